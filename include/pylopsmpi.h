@@ -1,0 +1,492 @@
+/**
+ * @file pylopsmpi.h
+ * @brief pylopsmpi: distributed arrays and linear operators over MPI (C API).
+ *
+ * All symbols are internal unless marked PLM_API.
+ *
+ * Conventions that hold for every function below:
+ * - Every function returns a plm_status_t; PLM_SUCCESS is 0. On failure a message with the
+ *   root cause (file:line) is available from plm_last_error() on the calling thread.
+ * - Outputs come last, through pointers. On every failure, an output handle is set to NULL.
+ * - "Collective on comm": every rank of the communicator must call it, with the same
+ *   rank-independent arguments. A bad argument found on one rank makes every rank return
+ *   the error (no hang), except a NULL handle, which can only be detected locally.
+ * - "Not collective": a rank may call it alone.
+ * - Threads: handles are not thread-safe; one handle per thread is fine. The library needs
+ *   MPI initialised with at least MPI_THREAD_FUNNELED when threads are used.
+ * - Destroy functions take the address of a handle, accept NULL or a NULL handle, and set
+ *   the handle to NULL.
+ * - Status values are stable: they are never renumbered, only appended.
+ */
+#ifndef PYLOPSMPI_H
+#define PYLOPSMPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#include "pylopsmpi_version.h"
+
+#if defined(_WIN32)
+#  if defined(PLM_BUILDING_LIBRARY)
+#    define PLM_API __declspec(dllexport)
+#  else
+#    define PLM_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__) || defined(__clang__)
+#  define PLM_API __attribute__((visibility("default")))
+#else
+#  define PLM_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Status and errors                                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Result of every call. Values are explicit and append-only. */
+typedef enum plm_status {
+    PLM_SUCCESS = 0,
+    PLM_ERR_INVALID_ARG = 1,         /**< a NULL pointer, an out-of-range value, a bad handle */
+    PLM_ERR_OUT_OF_MEMORY = 2,
+    PLM_ERR_NOT_SUPPORTED = 3,       /**< valid request that this build or operation cannot do */
+    PLM_ERR_BACKEND_UNAVAILABLE = 4, /**< the memory space or backend is not in this build/machine */
+    PLM_ERR_MPI = 5,                 /**< an MPI call failed; the message holds MPI_Error_string */
+    PLM_ERR_CUDA = 6,
+    PLM_ERR_NCCL = 7,
+    PLM_ERR_SIZE_MISMATCH = 8,       /**< shapes, local shapes, partitions, masks or lengths differ */
+    PLM_ERR_NOT_CONVERGED = 9,       /**< a solver stopped without meeting its tolerance */
+    PLM_ERR_INTERNAL = 10,
+    PLM_ERR_DTYPE_MISMATCH = 11      /**< operands have dtypes that cannot be combined */
+} plm_status_t;
+
+/** Static English name of a status ("PLM_ERR_MPI: MPI call failed"). Never NULL. Not collective. */
+PLM_API const char *plm_status_string(plm_status_t status);
+
+/**
+ * Message of the last failed call on this thread: the root cause, as written by the first
+ * check that failed inside that call, with file:line. Empty string if no call failed since
+ * plm_clear_last_error(). The buffer is thread-local and owned by the library; it stays
+ * valid until the next failing call on this thread. Not collective.
+ */
+PLM_API const char *plm_last_error(void);
+
+/** Forget the recorded error of this thread. Not collective. */
+PLM_API void plm_clear_last_error(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Version                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Bits of plm_version_t.backends: backends compiled into this library. */
+#define PLM_BACKEND_BIT(b) (1u << (unsigned)(b))
+
+/** Run-time version of the library. */
+typedef struct plm_version_info {
+    int major;
+    int minor;
+    int patch;
+    const char *git_hash; /**< commit the library was built from, or "unknown" */
+    unsigned backends;    /**< OR of PLM_BACKEND_BIT(plm_backend_t) compiled in */
+} plm_version_t;
+
+/** Static version record of the library (not of the header). Not collective. Never NULL. */
+PLM_API const plm_version_t *plm_version(void);
+
+/** The library's PLM_VERSION_CODE. Not collective. */
+PLM_API unsigned plm_version_number(void);
+
+/**
+ * Check that a header of version major.minor can use this library. While in 0.x every minor
+ * may break the ABI, so both must match; from 1.0 on, only the major.
+ * @returns PLM_SUCCESS, or PLM_ERR_NOT_SUPPORTED with a message. Not collective.
+ */
+PLM_API plm_status_t plm_check_version(int major, int minor);
+
+/** plm_check_version() with the version of the header being compiled. */
+static inline plm_status_t plm_check_header_version(void)
+{
+    return plm_check_version(PLM_VERSION_MAJOR, PLM_VERSION_MINOR);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Enumerations                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Element types of arrays. */
+typedef enum plm_dtype {
+    PLM_FLOAT32 = 0,
+    PLM_FLOAT64 = 1,
+    PLM_COMPLEX64 = 2,  /**< two float32, real then imaginary (C99 float _Complex layout) */
+    PLM_COMPLEX128 = 3  /**< two float64, real then imaginary (C99 double _Complex layout) */
+} plm_dtype_t;
+
+/** Where an array's local data lives. */
+typedef enum plm_memory {
+    PLM_MEMORY_HOST = 0,
+    PLM_MEMORY_DEVICE = 1 /**< CUDA device memory; PLM_ERR_BACKEND_UNAVAILABLE in host-only builds */
+} plm_memory_t;
+
+/** How an array is laid out over the ranks of its communicator. */
+typedef enum plm_partition {
+    PLM_PARTITION_SCATTER = 0,         /**< each rank owns a block along the distributed axis */
+    PLM_PARTITION_BROADCAST = 1,       /**< every rank holds all of it; writes follow rank 0 */
+    PLM_PARTITION_UNSAFE_BROADCAST = 2 /**< every rank holds all of it; no consistency traffic */
+} plm_partition_t;
+
+/** Communication backends. The constants exist in every build; see plm_backend_available(). */
+typedef enum plm_backend {
+    PLM_BACKEND_AUTO = 0,           /**< let the policy choose per call (configuration only) */
+    PLM_BACKEND_MPI_HOST = 1,       /**< buffered MPI on host memory */
+    PLM_BACKEND_MPI_CUDA_AWARE = 2, /**< MPI given device pointers */
+    PLM_BACKEND_MPI_STAGED = 3,     /**< device data copied through pinned host buffers */
+    PLM_BACKEND_NCCL = 4            /**< NCCL communicator attached to the plm_comm_t */
+} plm_backend_t;
+
+/** Who decided whether MPI is CUDA-aware (plm_comm_get_cuda_aware()). */
+typedef enum plm_cuda_aware_source {
+    PLM_CUDA_AWARE_FROM_CONFIG = 0,  /**< plm_comm_config_t.cuda_aware was 0 or 1 */
+    PLM_CUDA_AWARE_FROM_ENV = 1,     /**< PYLOPS_MPI_CUDA_AWARE was 0 or 1 */
+    PLM_CUDA_AWARE_FROM_VENDOR = 2,  /**< the MPI library's own query (MPIX_Query_cuda_support...) */
+    PLM_CUDA_AWARE_FROM_DEFAULT = 3  /**< nothing said: assumed not CUDA-aware */
+} plm_cuda_aware_source_t;
+
+/**
+ * Is a backend compiled in and usable on this machine? PLM_BACKEND_MPI_HOST is always
+ * available. Not collective.
+ * @param[in]  backend a plm_backend_t other than PLM_BACKEND_AUTO
+ * @param[out] yes     1 if available, else 0
+ */
+PLM_API plm_status_t plm_backend_available(plm_backend_t backend, int *yes);
+
+/** Static lower-case name of a backend ("mpi_host", ...), or "invalid". Not collective. */
+PLM_API const char *plm_backend_name(plm_backend_t backend);
+
+/** Size in bytes of one element of a dtype, or 0 for an invalid dtype. Not collective. */
+PLM_API size_t plm_dtype_size(plm_dtype_t dtype);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Handles                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct plm_comm_s *plm_comm_t;                     /**< communicator */
+typedef const struct plm_comm_s *plm_const_comm_t;
+typedef struct plm_array_s *plm_array_t;                   /**< distributed array */
+typedef const struct plm_array_s *plm_const_array_t;
+typedef struct plm_stacked_s *plm_stacked_t;               /**< stack of distributed arrays */
+typedef const struct plm_stacked_s *plm_const_stacked_t;
+typedef struct plm_op_s *plm_op_t;                         /**< linear operator (operators issue) */
+typedef const struct plm_op_s *plm_const_op_t;
+#define PLM_NULL_HANDLE NULL
+
+/* ------------------------------------------------------------------------------------------ */
+/* Communicator                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+#define PLM_CONFIG_MAGIC 0x504c4d43u /* "PLMC" */
+
+/**
+ * Options of plm_comm_create(). Append-only: the library reads only the first struct_size
+ * bytes, and checks magic. Initialise with PLM_COMM_CONFIG_INITIALIZER or
+ * plm_comm_config_init(), then change fields.
+ */
+typedef struct plm_comm_config {
+    size_t struct_size;     /**< sizeof(plm_comm_config_t) as compiled by the caller */
+    unsigned magic;         /**< PLM_CONFIG_MAGIC */
+    unsigned version;       /**< PLM_VERSION_CODE of the caller's header */
+    plm_backend_t backend;  /**< PLM_BACKEND_AUTO, or a backend to force for device memory */
+    int cuda_aware;         /**< -1 detect (env, then MPI vendor query), 0 no, 1 yes */
+    int device;             /**< CUDA device ordinal, -1 for node-local rank modulo count */
+    void *stream;           /**< cudaStream_t for device work, NULL for the default stream */
+    void *nccl_comm;        /**< ncclComm_t to attach (borrowed, must outlive), or NULL */
+} plm_comm_config_t;
+
+#define PLM_COMM_CONFIG_INITIALIZER \
+    { sizeof(plm_comm_config_t), PLM_CONFIG_MAGIC, PLM_VERSION_CODE, PLM_BACKEND_AUTO, -1, -1, NULL, NULL }
+
+/**
+ * Fill a config with the defaults of PLM_COMM_CONFIG_INITIALIZER; for languages without C
+ * macros. Not collective.
+ * @param[out] cfg         config to fill
+ * @param[in]  struct_size the caller's sizeof(plm_comm_config_t); at least the 0.1 size
+ */
+PLM_API plm_status_t plm_comm_config_init(plm_comm_config_t *cfg, size_t struct_size);
+
+/** sizeof(plm_comm_config_t) of the library, for FFIs that allocate the struct as bytes. */
+PLM_API size_t plm_comm_config_struct_size(void);
+
+/**
+ * Create a communicator from an MPI communicator, which is duplicated (the caller keeps and
+ * frees its own). Errors on the duplicate return instead of aborting.
+ * Collective on mpi_comm.
+ * @param[in]  mpi_comm any intra-communicator
+ * @param[in]  config   options, or NULL for the defaults
+ * @param[out] out      new communicator; free with plm_comm_destroy() before MPI_Finalize
+ */
+PLM_API plm_status_t plm_comm_create(MPI_Comm mpi_comm, const plm_comm_config_t *config, plm_comm_t *out);
+
+/** plm_comm_create() from a Fortran handle (Fortran, mpi4py's comm.py2f()). Collective. */
+PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, const plm_comm_config_t *config, plm_comm_t *out);
+
+/**
+ * Destroy a communicator. Arrays created on it keep it alive until they are destroyed.
+ * Collective on comm (it frees an MPI communicator).
+ */
+PLM_API plm_status_t plm_comm_destroy(plm_comm_t *comm);
+
+/** Rank of the caller in comm. Not collective. */
+PLM_API plm_status_t plm_comm_rank(plm_const_comm_t comm, int *rank);
+
+/** Number of ranks of comm. Not collective. */
+PLM_API plm_status_t plm_comm_size(plm_const_comm_t comm, int *size);
+
+/**
+ * The library's duplicated MPI communicator (borrowed: do not free; valid while comm lives).
+ * Not collective.
+ */
+PLM_API plm_status_t plm_comm_get_mpi(plm_const_comm_t comm, MPI_Comm *mpi_comm);
+
+/**
+ * Split into sub-communicators: ranks with equal color form one, ordered by key then rank.
+ * The result inherits comm's configuration. Collective on comm.
+ * @param[in]  color non-negative group id
+ * @param[out] out   the caller's group
+ */
+PLM_API plm_status_t plm_comm_split(plm_comm_t comm, int color, int key, plm_comm_t *out);
+
+/**
+ * Backend that the selection policy picks for buffers in a memory space on comm.
+ * Returns PLM_ERR_BACKEND_UNAVAILABLE (and *backend = the choice) when that backend is not
+ * in this build. Not collective.
+ */
+PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t memory, plm_backend_t *backend);
+
+/**
+ * Whether comm treats MPI as CUDA-aware, and what decided it (config field, then
+ * PYLOPS_MPI_CUDA_AWARE=0|1, then the MPI vendor query, else no). Not collective.
+ * @param[out] yes    1 or 0
+ * @param[out] source may be NULL
+ */
+PLM_API plm_status_t plm_comm_get_cuda_aware(plm_const_comm_t comm, int *yes, plm_cuda_aware_source_t *source);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Distributed arrays                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Largest number of dimensions of an array. */
+#define PLM_MAX_NDIM 8
+
+/**
+ * Create an array with the default layout: along `axis`, rank r of P gets n/P + 1 entries if
+ * r < n % P, else n/P. Data are uninitialised. Collective on comm.
+ * @param[in]  comm         communicator (the array keeps a reference)
+ * @param[in]  ndim         1..PLM_MAX_NDIM
+ * @param[in]  global_shape ndim non-negative extents, C (row-major) order
+ * @param[in]  axis         distributed axis, -ndim..ndim-1 (negative counts from the end)
+ * @param[in]  partition    SCATTER, BROADCAST or UNSAFE_BROADCAST
+ * @param[in]  dtype        element type
+ * @param[in]  memory       PLM_MEMORY_HOST (device: PLM_ERR_BACKEND_UNAVAILABLE in this build)
+ * @param[out] out          new array; destroy with plm_array_destroy()
+ */
+PLM_API plm_status_t plm_array_create(plm_comm_t comm, int ndim, const int64_t *global_shape, int axis,
+                                      plm_partition_t partition, plm_dtype_t dtype, plm_memory_t memory,
+                                      plm_array_t *out);
+
+/**
+ * plm_array_create() with every option. Collective on comm.
+ * @param[in] nlocal       number of rows in local_shapes: 0 (with local_shapes NULL) for the
+ *                         default split, else the comm size
+ * @param[in] local_shapes nlocal x ndim extents, rank-major: rank r's local shape. Only the
+ *                         caller's row is used on each rank; the rows must together give the
+ *                         global shape (SCATTER: axis extents sum to it, other extents equal;
+ *                         BROADCAST kinds: every row equals it).
+ * @param[in] nmask        0 (with mask NULL) for no mask, else the comm size
+ * @param[in] mask         nmask non-negative group ids, one per rank: dot, norm and masked
+ *                         asarray reduce over the ranks of the caller's group
+ * @param[in] user_data    NULL to allocate, or the caller's memory of the local size in
+ *                         `memory`, wrapped without copy; it must outlive the array
+ */
+PLM_API plm_status_t plm_array_create_ex(plm_comm_t comm, int ndim, const int64_t *global_shape, int axis,
+                                         plm_partition_t partition, plm_dtype_t dtype, plm_memory_t memory,
+                                         int nlocal, const int64_t *local_shapes, int nmask, const int *mask,
+                                         void *user_data, plm_array_t *out);
+
+/** Destroy an array (and free its data unless wrapped). Not collective. */
+PLM_API plm_status_t plm_array_destroy(plm_array_t *array);
+
+/** New array with the layout (shapes, axis, partition, mask, dtype, memory) of x, all zeros.
+ *  Unlike PyLops-MPI's zeros_like, the mask is kept. Not collective. */
+PLM_API plm_status_t plm_array_zeros_like(plm_const_array_t x, plm_array_t *out);
+
+/** New array with the layout of x, uninitialised. Not collective. */
+PLM_API plm_status_t plm_array_empty_like(plm_const_array_t x, plm_array_t *out);
+
+/** New array with the layout and data of x (deep copy). Not collective. */
+PLM_API plm_status_t plm_array_duplicate(plm_const_array_t x, plm_array_t *out);
+
+/* Queries: all not collective; shapes are cached at creation. */
+
+/** Number of dimensions. */
+PLM_API plm_status_t plm_array_ndim(plm_const_array_t x, int *ndim);
+/** Global shape: writes ndim extents. */
+PLM_API plm_status_t plm_array_global_shape(plm_const_array_t x, int64_t *shape);
+/** The caller's local shape: writes ndim extents. */
+PLM_API plm_status_t plm_array_local_shape(plm_const_array_t x, int64_t *shape);
+/** Every rank's local shape: writes size x ndim extents, rank-major. */
+PLM_API plm_status_t plm_array_local_shapes(plm_const_array_t x, int64_t *shapes);
+/** Number of local elements. */
+PLM_API plm_status_t plm_array_local_size(plm_const_array_t x, int64_t *n);
+/** Global index along the distributed axis of the caller's first local entry (0 unless SCATTER). */
+PLM_API plm_status_t plm_array_local_offset(plm_const_array_t x, int64_t *offset);
+/** Distributed axis, in 0..ndim-1. */
+PLM_API plm_status_t plm_array_axis(plm_const_array_t x, int *axis);
+PLM_API plm_status_t plm_array_partition(plm_const_array_t x, plm_partition_t *partition);
+PLM_API plm_status_t plm_array_dtype(plm_const_array_t x, plm_dtype_t *dtype);
+PLM_API plm_status_t plm_array_memory(plm_const_array_t x, plm_memory_t *memory);
+/** Mask: writes size group ids and *has_mask = 1, or *has_mask = 0 and nothing. mask may be NULL. */
+PLM_API plm_status_t plm_array_mask(plm_const_array_t x, int *has_mask, int *mask);
+/** Communicator of the array (borrowed: do not destroy). */
+PLM_API plm_status_t plm_array_get_comm(plm_const_array_t x, plm_comm_t *comm);
+
+/**
+ * Read access to the local data, C order, in the array's memory space. Pair with
+ * plm_array_restore_local_read(). Not collective.
+ */
+PLM_API plm_status_t plm_array_get_local_read(plm_const_array_t x, const void **data);
+/** End read access; sets *data to NULL. Not collective. */
+PLM_API plm_status_t plm_array_restore_local_read(plm_const_array_t x, const void **data);
+/** Write access to the local data. Pair with plm_array_restore_local_write(). Not collective. */
+PLM_API plm_status_t plm_array_get_local_write(plm_array_t x, void **data);
+/**
+ * End write access; sets *data to NULL. For BROADCAST arrays rank 0's data are broadcast so
+ * that all ranks agree: collective on the array's communicator for BROADCAST, not collective
+ * otherwise.
+ */
+PLM_API plm_status_t plm_array_restore_local_write(plm_array_t x, void **data);
+
+/* Element-wise math. Operands must share dtype (PLM_ERR_DTYPE_MISMATCH) and layout: partition,
+ * global and local shapes, axis and mask (PLM_ERR_SIZE_MISMATCH). Outputs may alias inputs.
+ * Scalars point to one element of the arrays' dtype and must be equal on all ranks.
+ * Not collective: layouts are known on every rank, so all ranks agree on any error. */
+
+/** Set every element to *value (BROADCAST: rank 0's value). Collective for BROADCAST. */
+PLM_API plm_status_t plm_array_fill(plm_array_t x, const void *value);
+/** y = x (same layout). */
+PLM_API plm_status_t plm_array_copy(plm_const_array_t x, plm_array_t y);
+/** z = x + y. */
+PLM_API plm_status_t plm_array_add(plm_const_array_t x, plm_const_array_t y, plm_array_t z);
+/** z = x - y. */
+PLM_API plm_status_t plm_array_sub(plm_const_array_t x, plm_const_array_t y, plm_array_t z);
+/** z = x * y element-wise. */
+PLM_API plm_status_t plm_array_mul(plm_const_array_t x, plm_const_array_t y, plm_array_t z);
+/** x = alpha * x. */
+PLM_API plm_status_t plm_array_scale(plm_array_t x, const void *alpha);
+/** y = alpha * x + beta * y. */
+PLM_API plm_status_t plm_array_axpby(const void *alpha, plm_const_array_t x, const void *beta, plm_array_t y);
+/** y = conj(x) (a copy for real dtypes). */
+PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y);
+
+/* Reductions. Collective on the array's communicator. */
+
+/**
+ * Global dot product: sum x_i y_i (conjugate = 0, PyLops-MPI's dot) or sum conj(x_i) y_i
+ * (conjugate = 1, vdot), reduced over the caller's mask group (the whole comm without a
+ * mask). BROADCAST arrays count each element once.
+ * @param[out] result one element of the dtype, the same on every rank of the group
+ */
+PLM_API plm_status_t plm_array_dot(plm_const_array_t x, plm_const_array_t y, int conjugate, void *result);
+
+/**
+ * Global vector norm of all elements, over the caller's mask group, as float64:
+ * ord 2: sqrt(sum |x|^2); 1: sum |x|; INFINITY: max |x|; -INFINITY: min |x|;
+ * 0: number of non-zeros; any other p: (sum |x|^p)^(1/p). NaN ord: PLM_ERR_INVALID_ARG.
+ */
+PLM_API plm_status_t plm_array_norm(plm_const_array_t x, double ord, double *result);
+
+/**
+ * Norm along one axis. The result has the global shape without `axis` (C order, n_out
+ * elements, float64) and is the same on every rank. Along the distributed axis the partial
+ * norms are reduced over the mask group; along another axis each rank's block is computed
+ * locally and gathered over the whole communicator (BROADCAST arrays: computed locally).
+ */
+PLM_API plm_status_t plm_array_norm_axis(plm_const_array_t x, double ord, int axis, double *out, int64_t n_out);
+
+/* Layout changes. Collective on the array's communicator. */
+
+/**
+ * Gather the global array on every rank into out (n_out elements of the dtype, C order, in
+ * the array's memory space). masked = 1 gathers only the caller's mask group, in group rank
+ * order (its global shape along the axis is the group's sum). BROADCAST kinds copy locally.
+ */
+PLM_API plm_status_t plm_array_asarray(plm_const_array_t x, int masked, void *out, int64_t n_out);
+
+/**
+ * Set the array from a global array `global` (global shape, C order) that every rank holds:
+ * each rank copies its block (PyLops-MPI's to_dist). BROADCAST: rank 0's copy wins.
+ */
+PLM_API plm_status_t plm_array_set_global(plm_array_t x, const void *global);
+
+/**
+ * Shape of the block plm_array_add_ghost_cells() returns: the local shape with the axis
+ * extent grown by `before` (except on rank 0) and `after` (except on the last rank).
+ * Not collective.
+ */
+PLM_API plm_status_t plm_array_ghost_shape(plm_const_array_t x, int64_t before, int64_t after, int64_t *shape);
+
+/**
+ * Local block with halos along the distributed axis: the last `before` slices of the previous
+ * rank, the local data, then the first `after` slices of the next rank (each rank passes its
+ * own counts). SCATTER arrays only. A rank asked for more slices than it holds makes every
+ * rank return PLM_ERR_SIZE_MISMATCH. Collective.
+ * @param[out] out   n_out elements laid out as plm_array_ghost_shape() says
+ */
+PLM_API plm_status_t plm_array_add_ghost_cells(plm_const_array_t x, int64_t before, int64_t after, void *out,
+                                               int64_t n_out);
+
+/**
+ * New array with x's data distributed along another axis with the default split (one
+ * all-to-all exchange). Same axis or a BROADCAST kind: a copy. Mask, dtype kept. Collective.
+ */
+PLM_API plm_status_t plm_array_redistribute(plm_const_array_t x, int axis, plm_array_t *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Stacked arrays                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * Stack of arrays treated as one vector (their concatenation). The stack keeps a reference
+ * to each member: a member handle may be destroyed while the stack lives. All members must
+ * share dtype and memory space and live on communicators of the same size. Not collective.
+ * @param[in] n       1 or more
+ * @param[in] arrays  n arrays (the handles stay the caller's)
+ */
+PLM_API plm_status_t plm_stacked_create(int n, const plm_array_t *arrays, plm_stacked_t *out);
+/** Destroy a stack (members live on while other handles hold them). Not collective. */
+PLM_API plm_status_t plm_stacked_destroy(plm_stacked_t *stack);
+/** Number of members. Not collective. */
+PLM_API plm_status_t plm_stacked_narrays(plm_const_stacked_t s, int *n);
+/** Member i (borrowed: valid while the stack lives; do not destroy). Not collective. */
+PLM_API plm_status_t plm_stacked_get(plm_const_stacked_t s, int i, plm_array_t *member);
+/** New stack of zero arrays with the members' layouts. Not collective. */
+PLM_API plm_status_t plm_stacked_zeros_like(plm_const_stacked_t s, plm_stacked_t *out);
+/** Member-wise copy y = x; stacks must match member by member. Not collective. */
+PLM_API plm_status_t plm_stacked_copy(plm_const_stacked_t x, plm_stacked_t y);
+/** Member-wise x = alpha x. Not collective. */
+PLM_API plm_status_t plm_stacked_scale(plm_stacked_t x, const void *alpha);
+/** Member-wise y = alpha x + beta y. Not collective. */
+PLM_API plm_status_t plm_stacked_axpby(const void *alpha, plm_const_stacked_t x, const void *beta, plm_stacked_t y);
+/** Sum of the members' dot products (plm_array_dot()). Collective. */
+PLM_API plm_status_t plm_stacked_dot(plm_const_stacked_t x, plm_const_stacked_t y, int conjugate, void *result);
+/** Norm of the concatenation, combined from member norms (ords as plm_array_norm()). Collective. */
+PLM_API plm_status_t plm_stacked_norm(plm_const_stacked_t x, double ord, double *result);
+/** Flattened members' global arrays, concatenated (n_out elements). Collective. */
+PLM_API plm_status_t plm_stacked_asarray(plm_const_stacked_t x, void *out, int64_t n_out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PYLOPSMPI_H */

@@ -1,0 +1,94 @@
+// DistributedArray: a layout, a memory buffer (owned or wrapped) and the communicators it
+// reduces over. All communication goes through the Distributed mixin.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "array/layout.hpp"
+#include "comm/distributed.hpp"
+#include "kernels/kernels.hpp"
+
+namespace plm {
+
+using CommPtr = std::shared_ptr<comm::Communicator>;
+
+struct ArraySpec {
+    CommPtr comm;
+    Shape global;
+    int axis = 0;  // may be negative
+    plm_partition_t partition = PLM_PARTITION_SCATTER;
+    plm_dtype_t dtype = PLM_FLOAT64;
+    plm_memory_t memory = PLM_MEMORY_HOST;
+    const int64_t *my_local_shape = nullptr;  // this rank's row, or nullptr for the default split
+    std::vector<int> mask;                    // empty: no mask
+    bool has_mask = false;
+    void *user_data = nullptr;
+};
+
+class DistributedArray : public comm::Distributed {
+public:
+    using Ptr = std::shared_ptr<DistributedArray>;
+
+    // Collective on spec.comm. Local argument errors are agreed on by every rank.
+    static Ptr create(const ArraySpec &spec, std::optional<Error> local_error = std::nullopt);
+
+    Ptr empty_like() const;  // not collective: shares comm and mask group
+    Ptr zeros_like() const;
+    Ptr duplicate() const;
+
+    const Layout &layout() const { return layout_; }
+    DType dtype() const { return dtype_; }
+    Space space() const { return space_; }
+    const comm::Communicator &base() const { return *base_; }
+    const comm::Communicator &group() const { return *group_; }
+    const CommPtr &base_ptr() const { return base_; }
+    const std::vector<int> &mask() const { return mask_; }
+    bool has_mask() const { return !mask_.empty(); }
+    int rank() const { return base_->rank(); }
+    const Shape &local_shape() const { return layout_.local[static_cast<size_t>(rank())]; }
+    int64_t local_size() const { return layout_.local_size(rank()); }
+    void *data() const { return buffer_.data(); }
+
+    // Throws DTYPE_MISMATCH / SIZE_MISMATCH unless o has this array's dtype, space and layout.
+    void require_compatible(const DistributedArray &o, const char *what) const;
+
+    // BROADCAST: make every rank hold rank 0's data (collective); other partitions: no-op.
+    void sync_broadcast();
+
+    void fill(const void *value);
+    void binary(kernels::Binary op, const DistributedArray &x, const DistributedArray &y);  // this = x op y
+    void dot(const DistributedArray &y, bool conjugate, void *result) const;
+    // bad_arg: the caller found a bad argument on this rank; every rank of the group fails.
+    double norm(double ord, bool bad_arg = false) const;
+    void norm_axis(double ord, int axis, double *out, int64_t n_out) const;
+    void asarray(bool masked, void *out, int64_t n_out) const;
+    void set_global(const void *global);
+    Shape ghost_shape(int64_t before, int64_t after) const;
+    void add_ghost_cells(int64_t before, int64_t after, void *out, int64_t n_out) const;
+    Ptr redistribute(int axis) const;
+
+private:
+    DistributedArray() = default;
+    // New array on this array's communicators and mask with another layout (not collective).
+    Ptr with_layout(const Layout &l) const;
+    // For BROADCAST kinds: this rank's contiguous share of the flat data (its slab along
+    // axis 0 over the mask group), so replicated data are reduced once.
+    void replicated_share(int64_t *begin, int64_t *count) const;
+    // Gather blocks of `shapes` (one per rank of c, in rank order) along axis into out.
+    void gather_blocks(const comm::Communicator &c, Space sp, DType dt, const std::vector<Shape> &shapes, int axis,
+                       const void *mine, void *out) const;
+
+    Layout layout_;
+    DType dtype_ = DType::f64;
+    Space space_ = Space::host;
+    CommPtr base_;
+    CommPtr group_;  // mask group; base_ without a mask
+    std::vector<int> mask_;
+    Buffer buffer_;
+};
+
+// Normalises an axis in -ndim..ndim-1 to 0..ndim-1, or throws INVALID_ARG.
+int normalize_axis(int axis, int ndim);
+
+}  // namespace plm

@@ -1,0 +1,47 @@
+// Layout math of a distributed array: global shape, distributed axis, partition and every
+// rank's local shape. Pure functions, no communication.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace plm {
+
+using Shape = std::vector<int64_t>;
+
+int64_t product(const Shape &s);
+
+// PyLops-MPI's local_split: the first n % P ranks get one extra entry.
+int64_t split_count(int64_t n, int nranks, int rank);
+
+struct Layout {
+    Shape global;
+    int axis = 0;
+    plm_partition_t partition = PLM_PARTITION_SCATTER;
+    std::vector<Shape> local;  // one per rank
+
+    int ndim() const { return static_cast<int>(global.size()); }
+    int nranks() const { return static_cast<int>(local.size()); }
+    // Global index along axis of rank r's first entry (0 for the BROADCAST kinds).
+    int64_t offset(int r) const;
+    int64_t local_size(int r) const { return product(local[static_cast<size_t>(r)]); }
+    // The [outer, n, inner] view of shape s around axis a.
+    static int64_t outer(const Shape &s, int a);
+    static int64_t inner(const Shape &s, int a);
+    bool scattered() const { return partition == PLM_PARTITION_SCATTER; }
+    bool same_as(const Layout &o) const;
+};
+
+// Local shapes of the default split.
+std::vector<Shape> default_local_shapes(const Shape &global, int axis, plm_partition_t p, int nranks);
+
+// Checks a full set of local shapes against the global shape (SIZE_MISMATCH with the
+// offending rank named).
+void validate_local_shapes(const Layout &l);
+
+// shape without axis a
+Shape drop_axis(const Shape &s, int a);
+
+}  // namespace plm

@@ -1,0 +1,30 @@
+// StackedDistributedArray: a list of arrays treated as their concatenation.
+#pragma once
+
+#include "array/distributed_array.hpp"
+
+namespace plm {
+
+class StackedArray {
+public:
+    using Ptr = std::shared_ptr<StackedArray>;
+    static Ptr create(std::vector<DistributedArray::Ptr> members);  // not collective
+
+    const std::vector<DistributedArray::Ptr> &members() const { return members_; }
+    DType dtype() const { return members_.front()->dtype(); }
+
+    Ptr zeros_like() const;
+    void require_compatible(const StackedArray &o, const char *what) const;
+    void copy_from(const StackedArray &x);
+    void scale(const void *alpha);
+    void axpby(const void *alpha, const StackedArray &x, const void *beta);  // this = alpha x + beta this
+    void dot(const StackedArray &y, bool conjugate, void *result) const;
+    double norm(double ord, bool bad_arg = false) const;
+    int64_t global_size() const;
+    void asarray(void *out, int64_t n_out) const;
+
+private:
+    std::vector<DistributedArray::Ptr> members_;
+};
+
+}  // namespace plm

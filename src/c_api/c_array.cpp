@@ -1,0 +1,368 @@
+// Distributed array entry points: handle checks and conversions only; the work is in
+// src/array/.
+#include <cstring>
+
+#include "c_api/guard.hpp"
+
+using namespace plm;
+using detail::array_of;
+using detail::guard;
+
+namespace {
+
+plm_status_t create(plm_comm_t comm, int ndim, const int64_t *global_shape, int axis, plm_partition_t partition,
+                    plm_dtype_t dtype, plm_memory_t memory, int nlocal, const int64_t *local_shapes, int nmask,
+                    const int *mask, void *user_data, plm_array_t *out)
+{
+    return guard([&] {
+        comm::Communicator &c = detail::comm_of(comm);
+        ArraySpec spec;
+        spec.comm = comm->comm;
+        // Argument errors are collected here and agreed on inside create().
+        std::optional<Error> local = comm::capture([&] {
+            detail::clear_out(out, "out");
+            PLM_REQUIRE(ndim >= 1 && ndim <= PLM_MAX_NDIM, PLM_ERR_INVALID_ARG, "ndim %d outside 1..%d", ndim,
+                        PLM_MAX_NDIM);
+            PLM_REQUIRE(global_shape, PLM_ERR_INVALID_ARG, "global_shape is NULL");
+            spec.global.assign(global_shape, global_shape + ndim);
+            spec.axis = axis;
+            spec.partition = partition;
+            spec.dtype = dtype;
+            spec.memory = memory;
+            PLM_REQUIRE(nlocal == 0 || nlocal == c.size(), PLM_ERR_SIZE_MISMATCH,
+                        "local_shapes has %d rows, the communicator has %d ranks", nlocal, c.size());
+            PLM_REQUIRE((nlocal == 0) == (local_shapes == nullptr), PLM_ERR_INVALID_ARG,
+                        "local_shapes must be NULL exactly when nlocal is 0");
+            if (local_shapes) spec.my_local_shape = local_shapes + static_cast<int64_t>(c.rank()) * ndim;
+            PLM_REQUIRE(nmask >= 0, PLM_ERR_INVALID_ARG, "nmask is negative");
+            PLM_REQUIRE((nmask == 0) == (mask == nullptr), PLM_ERR_INVALID_ARG,
+                        "mask must be NULL exactly when nmask is 0");
+            if (mask) {
+                spec.has_mask = true;
+                spec.mask.assign(mask, mask + nmask);
+            }
+            spec.user_data = user_data;
+        });
+        if (local) spec.global.assign(1, 0);  // keep the agreement step well-formed
+        DistributedArray::Ptr a = DistributedArray::create(spec, local);
+        *out = detail::new_array_handle(std::move(a));
+    });
+}
+
+template <typename F> plm_status_t make_like(plm_const_array_t x, plm_array_t *out, F &&make)
+{
+    return guard([&] {
+        detail::clear_out(out, "out");
+        *out = detail::new_array_handle(make(array_of(x)));
+    });
+}
+
+plm_status_t binary(kernels::Binary op, plm_const_array_t x, plm_const_array_t y, plm_array_t z)
+{
+    return guard([&] { array_of(z).binary(op, array_of(x), array_of(y)); });
+}
+
+template <typename F> plm_status_t query(plm_const_array_t x, const void *out, F &&f)
+{
+    return guard([&] {
+        const DistributedArray &a = array_of(x);
+        PLM_REQUIRE(out, PLM_ERR_INVALID_ARG, "output pointer is NULL");
+        f(a);
+    });
+}
+
+}  // namespace
+
+extern "C" {
+
+PLM_API plm_status_t plm_array_create(plm_comm_t comm, int ndim, const int64_t *global_shape, int axis,
+                                      plm_partition_t partition, plm_dtype_t dtype, plm_memory_t memory,
+                                      plm_array_t *out)
+{
+    return create(comm, ndim, global_shape, axis, partition, dtype, memory, 0, nullptr, 0, nullptr, nullptr, out);
+}
+
+PLM_API plm_status_t plm_array_create_ex(plm_comm_t comm, int ndim, const int64_t *global_shape, int axis,
+                                         plm_partition_t partition, plm_dtype_t dtype, plm_memory_t memory,
+                                         int nlocal, const int64_t *local_shapes, int nmask, const int *mask,
+                                         void *user_data, plm_array_t *out)
+{
+    return create(comm, ndim, global_shape, axis, partition, dtype, memory, nlocal, local_shapes, nmask, mask,
+                  user_data, out);
+}
+
+PLM_API plm_status_t plm_array_destroy(plm_array_t *array)
+{
+    return guard([&] {
+        if (!array || !*array) return;
+        array_of(*array);
+        (*array)->magic = 0;
+        delete *array;
+        *array = nullptr;
+    });
+}
+
+PLM_API plm_status_t plm_array_zeros_like(plm_const_array_t x, plm_array_t *out)
+{
+    return make_like(x, out, [](const DistributedArray &a) { return a.zeros_like(); });
+}
+
+PLM_API plm_status_t plm_array_empty_like(plm_const_array_t x, plm_array_t *out)
+{
+    return make_like(x, out, [](const DistributedArray &a) { return a.empty_like(); });
+}
+
+PLM_API plm_status_t plm_array_duplicate(plm_const_array_t x, plm_array_t *out)
+{
+    return make_like(x, out, [](const DistributedArray &a) { return a.duplicate(); });
+}
+
+PLM_API plm_status_t plm_array_ndim(plm_const_array_t x, int *ndim)
+{
+    return query(x, ndim, [&](const DistributedArray &a) { *ndim = a.layout().ndim(); });
+}
+
+PLM_API plm_status_t plm_array_global_shape(plm_const_array_t x, int64_t *shape)
+{
+    return query(x, shape, [&](const DistributedArray &a) {
+        std::copy(a.layout().global.begin(), a.layout().global.end(), shape);
+    });
+}
+
+PLM_API plm_status_t plm_array_local_shape(plm_const_array_t x, int64_t *shape)
+{
+    return query(x, shape, [&](const DistributedArray &a) {
+        std::copy(a.local_shape().begin(), a.local_shape().end(), shape);
+    });
+}
+
+PLM_API plm_status_t plm_array_local_shapes(plm_const_array_t x, int64_t *shapes)
+{
+    return query(x, shapes, [&](const DistributedArray &a) {
+        for (const Shape &s : a.layout().local) shapes = std::copy(s.begin(), s.end(), shapes);
+    });
+}
+
+PLM_API plm_status_t plm_array_local_size(plm_const_array_t x, int64_t *n)
+{
+    return query(x, n, [&](const DistributedArray &a) { *n = a.local_size(); });
+}
+
+PLM_API plm_status_t plm_array_local_offset(plm_const_array_t x, int64_t *offset)
+{
+    return query(x, offset, [&](const DistributedArray &a) { *offset = a.layout().offset(a.rank()); });
+}
+
+PLM_API plm_status_t plm_array_axis(plm_const_array_t x, int *axis)
+{
+    return query(x, axis, [&](const DistributedArray &a) { *axis = a.layout().axis; });
+}
+
+PLM_API plm_status_t plm_array_partition(plm_const_array_t x, plm_partition_t *partition)
+{
+    return query(x, partition, [&](const DistributedArray &a) { *partition = a.layout().partition; });
+}
+
+PLM_API plm_status_t plm_array_dtype(plm_const_array_t x, plm_dtype_t *dtype)
+{
+    return query(x, dtype, [&](const DistributedArray &a) { *dtype = to_public(a.dtype()); });
+}
+
+PLM_API plm_status_t plm_array_memory(plm_const_array_t x, plm_memory_t *memory)
+{
+    return query(x, memory, [&](const DistributedArray &a) { *memory = space_to_public(a.space()); });
+}
+
+PLM_API plm_status_t plm_array_mask(plm_const_array_t x, int *has_mask, int *mask)
+{
+    return query(x, has_mask, [&](const DistributedArray &a) {
+        *has_mask = a.has_mask() ? 1 : 0;
+        if (mask && a.has_mask()) std::copy(a.mask().begin(), a.mask().end(), mask);
+    });
+}
+
+PLM_API plm_status_t plm_array_get_comm(plm_const_array_t x, plm_comm_t *comm)
+{
+    return guard([&] {
+        detail::clear_out(comm, "comm");
+        array_of(x);
+        *comm = const_cast<plm_comm_s *>(&x->comm_handle);
+    });
+}
+
+PLM_API plm_status_t plm_array_get_local_read(plm_const_array_t x, const void **data)
+{
+    return guard([&] {
+        detail::clear_out(data, "data");
+        *data = array_of(x).data();
+        ++const_cast<plm_array_s *>(x)->reads_out;
+    });
+}
+
+PLM_API plm_status_t plm_array_restore_local_read(plm_const_array_t x, const void **data)
+{
+    return guard([&] {
+        const DistributedArray &a = array_of(x);
+        PLM_REQUIRE(data && *data == a.data(), PLM_ERR_INVALID_ARG,
+                    "restore_local_read needs the pointer get_local_read returned");
+        PLM_REQUIRE(x->reads_out > 0, PLM_ERR_INVALID_ARG, "restore_local_read without get_local_read");
+        --const_cast<plm_array_s *>(x)->reads_out;
+        *data = nullptr;
+    });
+}
+
+PLM_API plm_status_t plm_array_get_local_write(plm_array_t x, void **data)
+{
+    return guard([&] {
+        detail::clear_out(data, "data");
+        *data = array_of(x).data();
+        ++x->writes_out;
+    });
+}
+
+PLM_API plm_status_t plm_array_restore_local_write(plm_array_t x, void **data)
+{
+    return guard([&] {
+        DistributedArray &a = array_of(x);
+        std::optional<Error> local = comm::capture([&] {
+            PLM_REQUIRE(data && *data == a.data(), PLM_ERR_INVALID_ARG,
+                        "restore_local_write needs the pointer get_local_write returned");
+            PLM_REQUIRE(x->writes_out > 0, PLM_ERR_INVALID_ARG, "restore_local_write without get_local_write");
+        });
+        if (a.layout().partition == PLM_PARTITION_BROADCAST) a.agree(a.base(), local);
+        else if (local) throw *local;
+        --x->writes_out;
+        *data = nullptr;
+        a.sync_broadcast();
+    });
+}
+
+PLM_API plm_status_t plm_array_fill(plm_array_t x, const void *value)
+{
+    return guard([&] {
+        DistributedArray &a = array_of(x);
+        std::optional<Error> local =
+            comm::capture([&] { PLM_REQUIRE(value, PLM_ERR_INVALID_ARG, "fill: value is NULL"); });
+        if (a.layout().partition == PLM_PARTITION_BROADCAST) a.agree(a.base(), local);
+        else if (local) throw *local;
+        a.fill(value);
+    });
+}
+
+PLM_API plm_status_t plm_array_copy(plm_const_array_t x, plm_array_t y)
+{
+    return guard([&] {
+        DistributedArray &b = array_of(y);
+        const DistributedArray &a = array_of(x);
+        b.require_compatible(a, "copy");
+        kernels::copy(b.space(), b.dtype(), b.local_size(), a.data(), b.data());
+    });
+}
+
+PLM_API plm_status_t plm_array_add(plm_const_array_t x, plm_const_array_t y, plm_array_t z)
+{
+    return binary(kernels::Binary::add, x, y, z);
+}
+
+PLM_API plm_status_t plm_array_sub(plm_const_array_t x, plm_const_array_t y, plm_array_t z)
+{
+    return binary(kernels::Binary::sub, x, y, z);
+}
+
+PLM_API plm_status_t plm_array_mul(plm_const_array_t x, plm_const_array_t y, plm_array_t z)
+{
+    return binary(kernels::Binary::mul, x, y, z);
+}
+
+PLM_API plm_status_t plm_array_scale(plm_array_t x, const void *alpha)
+{
+    return guard([&] {
+        DistributedArray &a = array_of(x);
+        PLM_REQUIRE(alpha, PLM_ERR_INVALID_ARG, "scale: alpha is NULL");
+        kernels::scale(a.space(), a.dtype(), a.local_size(), alpha, a.data());
+    });
+}
+
+PLM_API plm_status_t plm_array_axpby(const void *alpha, plm_const_array_t x, const void *beta, plm_array_t y)
+{
+    return guard([&] {
+        DistributedArray &b = array_of(y);
+        const DistributedArray &a = array_of(x);
+        PLM_REQUIRE(alpha && beta, PLM_ERR_INVALID_ARG, "axpby: alpha or beta is NULL");
+        b.require_compatible(a, "axpby");
+        kernels::axpby(b.space(), b.dtype(), b.local_size(), alpha, a.data(), beta, b.data());
+    });
+}
+
+PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y)
+{
+    return guard([&] {
+        DistributedArray &b = array_of(y);
+        const DistributedArray &a = array_of(x);
+        b.require_compatible(a, "conj");
+        kernels::conj(b.space(), b.dtype(), b.local_size(), a.data(), b.data());
+    });
+}
+
+PLM_API plm_status_t plm_array_dot(plm_const_array_t x, plm_const_array_t y, int conjugate, void *result)
+{
+    return guard([&] { array_of(x).dot(array_of(y), conjugate != 0, result); });
+}
+
+PLM_API plm_status_t plm_array_norm(plm_const_array_t x, double ord, double *result)
+{
+    return guard([&] {
+        const double v = array_of(x).norm(ord, result == nullptr);
+        *result = v;
+    });
+}
+
+PLM_API plm_status_t plm_array_norm_axis(plm_const_array_t x, double ord, int axis, double *out, int64_t n_out)
+{
+    return guard([&] { array_of(x).norm_axis(ord, axis, out, n_out); });
+}
+
+PLM_API plm_status_t plm_array_asarray(plm_const_array_t x, int masked, void *out, int64_t n_out)
+{
+    return guard([&] { array_of(x).asarray(masked != 0, out, n_out); });
+}
+
+PLM_API plm_status_t plm_array_set_global(plm_array_t x, const void *global)
+{
+    return guard([&] {
+        DistributedArray &a = array_of(x);
+        std::optional<Error> local =
+            comm::capture([&] { PLM_REQUIRE(global, PLM_ERR_INVALID_ARG, "set_global: global is NULL"); });
+        if (a.layout().partition == PLM_PARTITION_BROADCAST) a.agree(a.base(), local);
+        else if (local) throw *local;
+        a.set_global(global);
+    });
+}
+
+PLM_API plm_status_t plm_array_ghost_shape(plm_const_array_t x, int64_t before, int64_t after, int64_t *shape)
+{
+    return query(x, shape, [&](const DistributedArray &a) {
+        Shape s = a.ghost_shape(before, after);
+        std::copy(s.begin(), s.end(), shape);
+    });
+}
+
+PLM_API plm_status_t plm_array_add_ghost_cells(plm_const_array_t x, int64_t before, int64_t after, void *out,
+                                               int64_t n_out)
+{
+    return guard([&] { array_of(x).add_ghost_cells(before, after, out, n_out); });
+}
+
+PLM_API plm_status_t plm_array_redistribute(plm_const_array_t x, int axis, plm_array_t *out)
+{
+    return guard([&] {
+        const DistributedArray &a = array_of(x);
+        a.agree(a.base(), comm::capture([&] {
+            detail::clear_out(out, "out");
+            normalize_axis(axis, a.layout().ndim());
+        }));
+        *out = detail::new_array_handle(a.redistribute(axis));
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,135 @@
+// Communicator entry points.
+#include <cstring>
+
+#include "c_api/guard.hpp"
+
+using namespace plm;
+using detail::guard;
+
+namespace {
+
+plm_status_t create(MPI_Comm mpi, const plm_comm_config_t *cfg, plm_comm_t *out)
+{
+    return guard([&] {
+        detail::clear_out(out, "out");
+        auto *h = new plm_comm_s();
+        h->magic = detail::kCommMagic;
+        try {
+            h->comm = comm::Communicator::create(mpi, cfg);
+        } catch (...) {
+            delete h;
+            throw;
+        }
+        *out = h;
+    });
+}
+
+}  // namespace
+
+extern "C" {
+
+PLM_API size_t plm_comm_config_struct_size(void) { return sizeof(plm_comm_config_t); }
+
+PLM_API plm_status_t plm_comm_config_init(plm_comm_config_t *cfg, size_t struct_size)
+{
+    return guard([&] {
+        PLM_REQUIRE(cfg, PLM_ERR_INVALID_ARG, "cfg is NULL");
+        PLM_REQUIRE(struct_size >= offsetof(plm_comm_config_t, nccl_comm) + sizeof(void *), PLM_ERR_INVALID_ARG,
+                    "struct_size %zu is smaller than plm_comm_config_t of version 0.1", struct_size);
+        const plm_comm_config_t def = PLM_COMM_CONFIG_INITIALIZER;
+        std::memset(cfg, 0, struct_size);
+        std::memcpy(cfg, &def, struct_size < sizeof def ? struct_size : sizeof def);
+        cfg->struct_size = struct_size;
+    });
+}
+
+PLM_API plm_status_t plm_comm_create(MPI_Comm mpi_comm, const plm_comm_config_t *config, plm_comm_t *out)
+{
+    return create(mpi_comm, config, out);
+}
+
+PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, const plm_comm_config_t *config, plm_comm_t *out)
+{
+    return create(MPI_Comm_f2c(mpi_comm), config, out);
+}
+
+PLM_API plm_status_t plm_comm_destroy(plm_comm_t *comm)
+{
+    return guard([&] {
+        if (!comm || !*comm) return;
+        detail::comm_of(*comm);
+        (*comm)->magic = 0;
+        delete *comm;
+        *comm = nullptr;
+    });
+}
+
+PLM_API plm_status_t plm_comm_rank(plm_const_comm_t comm, int *rank)
+{
+    return guard([&] {
+        PLM_REQUIRE(rank, PLM_ERR_INVALID_ARG, "rank is NULL");
+        *rank = detail::comm_of(comm).rank();
+    });
+}
+
+PLM_API plm_status_t plm_comm_size(plm_const_comm_t comm, int *size)
+{
+    return guard([&] {
+        PLM_REQUIRE(size, PLM_ERR_INVALID_ARG, "size is NULL");
+        *size = detail::comm_of(comm).size();
+    });
+}
+
+PLM_API plm_status_t plm_comm_get_mpi(plm_const_comm_t comm, MPI_Comm *mpi_comm)
+{
+    return guard([&] {
+        PLM_REQUIRE(mpi_comm, PLM_ERR_INVALID_ARG, "mpi_comm is NULL");
+        *mpi_comm = detail::comm_of(comm).mpi();
+    });
+}
+
+PLM_API plm_status_t plm_comm_split(plm_comm_t comm, int color, int key, plm_comm_t *out)
+{
+    return guard([&] {
+        comm::Communicator &c = detail::comm_of(comm);
+        std::optional<Error> local = comm::capture([&] {
+            detail::clear_out(out, "out");
+            PLM_REQUIRE(color >= 0, PLM_ERR_INVALID_ARG, "split color must be non-negative (got %d)", color);
+        });
+        comm::Distributed().agree(c, local);
+        auto *h = new plm_comm_s();
+        h->magic = detail::kCommMagic;
+        try {
+            h->comm = c.split(color, key);
+        } catch (...) {
+            delete h;
+            throw;
+        }
+        *out = h;
+    });
+}
+
+PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t memory, plm_backend_t *backend)
+{
+    return guard([&] {
+        PLM_REQUIRE(backend, PLM_ERR_INVALID_ARG, "backend is NULL");
+        const comm::Communicator &c = detail::comm_of(comm);
+        const plm_backend_t b = c.backend_for(space_from_public(memory));
+        *backend = b;
+        PLM_REQUIRE(comm::backend_ops(b), PLM_ERR_BACKEND_UNAVAILABLE,
+                    "the policy picks %s for %s memory, which is not in this build", plm_backend_name(b),
+                    memory == PLM_MEMORY_DEVICE ? "device" : "host");
+    });
+}
+
+PLM_API plm_status_t plm_comm_get_cuda_aware(plm_const_comm_t comm, int *yes, plm_cuda_aware_source_t *source)
+{
+    return guard([&] {
+        PLM_REQUIRE(yes, PLM_ERR_INVALID_ARG, "yes is NULL");
+        const comm::Communicator &c = detail::comm_of(comm);
+        *yes = c.policy().cuda_aware ? 1 : 0;
+        if (source) *source = c.cuda_aware_source();
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,69 @@
+// The exception firewall and handle plumbing shared by every extern "C" function.
+#pragma once
+
+#include <cstdint>
+#include <new>
+
+#include "array/stacked_array.hpp"
+
+struct plm_comm_s {
+    uint32_t magic;
+    plm::CommPtr comm;
+};
+
+struct plm_array_s {
+    uint32_t magic;
+    plm::DistributedArray::Ptr array;
+    plm_comm_s comm_handle;  // what plm_array_get_comm() lends out
+    int reads_out = 0;
+    int writes_out = 0;
+};
+
+struct plm_stacked_s {
+    uint32_t magic;
+    plm::StackedArray::Ptr stack;
+    std::vector<plm_array_s *> member_handles;  // lent by plm_stacked_get(), owned here
+};
+
+namespace plm::detail {
+
+constexpr uint32_t kCommMagic = 0x504c4d31u, kArrayMagic = 0x504c4d32u, kStackMagic = 0x504c4d33u;
+
+void record_error(const char *message);
+const char *last_error();
+
+// Runs f and turns any exception into a status, recording its message as the thread's
+// last error. Nothing escapes into C.
+template <typename F> plm_status_t guard(F &&f) noexcept
+{
+    try {
+        f();
+        return PLM_SUCCESS;
+    } catch (const Error &e) {
+        record_error(e.what());
+        return e.status();
+    } catch (const std::bad_alloc &) {
+        record_error("out of memory");
+        return PLM_ERR_OUT_OF_MEMORY;
+    } catch (const std::exception &e) {
+        record_error(e.what());
+        return PLM_ERR_INTERNAL;
+    } catch (...) {
+        record_error("unknown exception");
+        return PLM_ERR_INTERNAL;
+    }
+}
+
+comm::Communicator &comm_of(const plm_comm_s *h);
+DistributedArray &array_of(const plm_array_s *h);
+StackedArray &stack_of(const plm_stacked_s *h);
+plm_array_s *new_array_handle(DistributedArray::Ptr a);
+
+// Checks an output pointer, then clears what it points to.
+template <typename T> void clear_out(T **out, const char *name)
+{
+    PLM_REQUIRE(out, PLM_ERR_INVALID_ARG, "%s is NULL", name);
+    *out = nullptr;
+}
+
+}  // namespace plm::detail

@@ -1,0 +1,117 @@
+#include "memory/space.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+
+namespace plm {
+
+namespace {
+
+constexpr std::size_t kAlign = 64;
+
+void *host_alloc(std::size_t bytes)
+{
+    // Round up so aligned_alloc's size rule holds; never return NULL for 0 bytes, so a
+    // rank with an empty block still has a valid pointer to hand to MPI.
+    std::size_t n = (bytes + kAlign - 1) / kAlign * kAlign;
+    if (n == 0) n = kAlign;
+    void *p = std::aligned_alloc(kAlign, n);
+    if (!p) throw std::bad_alloc();
+    return p;
+}
+
+void host_release(void *p) { std::free(p); }
+
+void host_copy(void *dst, const void *src, std::size_t bytes, Stream)
+{
+    if (bytes) std::memmove(dst, src, bytes);
+}
+
+void host_sync(Stream) {}
+
+const SpaceOps kHostOps = {sizeof(SpaceOps), "host", host_alloc, host_release, host_copy, host_sync};
+
+}  // namespace
+
+Space space_from_public(plm_memory_t m)
+{
+    switch (m) {
+    case PLM_MEMORY_HOST: return Space::host;
+    case PLM_MEMORY_DEVICE: return Space::device;
+    }
+    PLM_FAIL(PLM_ERR_INVALID_ARG, "unknown memory space %d", static_cast<int>(m));
+}
+
+plm_memory_t space_to_public(Space s) { return s == Space::device ? PLM_MEMORY_DEVICE : PLM_MEMORY_HOST; }
+
+const char *space_name(Space s)
+{
+    switch (s) {
+    case Space::host: return "host";
+    case Space::device: return "device";
+    case Space::pinned: return "pinned host";
+    }
+    return "invalid";
+}
+
+const SpaceOps *space_ops(Space s)
+{
+    // Device and pinned host tables come with the CUDA build (GPU issue).
+    return s == Space::host ? &kHostOps : nullptr;
+}
+
+const SpaceOps &require_space(Space s)
+{
+    const SpaceOps *ops = space_ops(s);
+    PLM_REQUIRE(ops && ops->size >= sizeof(SpaceOps), PLM_ERR_BACKEND_UNAVAILABLE,
+                "memory space '%s' is not available in this build (host-only)", space_name(s));
+    return *ops;
+}
+
+Buffer Buffer::allocate(Space s, std::size_t bytes)
+{
+    const SpaceOps &ops = require_space(s);
+    Buffer b;
+    b.ptr_ = ops.alloc(bytes);
+    b.bytes_ = bytes;
+    b.space_ = s;
+    b.owned_ = true;
+    return b;
+}
+
+Buffer Buffer::wrap(Space s, void *p, std::size_t bytes)
+{
+    require_space(s);
+    Buffer b;
+    b.ptr_ = p;
+    b.bytes_ = bytes;
+    b.space_ = s;
+    b.owned_ = false;
+    return b;
+}
+
+Buffer::~Buffer()
+{
+    if (owned_ && ptr_) {
+        if (const SpaceOps *ops = space_ops(space_)) ops->release(ptr_);
+    }
+}
+
+void Buffer::swap(Buffer &o) noexcept
+{
+    std::swap(space_, o.space_);
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+    std::swap(owned_, o.owned_);
+}
+
+void copy_bytes(Space dst_space, void *dst, Space src_space, const void *src, std::size_t bytes, Stream stream)
+{
+    // The non-host side's table knows how to move data to and from host memory.
+    Space s = dst_space != Space::host ? dst_space : src_space;
+    require_space(s).copy(dst, src, bytes, stream);
+}
+
+}  // namespace plm

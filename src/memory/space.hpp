@@ -1,0 +1,71 @@
+// Memory spaces and RAII buffers. Each space is a small ops table; spaces a build lacks
+// (CUDA device and pinned host in host-only builds) have no table and report
+// PLM_ERR_BACKEND_UNAVAILABLE, so the layers above never branch on the build.
+#pragma once
+
+#include <cstddef>
+
+#include "core/error.hpp"
+
+namespace plm {
+
+enum class Space { host, device, pinned };
+
+Space space_from_public(plm_memory_t m);  // INVALID_ARG for unknown values
+plm_memory_t space_to_public(Space s);
+const char *space_name(Space s);
+
+// A CUDA stream (cudaStream_t) or nullptr for the default one; host work ignores it.
+struct Stream {
+    void *handle = nullptr;
+};
+
+struct SpaceOps {
+    std::size_t size;  // sizeof(SpaceOps) of the provider, checked before use
+    const char *name;
+    void *(*alloc)(std::size_t bytes);
+    void (*release)(void *p);
+    // Copies bytes from src to dst (either may be host or this space), ordered on stream.
+    void (*copy)(void *dst, const void *src, std::size_t bytes, Stream stream);
+    void (*synchronize)(Stream stream);
+};
+
+// nullptr when the space is not in this build.
+const SpaceOps *space_ops(Space s);
+// The ops of s, or throws PLM_ERR_BACKEND_UNAVAILABLE.
+const SpaceOps &require_space(Space s);
+
+class Buffer {
+public:
+    Buffer() = default;
+    static Buffer allocate(Space s, std::size_t bytes);
+    static Buffer wrap(Space s, void *p, std::size_t bytes);  // not owned
+    Buffer(Buffer &&o) noexcept { swap(o); }
+    Buffer &operator=(Buffer &&o) noexcept
+    {
+        Buffer tmp(std::move(o));
+        swap(tmp);
+        return *this;
+    }
+    Buffer(const Buffer &) = delete;
+    Buffer &operator=(const Buffer &) = delete;
+    ~Buffer();
+
+    void *data() const { return ptr_; }
+    std::size_t bytes() const { return bytes_; }
+    Space space() const { return space_; }
+    bool owned() const { return owned_; }
+
+private:
+    void swap(Buffer &o) noexcept;
+    Space space_ = Space::host;
+    void *ptr_ = nullptr;
+    std::size_t bytes_ = 0;
+    bool owned_ = false;
+};
+
+// Copy between any two spaces of this build.
+void copy_bytes(Space dst_space, void *dst, Space src_space, const void *src, std::size_t bytes,
+                Stream stream = {});
+
+}  // namespace plm
