@@ -96,6 +96,8 @@ PLM_API plm_status_t plm_array_destroy(plm_array_t *array)
     return guard([&] {
         if (!array || !*array) return;
         array_of(*array);
+        PLM_REQUIRE(!(*array)->borrowed, PLM_ERR_INVALID_ARG,
+                    "this plm_array_t was lent by plm_stacked_get() and must not be destroyed");
         (*array)->magic = 0;
         delete *array;
         *array = nullptr;

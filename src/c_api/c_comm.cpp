@@ -58,6 +58,8 @@ PLM_API plm_status_t plm_comm_destroy(plm_comm_t *comm)
     return guard([&] {
         if (!comm || !*comm) return;
         detail::comm_of(*comm);
+        PLM_REQUIRE(!(*comm)->borrowed, PLM_ERR_INVALID_ARG,
+                    "this plm_comm_t was lent by plm_array_get_comm() and must not be destroyed");
         (*comm)->magic = 0;
         delete *comm;
         *comm = nullptr;

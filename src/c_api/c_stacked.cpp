@@ -73,7 +73,10 @@ PLM_API plm_status_t plm_stacked_get(plm_const_stacked_t s, int i, plm_array_t *
         auto *h = const_cast<plm_stacked_s *>(s);
         if (h->member_handles.empty()) h->member_handles.assign(static_cast<size_t>(n), nullptr);
         plm_array_s *&slot = h->member_handles[static_cast<size_t>(i)];
-        if (!slot) slot = detail::new_array_handle(st.members()[static_cast<size_t>(i)]);
+        if (!slot) {
+            slot = detail::new_array_handle(st.members()[static_cast<size_t>(i)]);
+            slot->borrowed = true;
+        }
         *member = slot;
     });
 }

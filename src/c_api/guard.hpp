@@ -9,6 +9,7 @@
 struct plm_comm_s {
     uint32_t magic;
     plm::CommPtr comm;
+    bool borrowed = false;  // lent out by another handle: plm_comm_destroy refuses it
 };
 
 struct plm_array_s {
@@ -17,6 +18,7 @@ struct plm_array_s {
     plm_comm_s comm_handle;  // what plm_array_get_comm() lends out
     int reads_out = 0;
     int writes_out = 0;
+    bool borrowed = false;  // lent out by a stack: plm_array_destroy refuses it
 };
 
 struct plm_stacked_s {

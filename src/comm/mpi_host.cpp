@@ -59,11 +59,15 @@ plm_status_t mpi_error(int rc, const char *what, char *msg)
         if (plm_rc_ != MPI_SUCCESS) return mpi_error(plm_rc_, #call, msg); \
     } while (0)
 
+// Empty messages may come with NULL buffers: never offset those.
 const char *at(const void *p, int64_t elems, DType dt)
 {
-    return static_cast<const char *>(p) + elems * static_cast<int64_t>(dtype_size(dt));
+    return p ? static_cast<const char *>(p) + elems * static_cast<int64_t>(dtype_size(dt)) : nullptr;
 }
-char *at(void *p, int64_t elems, DType dt) { return static_cast<char *>(p) + elems * static_cast<int64_t>(dtype_size(dt)); }
+char *at(void *p, int64_t elems, DType dt)
+{
+    return p ? static_cast<char *>(p) + elems * static_cast<int64_t>(dtype_size(dt)) : nullptr;
+}
 
 int64_t nchunks(int64_t n, int64_t max) { return n <= 0 ? 1 : (n + max - 1) / max; }
 
