@@ -53,7 +53,7 @@ void Distributed::allgatherv(const Communicator &c, Space s, const void *send, v
 
 void Distributed::bcast(const Communicator &c, Space s, void *buf, int64_t count, DType dt, int root) const
 {
-    require_peer(c, root, "bcast root");
+    PLM_REQUIRE(root >= 0 && root < c.size(), PLM_ERR_INVALID_ARG, "bcast root %d outside 0..%d", root, c.size() - 1);
     char msg[kMsgLen] = "";
     check(ops_for(c, s).bcast(c.view(), buf, count, dt, root, msg), msg);
 }

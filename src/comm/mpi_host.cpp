@@ -178,8 +178,11 @@ plm_status_t alltoallv(const CommView &c, const void *sbuf, const int64_t *scoun
                        void *rbuf, const int64_t *rcounts, const int64_t *rdispls, DType dt, char *msg)
 {
     const int64_t max = g_max_count.load();
-    if (fits(scounts, c.size, max) && fits(sdispls, c.size, max) && fits(rcounts, c.size, max) &&
-        fits(rdispls, c.size, max)) {
+    // Counts differ between ranks, so the choice of path must be agreed on.
+    int fit = fits(scounts, c.size, max) && fits(sdispls, c.size, max) && fits(rcounts, c.size, max) &&
+              fits(rdispls, c.size, max);
+    PLM_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &fit, 1, MPI_INT, MPI_LAND, c.mpi));
+    if (fit) {
         std::vector<int> sc = to_int(scounts, c.size), sd = to_int(sdispls, c.size);
         std::vector<int> rc = to_int(rcounts, c.size), rd = to_int(rdispls, c.size);
         PLM_MPI_TRY(MPI_Alltoallv(sbuf, sc.data(), sd.data(), mpi_type(dt), rbuf, rc.data(), rd.data(), mpi_type(dt),
