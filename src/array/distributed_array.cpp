@@ -216,16 +216,18 @@ void DistributedArray::dot(const DistributedArray &y, bool conjugate, void *resu
 
 double DistributedArray::norm(double ord, bool bad_arg) const
 {
-    const NormPlan n = plan_norm(ord);
+    // The order decides the reduction op, so ranks must agree on it before reducing.
+    NormPlan n{};
+    agree(*group_, comm::capture([&] {
+        n = plan_norm(ord);
+        PLM_REQUIRE(!bad_arg, PLM_ERR_INVALID_ARG, "norm: result is NULL");
+    }));
     int64_t begin = 0, count = local_size();
     if (!layout_.scattered()) replicated_share(&begin, &count);
-    // Element 1 flags a bad argument on some rank through the same reduction (negated for MIN).
-    double part[2] = {0, bad_arg ? (n.op == ReduceOp::min ? -1.0 : 1.0) : 0.0}, total[2] = {0, 0};
-    kernels::norm_partial(space_, dtype_, n.kind, n.p, 1, count, 1, at(data(), begin, dtype_), part);
-    allreduce(*group_, Space::host, part, total, 2, DType::f64, n.op);
-    PLM_REQUIRE(!bad_arg, PLM_ERR_INVALID_ARG, "norm: result is NULL");
-    PLM_REQUIRE(total[1] == 0, PLM_ERR_INVALID_ARG, "norm: a NULL result on another rank of the group");
-    return finish_norm(n, total[0]);
+    double part = 0, total = 0;
+    kernels::norm_partial(space_, dtype_, n.kind, n.p, 1, count, 1, at(data(), begin, dtype_), &part);
+    allreduce(*group_, Space::host, &part, &total, 1, DType::f64, n.op);
+    return finish_norm(n, total);
 }
 
 void DistributedArray::norm_axis(double ord, int axis, double *out, int64_t n_out) const

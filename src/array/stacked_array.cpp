@@ -73,7 +73,6 @@ void StackedArray::dot(const StackedArray &y, bool conjugate, void *result) cons
 
 double StackedArray::norm(double ord, bool bad_arg) const
 {
-    PLM_REQUIRE(!std::isnan(ord), PLM_ERR_INVALID_ARG, "norm order is NaN");
     // Combine member norms as the norm of the concatenation.
     double acc = ord == -INFINITY ? INFINITY : 0.0;
     for (const auto &m : members_) {

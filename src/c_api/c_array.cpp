@@ -15,6 +15,7 @@ plm_status_t create(plm_comm_t comm, int ndim, const int64_t *global_shape, int 
                     const int *mask, void *user_data, plm_array_t *out)
 {
     return guard([&] {
+        if (out) *out = nullptr;  // cleared even when the comm handle is bad
         comm::Communicator &c = detail::comm_of(comm);
         ArraySpec spec;
         spec.comm = comm->comm;
@@ -333,10 +334,7 @@ PLM_API plm_status_t plm_array_set_global(plm_array_t x, const void *global)
 {
     return guard([&] {
         DistributedArray &a = array_of(x);
-        std::optional<Error> local =
-            comm::capture([&] { PLM_REQUIRE(global, PLM_ERR_INVALID_ARG, "set_global: global is NULL"); });
-        if (a.layout().partition == PLM_PARTITION_BROADCAST) a.agree(a.base(), local);
-        else if (local) throw *local;
+        a.agree(a.base(), comm::capture([&] { PLM_REQUIRE(global, PLM_ERR_INVALID_ARG, "set_global: global is NULL"); }));
         a.set_global(global);
     });
 }
@@ -358,6 +356,7 @@ PLM_API plm_status_t plm_array_add_ghost_cells(plm_const_array_t x, int64_t befo
 PLM_API plm_status_t plm_array_redistribute(plm_const_array_t x, int axis, plm_array_t *out)
 {
     return guard([&] {
+        if (out) *out = nullptr;
         const DistributedArray &a = array_of(x);
         a.agree(a.base(), comm::capture([&] {
             detail::clear_out(out, "out");

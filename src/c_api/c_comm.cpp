@@ -93,6 +93,7 @@ PLM_API plm_status_t plm_comm_get_mpi(plm_const_comm_t comm, MPI_Comm *mpi_comm)
 PLM_API plm_status_t plm_comm_split(plm_comm_t comm, int color, int key, plm_comm_t *out)
 {
     return guard([&] {
+        if (out) *out = nullptr;
         comm::Communicator &c = detail::comm_of(comm);
         std::optional<Error> local = comm::capture([&] {
             detail::clear_out(out, "out");
