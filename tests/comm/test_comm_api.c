@@ -1,0 +1,539 @@
+/* Public C API of the communicator (plm_comm_*, plm_backend_*), linked against the shared
+ * library like a user program. Host-only build: device memory has no backend. */
+#define _POSIX_C_SOURCE 200112L
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plm_test_mpi.h"
+
+#include "pylopsmpi.h"
+
+static int rank_(void) { return plm_test_rank(); }
+
+/* Watchdog for the tests where a library that does not agree on errors would hang: after a
+ * while, say so on stderr and exit, so the run fails with a reason instead of a CTest timeout. */
+static const char *watchdog_what = "";
+static void watchdog_fire(int sig)
+{
+    (void)sig;
+    static const char head[] = "HANG: a collective call did not return (errors not agreed across ranks?): ";
+    if (write(2, head, sizeof head - 1) < 0) _exit(3);
+    if (write(2, watchdog_what, strlen(watchdog_what)) < 0) _exit(3);
+    if (write(2, "\n", 1) < 0) _exit(3);
+    _exit(3);
+}
+static void watchdog_arm(const char *what, unsigned seconds)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = watchdog_fire;
+    sigaction(SIGALRM, &sa, NULL);
+    watchdog_what = what;
+    alarm(seconds);
+}
+static void watchdog_disarm(void) { alarm(0); }
+static int size_(void) { return plm_test_size(); }
+
+/* Expect st on every rank; print what this rank saw otherwise. */
+static int expect_status(plm_status_t got, plm_status_t want, const char *what)
+{
+    if (got == want) return 1;
+    fprintf(stderr, "[rank %d] %s: got %s, expected %s (last error: %s)\n", rank_(), what, plm_status_string(got),
+            plm_status_string(want), plm_last_error());
+    return 0;
+}
+
+static plm_comm_t create_or_null(const plm_comm_config_t *cfg)
+{
+    plm_comm_t c = NULL;
+    plm_status_t st = plm_comm_create(MPI_COMM_WORLD, cfg, &c);
+    if (st != PLM_SUCCESS) {
+        fprintf(stderr, "[rank %d] plm_comm_create: %s (%s)\n", rank_(), plm_status_string(st), plm_last_error());
+        return NULL;
+    }
+    return c;
+}
+
+static void test_create_default_rank_size(void **state)
+{
+    (void)state;
+    plm_comm_t c = create_or_null(NULL);
+    assert_all_ranks_true(c != NULL);
+    int r = -1, s = -1;
+    int ok = plm_comm_rank(c, &r) == PLM_SUCCESS && plm_comm_size(c, &s) == PLM_SUCCESS;
+    ok = ok && r == rank_() && s == size_();
+    MPI_Comm m = MPI_COMM_NULL;
+    ok = ok && plm_comm_get_mpi(c, &m) == PLM_SUCCESS;
+    int cmp = MPI_UNEQUAL;
+    if (m != MPI_COMM_NULL) MPI_Comm_compare(m, MPI_COMM_WORLD, &cmp);
+    ok = ok && cmp == MPI_CONGRUENT; /* a duplicate: same group, other context */
+    /* the duplicate is usable for collectives */
+    int one = 1, sum = 0;
+    if (m != MPI_COMM_NULL) MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, m);
+    ok = ok && sum == size_();
+    assert_all_ranks_true(ok);
+    assert_all_ranks_true(plm_comm_destroy(&c) == PLM_SUCCESS);
+    assert_null(c);
+}
+
+static void test_get_backend_host_and_device(void **state)
+{
+    (void)state;
+    plm_comm_t c = create_or_null(NULL);
+    assert_all_ranks_true(c != NULL);
+    plm_backend_t b = PLM_BACKEND_AUTO;
+    int ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_HOST, &b), PLM_SUCCESS, "get_backend(host)");
+    ok = ok && b == PLM_BACKEND_MPI_HOST;
+
+    /* device: the policy still chooses (staged or CUDA-aware here, no NCCL attached), but this
+     * host-only build has none of those backends */
+    b = PLM_BACKEND_AUTO;
+    plm_clear_last_error();
+    ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b), PLM_ERR_BACKEND_UNAVAILABLE,
+                       "get_backend(device)") && ok;
+    if (b != PLM_BACKEND_MPI_STAGED && b != PLM_BACKEND_MPI_CUDA_AWARE) {
+        fprintf(stderr, "[rank %d] get_backend(device) chose %s\n", rank_(), plm_backend_name(b));
+        ok = 0;
+    }
+    ok = ok && strlen(plm_last_error()) > 0;
+
+    /* argument errors */
+    ok = expect_status(plm_comm_get_backend(c, (plm_memory_t)42, &b), PLM_ERR_INVALID_ARG, "get_backend(42)") && ok;
+    ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_HOST, NULL), PLM_ERR_INVALID_ARG,
+                       "get_backend(NULL out)") && ok;
+    ok = expect_status(plm_comm_get_backend(NULL, PLM_MEMORY_HOST, &b), PLM_ERR_INVALID_ARG,
+                       "get_backend(NULL comm)") && ok;
+    assert_all_ranks_true(ok);
+    plm_comm_destroy(&c);
+}
+
+static void test_get_backend_follows_config(void **state)
+{
+    (void)state;
+    int ok = 1;
+    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
+    plm_backend_t b;
+
+    cfg.cuda_aware = 1;
+    plm_comm_t c = create_or_null(&cfg);
+    assert_all_ranks_true(c != NULL);
+    b = PLM_BACKEND_AUTO;
+    ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b), PLM_ERR_BACKEND_UNAVAILABLE, "aware=1") && ok;
+    ok = ok && b == PLM_BACKEND_MPI_CUDA_AWARE;
+    b = PLM_BACKEND_AUTO;
+    ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_HOST, &b), PLM_SUCCESS, "aware=1 host") && ok;
+    ok = ok && b == PLM_BACKEND_MPI_HOST;
+    plm_comm_destroy(&c);
+
+    cfg.cuda_aware = 0;
+    c = create_or_null(&cfg);
+    assert_all_ranks_true(c != NULL);
+    b = PLM_BACKEND_AUTO;
+    ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b), PLM_ERR_BACKEND_UNAVAILABLE, "aware=0") && ok;
+    ok = ok && b == PLM_BACKEND_MPI_STAGED;
+    plm_comm_destroy(&c);
+
+    cfg.cuda_aware = 1;
+    cfg.backend = PLM_BACKEND_MPI_STAGED; /* forced beats CUDA-aware */
+    c = create_or_null(&cfg);
+    assert_all_ranks_true(c != NULL);
+    b = PLM_BACKEND_AUTO;
+    ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b), PLM_ERR_BACKEND_UNAVAILABLE, "forced") && ok;
+    ok = ok && b == PLM_BACKEND_MPI_STAGED;
+    b = PLM_BACKEND_AUTO;
+    ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_HOST, &b), PLM_SUCCESS, "forced host") && ok;
+    ok = ok && b == PLM_BACKEND_MPI_HOST;
+    plm_comm_destroy(&c);
+    assert_all_ranks_true(ok);
+}
+
+static void test_cuda_aware_sources(void **state)
+{
+    (void)state;
+    int ok = 1, yes = -1;
+    plm_cuda_aware_source_t src = (plm_cuda_aware_source_t)-1;
+    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
+
+    /* environment, read at creation */
+    setenv("PYLOPS_MPI_CUDA_AWARE", "1", 1);
+    plm_comm_t c = create_or_null(NULL);
+    unsetenv("PYLOPS_MPI_CUDA_AWARE");
+    assert_all_ranks_true(c != NULL);
+    ok = expect_status(plm_comm_get_cuda_aware(c, &yes, &src), PLM_SUCCESS, "get_cuda_aware(env=1)") && ok;
+    ok = ok && yes == 1 && src == PLM_CUDA_AWARE_FROM_ENV;
+    /* source may be NULL; still the value stays after the variable is gone */
+    yes = -1;
+    ok = expect_status(plm_comm_get_cuda_aware(c, &yes, NULL), PLM_SUCCESS, "get_cuda_aware(NULL src)") && ok;
+    ok = ok && yes == 1;
+    ok = expect_status(plm_comm_get_cuda_aware(c, NULL, &src), PLM_ERR_INVALID_ARG, "get_cuda_aware(NULL yes)") && ok;
+    ok = expect_status(plm_comm_get_cuda_aware(NULL, &yes, &src), PLM_ERR_INVALID_ARG, "get_cuda_aware(NULL)") && ok;
+    plm_comm_destroy(&c);
+
+    setenv("PYLOPS_MPI_CUDA_AWARE", "0", 1);
+    c = create_or_null(NULL);
+    unsetenv("PYLOPS_MPI_CUDA_AWARE");
+    assert_all_ranks_true(c != NULL);
+    ok = expect_status(plm_comm_get_cuda_aware(c, &yes, &src), PLM_SUCCESS, "get_cuda_aware(env=0)") && ok;
+    ok = ok && yes == 0 && src == PLM_CUDA_AWARE_FROM_ENV;
+    plm_comm_destroy(&c);
+
+    /* the config field wins over the environment */
+    setenv("PYLOPS_MPI_CUDA_AWARE", "1", 1);
+    cfg.cuda_aware = 0;
+    c = create_or_null(&cfg);
+    assert_all_ranks_true(c != NULL);
+    ok = expect_status(plm_comm_get_cuda_aware(c, &yes, &src), PLM_SUCCESS, "get_cuda_aware(cfg=0, env=1)") && ok;
+    ok = ok && yes == 0 && src == PLM_CUDA_AWARE_FROM_CONFIG;
+    plm_backend_t b = PLM_BACKEND_AUTO;
+    plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b);
+    ok = ok && b == PLM_BACKEND_MPI_STAGED;
+    plm_comm_destroy(&c);
+    unsetenv("PYLOPS_MPI_CUDA_AWARE");
+
+    setenv("PYLOPS_MPI_CUDA_AWARE", "0", 1);
+    cfg.cuda_aware = 1;
+    c = create_or_null(&cfg);
+    unsetenv("PYLOPS_MPI_CUDA_AWARE");
+    assert_all_ranks_true(c != NULL);
+    ok = expect_status(plm_comm_get_cuda_aware(c, &yes, &src), PLM_SUCCESS, "get_cuda_aware(cfg=1, env=0)") && ok;
+    ok = ok && yes == 1 && src == PLM_CUDA_AWARE_FROM_CONFIG;
+    plm_comm_destroy(&c);
+
+    /* a value other than 0/1 in the environment is ignored: vendor query or default */
+    setenv("PYLOPS_MPI_CUDA_AWARE", "garbage", 1);
+    c = create_or_null(NULL);
+    unsetenv("PYLOPS_MPI_CUDA_AWARE");
+    assert_all_ranks_true(c != NULL);
+    ok = expect_status(plm_comm_get_cuda_aware(c, &yes, &src), PLM_SUCCESS, "get_cuda_aware(env=garbage)") && ok;
+    ok = ok && (src == PLM_CUDA_AWARE_FROM_VENDOR || (src == PLM_CUDA_AWARE_FROM_DEFAULT && yes == 0));
+    plm_comm_destroy(&c);
+
+    /* nothing said */
+    c = create_or_null(NULL);
+    assert_all_ranks_true(c != NULL);
+    ok = expect_status(plm_comm_get_cuda_aware(c, &yes, &src), PLM_SUCCESS, "get_cuda_aware(default)") && ok;
+    ok = ok && (src == PLM_CUDA_AWARE_FROM_VENDOR || (src == PLM_CUDA_AWARE_FROM_DEFAULT && yes == 0));
+    plm_comm_destroy(&c);
+    assert_all_ranks_true(ok);
+}
+
+static void test_backend_available(void **state)
+{
+    (void)state;
+    int ok = 1, yes = -1;
+    const plm_version_t *v = plm_version();
+    ok = ok && v != NULL;
+    ok = expect_status(plm_backend_available(PLM_BACKEND_MPI_HOST, &yes), PLM_SUCCESS, "available(mpi_host)") && ok;
+    ok = ok && yes == 1;
+    if (v) ok = ok && (v->backends & PLM_BACKEND_BIT(PLM_BACKEND_MPI_HOST));
+    const plm_backend_t gpu[] = {PLM_BACKEND_MPI_CUDA_AWARE, PLM_BACKEND_MPI_STAGED, PLM_BACKEND_NCCL};
+    for (int i = 0; i < 3; ++i) {
+        yes = -1;
+        ok = expect_status(plm_backend_available(gpu[i], &yes), PLM_SUCCESS, plm_backend_name(gpu[i])) && ok;
+        /* host-only build: none of them, and plm_version() agrees */
+        if (yes != 0) {
+            fprintf(stderr, "[rank %d] backend %s reported available in a host-only build\n", rank_(),
+                    plm_backend_name(gpu[i]));
+            ok = 0;
+        }
+        if (v) ok = ok && !(v->backends & PLM_BACKEND_BIT(gpu[i]));
+    }
+    ok = expect_status(plm_backend_available(PLM_BACKEND_AUTO, &yes), PLM_ERR_INVALID_ARG, "available(AUTO)") && ok;
+    ok = expect_status(plm_backend_available((plm_backend_t)99, &yes), PLM_ERR_INVALID_ARG, "available(99)") && ok;
+    ok = expect_status(plm_backend_available(PLM_BACKEND_MPI_HOST, NULL), PLM_ERR_INVALID_ARG,
+                       "available(NULL)") && ok;
+    ok = ok && strcmp(plm_backend_name(PLM_BACKEND_MPI_HOST), "mpi_host") == 0;
+    ok = ok && strcmp(plm_backend_name((plm_backend_t)99), "invalid") == 0;
+    assert_all_ranks_true(ok);
+}
+
+static void test_config_init(void **state)
+{
+    (void)state;
+    int ok = 1;
+    const plm_comm_config_t want = PLM_COMM_CONFIG_INITIALIZER;
+    plm_comm_config_t cfg;
+    memset(&cfg, 0xab, sizeof cfg);
+    ok = expect_status(plm_comm_config_init(&cfg, sizeof cfg), PLM_SUCCESS, "config_init") && ok;
+    ok = ok && cfg.struct_size == sizeof cfg && cfg.magic == PLM_CONFIG_MAGIC && cfg.version == PLM_VERSION_CODE;
+    ok = ok && cfg.backend == want.backend && cfg.cuda_aware == want.cuda_aware && cfg.device == want.device;
+    ok = ok && cfg.stream == NULL && cfg.nccl_comm == NULL;
+    ok = ok && plm_comm_config_struct_size() == sizeof(plm_comm_config_t);
+    ok = expect_status(plm_comm_config_init(NULL, sizeof cfg), PLM_ERR_INVALID_ARG, "config_init(NULL)") && ok;
+    ok = expect_status(plm_comm_config_init(&cfg, 4), PLM_ERR_INVALID_ARG, "config_init(size 4)") && ok;
+    ok = expect_status(plm_comm_config_init(&cfg, 0), PLM_ERR_INVALID_ARG, "config_init(size 0)") && ok;
+
+    /* a config from plm_comm_config_init() creates a communicator */
+    plm_comm_config_init(&cfg, sizeof cfg);
+    plm_comm_t c = create_or_null(&cfg);
+    assert_all_ranks_true(c != NULL);
+    plm_comm_destroy(&c);
+    assert_all_ranks_true(ok);
+}
+
+/* Every rank passes the same bad config: every rank returns INVALID_ARG and *out = NULL. */
+static void check_bad_config_everywhere(const plm_comm_config_t *cfg, const char *what)
+{
+    plm_comm_t c = (plm_comm_t)(uintptr_t)0x1; /* must be reset to NULL */
+    plm_clear_last_error();
+    plm_status_t st = plm_comm_create(MPI_COMM_WORLD, cfg, &c);
+    int ok = expect_status(st, PLM_ERR_INVALID_ARG, what);
+    ok = ok && c == NULL && strlen(plm_last_error()) > 0;
+    assert_all_ranks_true(ok);
+}
+
+static void test_bad_configs_all_ranks(void **state)
+{
+    (void)state;
+    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
+    cfg.magic = 0x12345678u;
+    check_bad_config_everywhere(&cfg, "bad magic");
+    cfg = (plm_comm_config_t)PLM_COMM_CONFIG_INITIALIZER;
+    cfg.struct_size = 8;
+    check_bad_config_everywhere(&cfg, "struct_size 8");
+    cfg = (plm_comm_config_t)PLM_COMM_CONFIG_INITIALIZER;
+    cfg.struct_size = 0;
+    check_bad_config_everywhere(&cfg, "struct_size 0");
+    cfg = (plm_comm_config_t)PLM_COMM_CONFIG_INITIALIZER;
+    cfg.cuda_aware = 7;
+    check_bad_config_everywhere(&cfg, "cuda_aware 7");
+    cfg = (plm_comm_config_t)PLM_COMM_CONFIG_INITIALIZER;
+    cfg.backend = (plm_backend_t)99;
+    check_bad_config_everywhere(&cfg, "backend 99");
+    cfg = (plm_comm_config_t)PLM_COMM_CONFIG_INITIALIZER;
+    cfg.backend = PLM_BACKEND_NCCL; /* no nccl_comm */
+    check_bad_config_everywhere(&cfg, "backend NCCL without nccl_comm");
+    cfg = (plm_comm_config_t)PLM_COMM_CONFIG_INITIALIZER;
+    cfg.device = -5;
+    check_bad_config_everywhere(&cfg, "device -5");
+
+    /* MPI_COMM_NULL and a NULL output */
+    plm_comm_t c = (plm_comm_t)(uintptr_t)0x1;
+    int ok = expect_status(plm_comm_create(MPI_COMM_NULL, NULL, &c), PLM_ERR_INVALID_ARG, "MPI_COMM_NULL");
+    ok = ok && c == NULL;
+    ok = expect_status(plm_comm_create(MPI_COMM_WORLD, NULL, NULL), PLM_ERR_INVALID_ARG, "NULL out") && ok;
+    assert_all_ranks_true(ok);
+}
+
+/* A bad config on one rank only: the call is collective, so every rank must return the error
+ * (DESIGN: "a bad argument on one rank makes all ranks return the error, never a hang"). */
+static void test_bad_config_one_rank(void **state)
+{
+    (void)state;
+    const int bad_rank = size_() - 1;
+    const char *what[] = {"bad magic on the last rank", "bad struct_size on the last rank",
+                          "bad cuda_aware on the last rank"};
+    for (int k = 0; k < 3; ++k) {
+        plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
+        if (rank_() == bad_rank) {
+            if (k == 0) cfg.magic = 0;
+            if (k == 1) cfg.struct_size = 3;
+            if (k == 2) cfg.cuda_aware = 5;
+        }
+        plm_comm_t c = (plm_comm_t)(uintptr_t)0x1;
+        watchdog_arm(what[k], 30);
+        plm_status_t st = plm_comm_create(MPI_COMM_WORLD, &cfg, &c);
+        int ok = expect_status(st, PLM_ERR_INVALID_ARG, what[k]) && c == NULL;
+        /* destroy (collective) only if every rank got one; a partial success is leaked */
+        if (plm_all_ranks(st == PLM_SUCCESS)) plm_comm_destroy(&c);
+        watchdog_disarm();
+        assert_all_ranks_true(ok);
+    }
+}
+
+static void test_create_f(void **state)
+{
+    (void)state;
+    plm_comm_t c = NULL;
+    int ok = expect_status(plm_comm_create_f(MPI_Comm_c2f(MPI_COMM_WORLD), NULL, &c), PLM_SUCCESS, "create_f");
+    assert_all_ranks_true(ok && c != NULL);
+    int r = -1, s = -1;
+    ok = plm_comm_rank(c, &r) == PLM_SUCCESS && plm_comm_size(c, &s) == PLM_SUCCESS && r == rank_() && s == size_();
+    MPI_Comm m = MPI_COMM_NULL;
+    plm_comm_get_mpi(c, &m);
+    int cmp = MPI_UNEQUAL;
+    if (m != MPI_COMM_NULL) MPI_Comm_compare(m, MPI_COMM_WORLD, &cmp);
+    ok = ok && cmp == MPI_CONGRUENT;
+    assert_all_ranks_true(ok);
+    plm_comm_destroy(&c);
+
+    /* with a config, and from a user communicator freed right after (it is duplicated) */
+    MPI_Comm mine;
+    MPI_Comm_dup(MPI_COMM_WORLD, &mine);
+    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
+    cfg.cuda_aware = 1;
+    ok = expect_status(plm_comm_create_f(MPI_Comm_c2f(mine), &cfg, &c), PLM_SUCCESS, "create_f(cfg)");
+    MPI_Comm_free(&mine);
+    assert_all_ranks_true(ok && c != NULL);
+    int yes = -1;
+    plm_cuda_aware_source_t src;
+    ok = plm_comm_get_cuda_aware(c, &yes, &src) == PLM_SUCCESS && yes == 1 && src == PLM_CUDA_AWARE_FROM_CONFIG;
+    plm_comm_get_mpi(c, &m);
+    int one = 1, sum = 0;
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, m);
+    ok = ok && sum == size_();
+    assert_all_ranks_true(ok);
+    plm_comm_destroy(&c);
+
+    /* a bad config through the Fortran entry too */
+    cfg.magic = 1;
+    c = (plm_comm_t)(uintptr_t)0x1;
+    ok = expect_status(plm_comm_create_f(MPI_Comm_c2f(MPI_COMM_WORLD), &cfg, &c), PLM_ERR_INVALID_ARG,
+                       "create_f(bad magic)") && c == NULL;
+    assert_all_ranks_true(ok);
+}
+
+static void test_split(void **state)
+{
+    (void)state;
+    const int P = size_(), me = rank_();
+    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
+    cfg.cuda_aware = 1;
+    plm_comm_t c = create_or_null(&cfg);
+    assert_all_ranks_true(c != NULL);
+
+    /* parity groups, in reverse rank order (key = -rank) */
+    plm_comm_t sub = NULL;
+    int ok = expect_status(plm_comm_split(c, me % 2, -me, &sub), PLM_SUCCESS, "split");
+    assert_all_ranks_true(ok && sub != NULL);
+    int want_size = 0, want_rank = 0;
+    for (int q = 0; q < P; ++q)
+        if (q % 2 == me % 2) {
+            ++want_size;
+            if (q > me) ++want_rank; /* higher ranks come first */
+        }
+    int r = -1, s = -1;
+    ok = plm_comm_rank(sub, &r) == PLM_SUCCESS && plm_comm_size(sub, &s) == PLM_SUCCESS;
+    ok = ok && r == want_rank && s == want_size;
+    if (!ok) fprintf(stderr, "[rank %d] split: rank %d size %d, expected %d %d\n", me, r, s, want_rank, want_size);
+
+    /* the sub-communicator works and holds exactly its group: sum of world ranks */
+    MPI_Comm m = MPI_COMM_NULL;
+    plm_comm_get_mpi(sub, &m);
+    int sum = 0, want_sum = 0;
+    for (int q = 0; q < P; ++q)
+        if (q % 2 == me % 2) want_sum += q;
+    if (m != MPI_COMM_NULL) MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, m);
+    ok = ok && sum == want_sum;
+
+    /* it inherits the configuration */
+    int yes = -1;
+    plm_cuda_aware_source_t src;
+    ok = ok && plm_comm_get_cuda_aware(sub, &yes, &src) == PLM_SUCCESS && yes == 1 &&
+         src == PLM_CUDA_AWARE_FROM_CONFIG;
+    plm_backend_t b = PLM_BACKEND_AUTO;
+    ok = ok && plm_comm_get_backend(sub, PLM_MEMORY_DEVICE, &b) == PLM_ERR_BACKEND_UNAVAILABLE &&
+         b == PLM_BACKEND_MPI_CUDA_AWARE;
+    b = PLM_BACKEND_AUTO;
+    ok = ok && plm_comm_get_backend(sub, PLM_MEMORY_HOST, &b) == PLM_SUCCESS && b == PLM_BACKEND_MPI_HOST;
+    assert_all_ranks_true(ok);
+
+    /* a split of the split; destroy the parent first: the children stay valid */
+    plm_comm_t subsub = NULL;
+    ok = expect_status(plm_comm_split(sub, 0, 0, &subsub), PLM_SUCCESS, "split of split");
+    assert_all_ranks_true(ok && subsub != NULL);
+    assert_all_ranks_true(plm_comm_destroy(&c) == PLM_SUCCESS && c == NULL);
+    s = -1;
+    ok = plm_comm_size(subsub, &s) == PLM_SUCCESS && s == want_size;
+    assert_all_ranks_true(ok);
+    plm_comm_destroy(&subsub);
+    plm_comm_destroy(&sub);
+
+    /* one group for everybody */
+    c = create_or_null(NULL);
+    assert_all_ranks_true(c != NULL);
+    ok = expect_status(plm_comm_split(c, 3, 0, &sub), PLM_SUCCESS, "split(one group)");
+    s = -1;
+    r = -1;
+    ok = ok && plm_comm_size(sub, &s) == PLM_SUCCESS && plm_comm_rank(sub, &r) == PLM_SUCCESS && s == P && r == me;
+    assert_all_ranks_true(ok);
+    plm_comm_destroy(&sub);
+
+    /* negative color everywhere -> INVALID_ARG everywhere, *out = NULL */
+    sub = (plm_comm_t)(uintptr_t)0x1;
+    ok = expect_status(plm_comm_split(c, -1, 0, &sub), PLM_ERR_INVALID_ARG, "split(color -1)") && sub == NULL;
+    assert_all_ranks_true(ok);
+    ok = expect_status(plm_comm_split(c, 0, 0, NULL), PLM_ERR_INVALID_ARG, "split(NULL out)");
+    assert_all_ranks_true(ok);
+    plm_comm_destroy(&c);
+}
+
+/* A negative color on one rank only: every rank must get the error, no hang. */
+static void test_split_bad_color_one_rank(void **state)
+{
+    (void)state;
+    plm_comm_t c = create_or_null(NULL);
+    assert_all_ranks_true(c != NULL);
+    plm_comm_t sub = (plm_comm_t)(uintptr_t)0x1;
+    const int color = rank_() == size_() - 1 ? -3 : 0;
+    watchdog_arm("plm_comm_split with color -3 on the last rank only", 30);
+    plm_status_t st = plm_comm_split(c, color, 0, &sub);
+    int ok = expect_status(st, PLM_ERR_INVALID_ARG, "split(color -3 on the last rank)") && sub == NULL;
+    if (plm_all_ranks(st == PLM_SUCCESS)) plm_comm_destroy(&sub);
+    watchdog_disarm();
+    assert_all_ranks_true(ok);
+    plm_comm_destroy(&c);
+}
+
+static void test_destroy_null_safety(void **state)
+{
+    (void)state;
+    int ok = expect_status(plm_comm_destroy(NULL), PLM_SUCCESS, "destroy(NULL)");
+    plm_comm_t c = NULL;
+    ok = expect_status(plm_comm_destroy(&c), PLM_SUCCESS, "destroy(&NULL)") && ok;
+    ok = ok && c == NULL;
+    c = create_or_null(NULL);
+    assert_all_ranks_true(c != NULL);
+    ok = expect_status(plm_comm_destroy(&c), PLM_SUCCESS, "destroy") && ok;
+    ok = ok && c == NULL;
+    ok = expect_status(plm_comm_destroy(&c), PLM_SUCCESS, "destroy twice") && ok;
+    /* queries on a NULL handle */
+    int r;
+    MPI_Comm m;
+    ok = expect_status(plm_comm_rank(NULL, &r), PLM_ERR_INVALID_ARG, "rank(NULL)") && ok;
+    ok = expect_status(plm_comm_size(NULL, &r), PLM_ERR_INVALID_ARG, "size(NULL)") && ok;
+    ok = expect_status(plm_comm_get_mpi(NULL, &m), PLM_ERR_INVALID_ARG, "get_mpi(NULL)") && ok;
+    assert_all_ranks_true(ok);
+}
+
+static void test_status_strings(void **state)
+{
+    (void)state;
+    int ok = 1;
+    for (int s = 0; s <= 11; ++s) {
+        const char *t = plm_status_string((plm_status_t)s);
+        ok = ok && t != NULL && strlen(t) > 0;
+    }
+    ok = ok && plm_status_string((plm_status_t)1000) != NULL;
+    plm_clear_last_error();
+    ok = ok && plm_last_error() != NULL && plm_last_error()[0] == '\0';
+    assert_all_ranks_true(ok);
+}
+
+int main(int argc, char **argv)
+{
+    unsetenv("PYLOPS_MPI_CUDA_AWARE");
+    unsetenv("PYLOPS_MPI_NCCL");
+    unsetenv("NCCL_PYLOPS_MPI");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_create_default_rank_size),
+        cmocka_unit_test(test_get_backend_host_and_device),
+        cmocka_unit_test(test_get_backend_follows_config),
+        cmocka_unit_test(test_cuda_aware_sources),
+        cmocka_unit_test(test_backend_available),
+        cmocka_unit_test(test_config_init),
+        cmocka_unit_test(test_bad_configs_all_ranks),
+        cmocka_unit_test(test_create_f),
+        cmocka_unit_test(test_split),
+        cmocka_unit_test(test_destroy_null_safety),
+        /* last: a library that does not agree on errors would hang here */
+        cmocka_unit_test(test_bad_config_one_rank),
+        cmocka_unit_test(test_split_bad_color_one_rank),
+    };
+    return plm_run_group_tests_mpi(tests);
+}
