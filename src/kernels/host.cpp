@@ -29,14 +29,11 @@ template <typename F> void chunked(int64_t n, F &&f)
     for (int64_t off = 0; off < n; off += kBlasChunk) f(off, static_cast<int>(std::min(kBlasChunk, n - off)));
 }
 
-template <typename T> void blas_axpby(int64_t n, T a, const T *x, T b, T *y)
+// A plain loop: the compiler vectorises it, and it streams as fast as a triad (OpenBLAS's
+// axpby was up to 2x slower on cache-sized vectors).
+template <typename T> void loop_axpby(int64_t n, T a, const T *x, T b, T *y)
 {
-    chunked(n, [&](int64_t o, int m) {
-        if constexpr (std::is_same_v<T, float>) cblas_saxpby(m, a, x + o, 1, b, y + o, 1);
-        else if constexpr (std::is_same_v<T, double>) cblas_daxpby(m, a, x + o, 1, b, y + o, 1);
-        else if constexpr (std::is_same_v<T, std::complex<float>>) cblas_caxpby(m, &a, x + o, 1, &b, y + o, 1);
-        else cblas_zaxpby(m, &a, x + o, 1, &b, y + o, 1);
-    });
+    for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + b * y[i];
 }
 
 template <typename T> void blas_scal(int64_t n, T a, T *x)
@@ -184,7 +181,7 @@ void axpby(Space s, DType dt, int64_t n, const void *alpha, const void *x, const
     require_host(s);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
-        blas_axpby<T>(n, val<T>(alpha), static_cast<const T *>(x), val<T>(beta), static_cast<T *>(y));
+        loop_axpby<T>(n, val<T>(alpha), static_cast<const T *>(x), val<T>(beta), static_cast<T *>(y));
     });
 }
 
