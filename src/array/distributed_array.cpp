@@ -71,7 +71,7 @@ DistributedArray::Ptr DistributedArray::create(const ArraySpec &s, std::optional
                 PLM_REQUIRE(e >= 0, PLM_ERR_INVALID_ARG, "global extent %lld is negative", static_cast<long long>(e));
             a->layout_.axis = normalize_axis(s.axis, ndim);
             PLM_REQUIRE(s.partition >= PLM_PARTITION_SCATTER && s.partition <= PLM_PARTITION_UNSAFE_BROADCAST,
-                        PLM_ERR_INVALID_ARG, "unknown partition %d", static_cast<int>(s.partition));
+                        PLM_ERR_INVALID_ARG, "unknown partition %d", s.partition);
             a->dtype_ = from_public(s.dtype);
             a->space_ = space_from_public(s.memory);
             require_space(a->space_);
@@ -97,13 +97,13 @@ DistributedArray::Ptr DistributedArray::create(const ArraySpec &s, std::optional
                 "ranks passed different shapes, axis, partition, dtype, memory, local-shape or mask arguments");
 
     a->layout_.global = s.global;
-    a->layout_.partition = s.partition;
+    a->layout_.partition = static_cast<plm_partition_t>(s.partition);
     if (s.my_local_shape) {
         Shape mine(s.my_local_shape, s.my_local_shape + ndim);
         std::vector<int64_t> all = a->allgather_i64(c, mine);
         for (int r = 0; r < c.size(); ++r) a->layout_.local.emplace_back(all.begin() + r * ndim, all.begin() + (r + 1) * ndim);
     } else {
-        a->layout_.local = default_local_shapes(s.global, a->layout_.axis, s.partition, c.size());
+        a->layout_.local = default_local_shapes(s.global, a->layout_.axis, a->layout_.partition, c.size());
     }
     validate_local_shapes(a->layout_);  // same data on every rank: the same verdict
 

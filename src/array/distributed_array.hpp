@@ -17,9 +17,10 @@ struct ArraySpec {
     CommPtr comm;
     Shape global;
     int axis = 0;  // may be negative
-    plm_partition_t partition = PLM_PARTITION_SCATTER;
-    plm_dtype_t dtype = PLM_FLOAT64;
-    plm_memory_t memory = PLM_MEMORY_HOST;
+    // Raw enum values from the caller, validated in create().
+    int partition = PLM_PARTITION_SCATTER;
+    int dtype = PLM_FLOAT64;
+    int memory = PLM_MEMORY_HOST;
     const int64_t *my_local_shape = nullptr;  // this rank's row, or nullptr for the default split
     std::vector<int> mask;                    // empty: no mask
     bool has_mask = false;

@@ -27,9 +27,9 @@ plm_status_t create(plm_comm_t comm, int ndim, const int64_t *global_shape, int 
             PLM_REQUIRE(global_shape, PLM_ERR_INVALID_ARG, "global_shape is NULL");
             spec.global.assign(global_shape, global_shape + ndim);
             spec.axis = axis;
-            spec.partition = partition;
-            spec.dtype = dtype;
-            spec.memory = memory;
+            spec.partition = enum_value(partition);
+            spec.dtype = enum_value(dtype);
+            spec.memory = enum_value(memory);
             PLM_REQUIRE(nlocal == 0 || nlocal == c.size(), PLM_ERR_SIZE_MISMATCH,
                         "local_shapes has %d rows, the communicator has %d ranks", nlocal, c.size());
             PLM_REQUIRE((nlocal == 0) == (local_shapes == nullptr), PLM_ERR_INVALID_ARG,

@@ -117,11 +117,12 @@ PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t me
     return guard([&] {
         PLM_REQUIRE(backend, PLM_ERR_INVALID_ARG, "backend is NULL");
         const comm::Communicator &c = detail::comm_of(comm);
-        const plm_backend_t b = c.backend_for(space_from_public(memory));
+        const Space s = space_from_public(enum_value(memory));
+        const plm_backend_t b = c.backend_for(s);
         *backend = b;
         PLM_REQUIRE(comm::backend_ops(b), PLM_ERR_BACKEND_UNAVAILABLE,
                     "the policy picks %s for %s memory, which is not in this build", plm_backend_name(b),
-                    memory == PLM_MEMORY_DEVICE ? "device" : "host");
+                    space_name(s));
     });
 }
 

@@ -6,9 +6,9 @@ using namespace plm;
 
 extern "C" {
 
-PLM_API const char *plm_status_string(plm_status_t st)
+PLM_API const char *plm_status_string(plm_status_t status)
 {
-    switch (st) {
+    switch (enum_value(status)) {
     case PLM_SUCCESS: return "PLM_SUCCESS: success";
     case PLM_ERR_INVALID_ARG: return "PLM_ERR_INVALID_ARG: invalid argument";
     case PLM_ERR_OUT_OF_MEMORY: return "PLM_ERR_OUT_OF_MEMORY: out of memory";
@@ -49,7 +49,7 @@ PLM_API plm_status_t plm_check_version(int major, int minor)
 
 PLM_API size_t plm_dtype_size(plm_dtype_t dtype)
 {
-    switch (dtype) {
+    switch (enum_value(dtype)) {
     case PLM_FLOAT32: return 4;
     case PLM_FLOAT64: return 8;
     case PLM_COMPLEX64: return 8;
@@ -58,9 +58,9 @@ PLM_API size_t plm_dtype_size(plm_dtype_t dtype)
     return 0;
 }
 
-PLM_API const char *plm_backend_name(plm_backend_t b)
+PLM_API const char *plm_backend_name(plm_backend_t backend)
 {
-    switch (b) {
+    switch (enum_value(backend)) {
     case PLM_BACKEND_AUTO: return "auto";
     case PLM_BACKEND_MPI_HOST: return "mpi_host";
     case PLM_BACKEND_MPI_CUDA_AWARE: return "mpi_cuda_aware";
@@ -75,8 +75,9 @@ PLM_API plm_status_t plm_backend_available(plm_backend_t backend, int *yes)
     return detail::guard([&] {
         PLM_REQUIRE(yes, PLM_ERR_INVALID_ARG, "yes is NULL");
         *yes = 0;
-        PLM_REQUIRE(backend >= PLM_BACKEND_MPI_HOST && backend <= PLM_BACKEND_NCCL, PLM_ERR_INVALID_ARG,
-                    "%d is not a concrete plm_backend_t", static_cast<int>(backend));
+        const int b = enum_value(backend);
+        PLM_REQUIRE(b >= PLM_BACKEND_MPI_HOST && b <= PLM_BACKEND_NCCL, PLM_ERR_INVALID_ARG,
+                    "%d is not a concrete plm_backend_t", b);
         *yes = comm::backend_ops(backend) != nullptr;
     });
 }

@@ -42,16 +42,17 @@ Config read_config(const plm_comm_config_t *cfg)
                 cfg->magic);
     PLM_REQUIRE(cfg->struct_size >= offsetof(plm_comm_config_t, nccl_comm) + sizeof(void *), PLM_ERR_INVALID_ARG,
                 "plm_comm_config_t.struct_size %zu is smaller than any released layout", cfg->struct_size);
-    PLM_REQUIRE(cfg->backend >= PLM_BACKEND_AUTO && cfg->backend <= PLM_BACKEND_NCCL, PLM_ERR_INVALID_ARG,
-                "plm_comm_config_t.backend %d is not a plm_backend_t", static_cast<int>(cfg->backend));
-    PLM_REQUIRE(cfg->backend != PLM_BACKEND_MPI_HOST, PLM_ERR_INVALID_ARG,
+    const int backend = enum_value(cfg->backend);
+    PLM_REQUIRE(backend >= PLM_BACKEND_AUTO && backend <= PLM_BACKEND_NCCL, PLM_ERR_INVALID_ARG,
+                "plm_comm_config_t.backend %d is not a plm_backend_t", backend);
+    PLM_REQUIRE(backend != PLM_BACKEND_MPI_HOST, PLM_ERR_INVALID_ARG,
                 "plm_comm_config_t.backend cannot force mpi_host for device memory");
     PLM_REQUIRE(cfg->cuda_aware >= -1 && cfg->cuda_aware <= 1, PLM_ERR_INVALID_ARG,
                 "plm_comm_config_t.cuda_aware must be -1, 0 or 1 (got %d)", cfg->cuda_aware);
     PLM_REQUIRE(cfg->device >= -1, PLM_ERR_INVALID_ARG, "plm_comm_config_t.device must be >= -1");
-    PLM_REQUIRE(cfg->backend != PLM_BACKEND_NCCL || cfg->nccl_comm, PLM_ERR_INVALID_ARG,
+    PLM_REQUIRE(backend != PLM_BACKEND_NCCL || cfg->nccl_comm, PLM_ERR_INVALID_ARG,
                 "plm_comm_config_t.backend is NCCL but no nccl_comm is attached");
-    c.backend = cfg->backend;
+    c.backend = static_cast<plm_backend_t>(backend);
     c.cuda_aware = cfg->cuda_aware;
     c.device = cfg->device;
     c.stream = cfg->stream;

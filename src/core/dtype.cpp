@@ -2,7 +2,7 @@
 
 namespace plm {
 
-DType from_public(plm_dtype_t dt)
+DType from_public(int dt)
 {
     switch (dt) {
     case PLM_FLOAT32: return DType::f32;
@@ -10,7 +10,7 @@ DType from_public(plm_dtype_t dt)
     case PLM_COMPLEX64: return DType::c64;
     case PLM_COMPLEX128: return DType::c128;
     }
-    PLM_FAIL(PLM_ERR_INVALID_ARG, "unknown dtype %d", static_cast<int>(dt));
+    PLM_FAIL(PLM_ERR_INVALID_ARG, "unknown dtype %d", dt);
 }
 
 plm_dtype_t to_public(DType dt)

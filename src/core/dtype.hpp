@@ -12,7 +12,7 @@ namespace plm {
 
 enum class DType { f32, f64, c64, c128, i32, i64, u8 };
 
-DType from_public(plm_dtype_t dt);  // throws INVALID_ARG for an unknown value
+DType from_public(int dt);  // a plm_dtype_t value; throws INVALID_ARG for an unknown one
 plm_dtype_t to_public(DType dt);
 std::size_t dtype_size(DType dt);
 bool is_complex(DType dt);

@@ -22,6 +22,16 @@ private:
 [[noreturn]] void fail(plm_status_t status, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+// The integer a C caller put in an enum argument. C may pass any int there, and loading an
+// undeclared value as a C++ enum is undefined, so enum inputs are read through this.
+template <typename E> int enum_value(const E &e)
+{
+    static_assert(sizeof(E) == sizeof(int), "C enums are int-sized");
+    int v;
+    __builtin_memcpy(&v, &e, sizeof v);
+    return v;
+}
+
 }  // namespace plm
 
 #define PLM_FAIL(status, ...) ::plm::fail((status), __FILE__, __LINE__, __VA_ARGS__)

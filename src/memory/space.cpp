@@ -35,13 +35,13 @@ const SpaceOps kHostOps = {sizeof(SpaceOps), "host", host_alloc, host_release, h
 
 }  // namespace
 
-Space space_from_public(plm_memory_t m)
+Space space_from_public(int m)
 {
     switch (m) {
     case PLM_MEMORY_HOST: return Space::host;
     case PLM_MEMORY_DEVICE: return Space::device;
     }
-    PLM_FAIL(PLM_ERR_INVALID_ARG, "unknown memory space %d", static_cast<int>(m));
+    PLM_FAIL(PLM_ERR_INVALID_ARG, "unknown memory space %d", m);
 }
 
 plm_memory_t space_to_public(Space s) { return s == Space::device ? PLM_MEMORY_DEVICE : PLM_MEMORY_HOST; }

@@ -11,7 +11,7 @@ namespace plm {
 
 enum class Space { host, device, pinned };
 
-Space space_from_public(plm_memory_t m);  // INVALID_ARG for unknown values
+Space space_from_public(int m);  // a plm_memory_t value; INVALID_ARG for unknown ones
 plm_memory_t space_to_public(Space s);
 const char *space_name(Space s);
 
