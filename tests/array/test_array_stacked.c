@@ -283,6 +283,8 @@ static void test_stacked_member_lifetime(void **state)
         if (s2) check_stack_asarray(s2, dt, cx, "[copy of the stack after the source was destroyed]");
         plm_stacked_destroy(&s2);
 
+        for (int i = 0; i < NM; i++) free(gx[i]); /* the first members' data; handles are gone */
+
         /* stack destroyed while member handles live: members stay valid */
         make_members(dt, 80 + t, -1, NULL, xa, gx);
         TU_OK(plm_stacked_create(NM, xa, &s));
