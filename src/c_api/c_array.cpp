@@ -63,6 +63,14 @@ plm_status_t binary(kernels::Binary op, plm_const_array_t x, plm_const_array_t y
     return guard([&] { array_of(z).binary(op, array_of(x), array_of(y)); });
 }
 
+// BROADCAST writes communicate, so their argument errors must be agreed on; other
+// partitions stay local and fail alone.
+void agree_if_broadcast(const DistributedArray &a, const std::optional<Error> &local)
+{
+    if (a.layout().partition == PLM_PARTITION_BROADCAST) a.agree(a.base(), local);
+    else if (local) throw *local;
+}
+
 template <typename F> plm_status_t query(plm_const_array_t x, const void *out, F &&f)
 {
     return guard([&] {
@@ -232,8 +240,7 @@ PLM_API plm_status_t plm_array_restore_local_write(plm_array_t x, void **data)
                         "restore_local_write needs the pointer get_local_write returned");
             PLM_REQUIRE(x->writes_out > 0, PLM_ERR_INVALID_ARG, "restore_local_write without get_local_write");
         });
-        if (a.layout().partition == PLM_PARTITION_BROADCAST) a.agree(a.base(), local);
-        else if (local) throw *local;
+        agree_if_broadcast(a, local);
         --x->writes_out;
         *data = nullptr;
         a.sync_broadcast();
@@ -246,8 +253,7 @@ PLM_API plm_status_t plm_array_fill(plm_array_t x, const void *value)
         DistributedArray &a = array_of(x);
         std::optional<Error> local =
             comm::capture([&] { PLM_REQUIRE(value, PLM_ERR_INVALID_ARG, "fill: value is NULL"); });
-        if (a.layout().partition == PLM_PARTITION_BROADCAST) a.agree(a.base(), local);
-        else if (local) throw *local;
+        agree_if_broadcast(a, local);
         a.fill(value);
     });
 }
