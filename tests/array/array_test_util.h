@@ -635,4 +635,37 @@ static TU_UNUSED const char *tu_ordname(double ord, char *buf)
     return buf;
 }
 
+/* Bad-input helpers of test_array_errors*.c. SENTINEL marks an out handle the call must clear. */
+static struct plm_array_s *const SENTINEL TU_UNUSED = (struct plm_array_s *)(void *)&tu_fail;
+
+/* plm_array_create_ex expected to fail with e1 or e2, and to set out to NULL (null_out: pass
+ * out = NULL). */
+static TU_UNUSED void tu_create_err_(const char *file, int line, const char *desc, plm_status_t e1, plm_status_t e2,
+                                     plm_comm_t comm, int ndim, const int64_t *gs, int axis, plm_partition_t p,
+                                     plm_dtype_t dt, plm_memory_t mem, int nlocal, const int64_t *ls, int nmask,
+                                     const int *mask, int null_out)
+{
+    plm_array_t out = SENTINEL;
+    tu_where_file = file;
+    tu_where = line;
+    plm_clear_last_error();
+    plm_status_t st = plm_array_create_ex(comm, ndim, gs, axis, p, dt, mem, nlocal, ls, nmask, mask, NULL,
+                                          null_out ? NULL : &out);
+    tu_expect_err_(st, e1, e2, desc, file, line);
+    if (!null_out) {
+        TU_EXPECT(out == NULL, "line %d: %s: out handle not set to NULL on failure (%p)", line, desc, (void *)out);
+        if (out != SENTINEL && out != NULL) plm_array_destroy(&out);
+    }
+}
+#define CE(desc, e1, e2, ...) tu_create_err_(__FILE__, __LINE__, desc, e1, e2, __VA_ARGS__)
+
+/* Whether this build has any device backend (device memory then does not fail as unavailable). */
+static TU_UNUSED int tu_has_device_backend(void)
+{
+    const plm_version_t *v = plm_version();
+    unsigned dev = PLM_BACKEND_BIT(PLM_BACKEND_MPI_CUDA_AWARE) | PLM_BACKEND_BIT(PLM_BACKEND_MPI_STAGED) |
+                   PLM_BACKEND_BIT(PLM_BACKEND_NCCL);
+    return v && (v->backends & dev) != 0;
+}
+
 #endif

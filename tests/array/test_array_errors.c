@@ -9,33 +9,6 @@
 #define S PLM_ERR_SIZE_MISMATCH
 #define D PLM_ERR_DTYPE_MISMATCH
 
-static struct plm_array_s *const SENTINEL = (struct plm_array_s *)(void *)&tu_fail;
-
-/* plm_array_create_ex with out checked for NULL on failure. null_out: pass out = NULL. */
-static void ce_(int line, const char *desc, plm_status_t e1, plm_status_t e2, plm_comm_t comm, int ndim,
-                const int64_t *gs, int axis, plm_partition_t p, plm_dtype_t dt, plm_memory_t mem, int nlocal,
-                const int64_t *ls, int nmask, const int *mask, int null_out)
-{
-    plm_array_t out = SENTINEL;
-    plm_clear_last_error();
-    plm_status_t st = plm_array_create_ex(comm, ndim, gs, axis, p, dt, mem, nlocal, ls, nmask, mask, NULL,
-                                          null_out ? NULL : &out);
-    tu_expect_err_(st, e1, e2, desc, __FILE__, line);
-    if (!null_out) {
-        TU_EXPECT(out == NULL, "line %d: %s: out handle not set to NULL on failure (%p)", line, desc, (void *)out);
-        if (out != SENTINEL && out != NULL) plm_array_destroy(&out);
-    }
-}
-#define CE(desc, e1, e2, ...) ce_(__LINE__, desc, e1, e2, __VA_ARGS__)
-
-static int has_device_backend(void)
-{
-    const plm_version_t *v = plm_version();
-    unsigned dev = PLM_BACKEND_BIT(PLM_BACKEND_MPI_CUDA_AWARE) | PLM_BACKEND_BIT(PLM_BACKEND_MPI_STAGED) |
-                   PLM_BACKEND_BIT(PLM_BACKEND_NCCL);
-    return v && (v->backends & dev) != 0;
-}
-
 /* Creation with bad arguments, the same on every rank. */
 static void test_create_bad_args(void **state)
 {
@@ -67,7 +40,7 @@ static void test_create_bad_args(void **state)
     CE("dtype 4", A, A, tu_comm, 1, g1, 0, SC, (plm_dtype_t)4, H, 0, NULL, 0, NULL, 0);
     CE("dtype -1", A, A, tu_comm, 1, g1, 0, SC, (plm_dtype_t)-1, H, 0, NULL, 0, NULL, 0);
     CE("memory 7", A, A, tu_comm, 1, g1, 0, SC, F, (plm_memory_t)7, 0, NULL, 0, NULL, 0);
-    if (!has_device_backend())
+    if (!tu_has_device_backend())
         CE("device memory in a host-only build", PLM_ERR_BACKEND_UNAVAILABLE, PLM_ERR_BACKEND_UNAVAILABLE, tu_comm, 1,
            g1, 0, SC, F, PLM_MEMORY_DEVICE, 0, NULL, 0, NULL, 0);
 

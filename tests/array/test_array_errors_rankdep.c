@@ -9,34 +9,6 @@
 #define A PLM_ERR_INVALID_ARG
 #define S PLM_ERR_SIZE_MISMATCH
 
-static struct plm_array_s *const SENTINEL = (struct plm_array_s *)(void *)&tu_fail;
-
-static void ce_(int line, const char *desc, plm_status_t e1, plm_status_t e2, plm_comm_t comm, int ndim,
-                const int64_t *gs, int axis, plm_partition_t p, plm_dtype_t dt, plm_memory_t mem, int nlocal,
-                const int64_t *ls, int nmask, const int *mask, int null_out)
-{
-    plm_array_t out = SENTINEL;
-    tu_where_file = __FILE__;
-    tu_where = line;
-    plm_clear_last_error();
-    plm_status_t st = plm_array_create_ex(comm, ndim, gs, axis, p, dt, mem, nlocal, ls, nmask, mask, NULL,
-                                          null_out ? NULL : &out);
-    tu_expect_err_(st, e1, e2, desc, __FILE__, line);
-    if (!null_out) {
-        TU_EXPECT(out == NULL, "line %d: %s: out handle not set to NULL on failure (%p)", line, desc, (void *)out);
-        if (out != SENTINEL && out != NULL) plm_array_destroy(&out);
-    }
-}
-#define CE(desc, e1, e2, ...) ce_(__LINE__, desc, e1, e2, __VA_ARGS__)
-
-static int has_device_backend(void)
-{
-    const plm_version_t *v = plm_version();
-    unsigned dev = PLM_BACKEND_BIT(PLM_BACKEND_MPI_CUDA_AWARE) | PLM_BACKEND_BIT(PLM_BACKEND_MPI_STAGED) |
-                   PLM_BACKEND_BIT(PLM_BACKEND_NCCL);
-    return v && (v->backends & dev) != 0;
-}
-
 /* A SCATTER (4P+1) x 3 float64 array of ones (every rank holds >= 4 rows), and its BROADCAST twin. */
 static plm_array_t ones(plm_partition_t part)
 {
@@ -80,7 +52,7 @@ static void test_create_rank_dependent(void **state)
     CE("NULL global_shape on the last rank only", A, A, tu_comm, 2, r == last ? NULL : g2, 0, SC, F, H, 0, NULL, 0,
        NULL, 0);
     CE("NULL out on rank 0 only", A, A, tu_comm, 2, g2, 0, SC, F, H, 0, NULL, 0, NULL, r == 0);
-    if (!has_device_backend())
+    if (!tu_has_device_backend())
         CE("device memory on the last rank only", PLM_ERR_BACKEND_UNAVAILABLE, PLM_ERR_BACKEND_UNAVAILABLE, tu_comm, 2,
            g2, 0, SC, F, r == last ? PLM_MEMORY_DEVICE : H, 0, NULL, 0, NULL, 0);
     /* local shapes: only the last rank's own row is wrong (non-axis extent) */
