@@ -98,7 +98,7 @@ typedef struct {
 static void op_dot(void *p)
 {
     Bench *B = (Bench *)p;
-    CHECK(plm_array_dot(B->x, B->y, 0, &B->dot));
+    CHECK(plm_array_dot(B->x, B->y, 0, &B->dot, NULL));
 }
 
 static void op_norm(void *p)
@@ -112,7 +112,7 @@ static void op_axpby(void *p)
     Bench *B = (Bench *)p;
     /* y = 0.5 x + 0.5 y: y == x stays exactly x, so the data never drift between repetitions */
     const double alpha = 0.5, beta = 0.5;
-    CHECK(plm_array_axpby(&alpha, B->x, &beta, B->y));
+    CHECK(plm_array_axpby(alpha, 0.0, B->x, beta, 0.0, B->y));
 }
 
 static void op_asarray(void *p)
@@ -250,7 +250,7 @@ static void run_size(plm_comm_t comm, MPI_Comm raw, int64_t n, int reps_arg)
     /* sanity of the results (reported, never asserted) */
     double want = 0.0;
     for (int64_t g = 0; g < n; ++g) want += x_of(g) * x_of(g);
-    CHECK(plm_array_dot(B.x, B.y, 0, &B.dot));
+    CHECK(plm_array_dot(B.x, B.y, 0, &B.dot, NULL));
     CHECK(plm_array_norm(B.x, 2.0, &B.norm));
     int bad = B.dot != want || fabs(B.norm - sqrt(want)) > 1e-12 * sqrt(want);
     for (int64_t g = 0; g < n && !bad; ++g) bad = ((double *)B.gathered)[g] != x_of(g);

@@ -55,7 +55,7 @@ int main(int argc, char **argv)
     CHECK(plm_array_restore_local_write(y, (void **)&py));
 
     double dot = 0, n2 = 0, ninf = 0;
-    CHECK(plm_array_dot(x, y, 0, &dot));
+    CHECK(plm_array_dot(x, y, 0, &dot, NULL));
     CHECK(plm_array_norm(x, 2.0, &n2));
     CHECK(plm_array_norm(x, INFINITY, &ninf));
     double *g = malloc(sizeof(double) * NY * NX);

@@ -211,7 +211,7 @@ typedef struct plm_comm_config {
  * Fill a config with the defaults of PLM_COMM_CONFIG_INITIALIZER; for languages without C
  * macros. Not collective.
  * @param[out] cfg         config to fill
- * @param[in]  struct_size the caller's sizeof(plm_comm_config_t); at least the 0.1 size
+ * @param[in]  struct_size the caller's sizeof(plm_comm_config_t); at least the size of the first release (0.1)
  */
 PLM_API plm_status_t plm_comm_config_init(plm_comm_config_t *cfg, size_t struct_size);
 
@@ -367,26 +367,37 @@ PLM_API plm_status_t plm_array_get_local_write(plm_array_t x, void **data);
  */
 PLM_API plm_status_t plm_array_restore_local_write(plm_array_t x, void **data);
 
-/* Element-wise math. Operands must share dtype (PLM_ERR_DTYPE_MISMATCH) and layout: partition,
- * global and local shapes, axis and mask (PLM_ERR_SIZE_MISMATCH). Outputs may alias inputs.
- * Scalars point to one element of the arrays' dtype and must be equal on all ranks.
- * Not collective: layouts are known on every rank, so all ranks agree on any error. */
+/* Element-wise math. Operands must share dtype (PLM_ERR_DTYPE_MISMATCH), layout: partition,
+ * global and local shapes, axis and mask (PLM_ERR_SIZE_MISMATCH), and live on communicators
+ * with the same ranks in the same order (PLM_ERR_INVALID_ARG otherwise: two plm_comm_t made
+ * from the same MPI communicator qualify, a reordered one does not). Outputs may alias inputs.
+ * Not collective: layouts are known on every rank, so all ranks agree on any layout error.
+ *
+ * Scalars cross the API as a real and an imaginary part (double, by value) whatever the
+ * dtype: they are rounded to the dtype, and a non-zero (or NaN) imaginary part for a real
+ * dtype is PLM_ERR_INVALID_ARG. They must be equal on all ranks (for BROADCAST arrays
+ * this is checked where the call is collective). */
 
-/** Set every element to *value (BROADCAST: rank 0's value). Collective for BROADCAST. */
-PLM_API plm_status_t plm_array_fill(plm_array_t x, const void *value);
-/** y = x (same layout). */
+/**
+ * Set every element to value_re + i value_im. Collective on the array's communicator for
+ * BROADCAST (the value must then be equal on every rank, else PLM_ERR_INVALID_ARG on all);
+ * not collective otherwise.
+ */
+PLM_API plm_status_t plm_array_fill(plm_array_t x, double value_re, double value_im);
+/** y = x (same layout). Not collective. */
 PLM_API plm_status_t plm_array_copy(plm_const_array_t x, plm_array_t y);
-/** z = x + y. */
+/** z = x + y. Not collective. */
 PLM_API plm_status_t plm_array_add(plm_const_array_t x, plm_const_array_t y, plm_array_t z);
-/** z = x - y. */
+/** z = x - y. Not collective. */
 PLM_API plm_status_t plm_array_sub(plm_const_array_t x, plm_const_array_t y, plm_array_t z);
-/** z = x * y element-wise. */
+/** z = x * y element-wise. Not collective. */
 PLM_API plm_status_t plm_array_mul(plm_const_array_t x, plm_const_array_t y, plm_array_t z);
-/** x = alpha * x. */
-PLM_API plm_status_t plm_array_scale(plm_array_t x, const void *alpha);
-/** y = alpha * x + beta * y. */
-PLM_API plm_status_t plm_array_axpby(const void *alpha, plm_const_array_t x, const void *beta, plm_array_t y);
-/** y = conj(x) (a copy for real dtypes). */
+/** x = alpha * x. Not collective. */
+PLM_API plm_status_t plm_array_scale(plm_array_t x, double alpha_re, double alpha_im);
+/** y = alpha * x + beta * y. Not collective. */
+PLM_API plm_status_t plm_array_axpby(double alpha_re, double alpha_im, plm_const_array_t x, double beta_re,
+                                     double beta_im, plm_array_t y);
+/** y = conj(x) (a copy for real dtypes). Not collective. */
 PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y);
 
 /* Reductions. Collective on the array's communicator. */
@@ -394,10 +405,15 @@ PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y);
 /**
  * Global dot product: sum x_i y_i (conjugate = 0, PyLops-MPI's dot) or sum conj(x_i) y_i
  * (conjugate = 1, vdot), reduced over the caller's mask group (the whole comm without a
- * mask). BROADCAST arrays count each element once.
- * @param[out] result one element of the dtype, the same on every rank of the group
+ * mask). BROADCAST arrays count each element once. Collective on the array's communicator
+ * (all of it, even with a mask): conjugate must be equal on every rank. Partial sums are
+ * accumulated in double whatever the dtype.
+ * @param[out] re host memory; the real part, the same on every rank of the group
+ * @param[out] im host memory; the imaginary part. May be NULL for real dtypes (it would be
+ *                0), must not be NULL for complex ones.
  */
-PLM_API plm_status_t plm_array_dot(plm_const_array_t x, plm_const_array_t y, int conjugate, void *result);
+PLM_API plm_status_t plm_array_dot(plm_const_array_t x, plm_const_array_t y, int conjugate, double *re,
+                                   double *im);
 
 /**
  * Global vector norm of all elements, over the caller's mask group, as float64:
@@ -474,12 +490,14 @@ PLM_API plm_status_t plm_stacked_get(plm_const_stacked_t s, int i, plm_array_t *
 PLM_API plm_status_t plm_stacked_zeros_like(plm_const_stacked_t s, plm_stacked_t *out);
 /** Member-wise copy y = x; stacks must match member by member. Not collective. */
 PLM_API plm_status_t plm_stacked_copy(plm_const_stacked_t x, plm_stacked_t y);
-/** Member-wise x = alpha x. Not collective. */
-PLM_API plm_status_t plm_stacked_scale(plm_stacked_t x, const void *alpha);
-/** Member-wise y = alpha x + beta y. Not collective. */
-PLM_API plm_status_t plm_stacked_axpby(const void *alpha, plm_const_stacked_t x, const void *beta, plm_stacked_t y);
-/** Sum of the members' dot products (plm_array_dot()). Collective. */
-PLM_API plm_status_t plm_stacked_dot(plm_const_stacked_t x, plm_const_stacked_t y, int conjugate, void *result);
+/** Member-wise x = alpha x (scalars as plm_array_scale()). Not collective. */
+PLM_API plm_status_t plm_stacked_scale(plm_stacked_t x, double alpha_re, double alpha_im);
+/** Member-wise y = alpha x + beta y (scalars as plm_array_axpby()). Not collective. */
+PLM_API plm_status_t plm_stacked_axpby(double alpha_re, double alpha_im, plm_const_stacked_t x, double beta_re,
+                                       double beta_im, plm_stacked_t y);
+/** Sum of the members' dot products (plm_array_dot(); re, im as there). Collective. */
+PLM_API plm_status_t plm_stacked_dot(plm_const_stacked_t x, plm_const_stacked_t y, int conjugate, double *re,
+                                     double *im);
 /** Norm of the concatenation, combined from member norms (ords as plm_array_norm()). Collective. */
 PLM_API plm_status_t plm_stacked_norm(plm_const_stacked_t x, double ord, double *result);
 /** Flattened members' global arrays, concatenated (n_out elements). Collective. */

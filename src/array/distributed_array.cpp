@@ -50,6 +50,22 @@ double finish_norm(const NormPlan &n, double v)
 
 }  // namespace
 
+Scalar make_scalar(DType dt, double re, double im, const char *what)
+{
+    PLM_REQUIRE(is_complex(dt) || im == 0, PLM_ERR_INVALID_ARG,
+                "%s: imaginary part %g given for a real (%s) array", what, im, dtype_name(dt));
+    Scalar s;
+    dispatch_float(dt, [&](auto t) {
+        using T = decltype(t);
+        using R = real_t<T>;
+        T v;
+        if constexpr (is_complex_v<T>) v = T(static_cast<R>(re), static_cast<R>(im));
+        else v = static_cast<T>(re);
+        std::memcpy(s.bytes, &v, sizeof v);
+    });
+    return s;
+}
+
 int normalize_axis(int axis, int ndim)
 {
     PLM_REQUIRE(axis >= -ndim && axis < ndim, PLM_ERR_INVALID_ARG, "axis %d out of range for %d dimensions", axis,
@@ -168,12 +184,11 @@ void DistributedArray::sync_broadcast()
     if (layout_.partition == PLM_PARTITION_BROADCAST) bcast(*base_, space_, data(), local_size(), dtype_, 0);
 }
 
-void DistributedArray::fill(const void *value)
+void DistributedArray::fill(const Scalar &value)
 {
-    unsigned char v[kScalarBytes] = {};
-    std::memcpy(v, value, dtype_size(dtype_));
-    if (layout_.partition == PLM_PARTITION_BROADCAST) bcast(*base_, Space::host, v, 1, dtype_, 0);
-    kernels::fill(space_, dtype_, local_size(), v, data());
+    Scalar v = value;
+    if (layout_.partition == PLM_PARTITION_BROADCAST) bcast(*base_, Space::host, v.bytes, 1, dtype_, 0);
+    kernels::fill(space_, dtype_, local_size(), v.data(), data());
 }
 
 void DistributedArray::binary(kernels::Binary op, const DistributedArray &x, const DistributedArray &y)
@@ -194,8 +209,10 @@ void DistributedArray::replicated_share(int64_t *begin, int64_t *count) const
     *count = split_count(rows, g, me) * row_elems;
 }
 
-void DistributedArray::dot(const DistributedArray &y, bool conjugate, void *result) const
+void DistributedArray::dot(const DistributedArray &y, bool conjugate, double *re, double *im) const
 {
+    const bool bad = !re || (is_complex(dtype_) && !im);
+    void *result = bad ? nullptr : re;
     require_compatible(y, "dot");
     int64_t begin = 0, count = local_size();
     if (!layout_.scattered()) replicated_share(&begin, &count);
@@ -209,9 +226,15 @@ void DistributedArray::dot(const DistributedArray &y, bool conjugate, void *resu
         allreduce(*group_, Space::host, part, total, 2, dtype_, ReduceOp::sum);
         others_bad = reinterpret_cast<T *>(total)[1] != T(0);
     });
-    PLM_REQUIRE(result, PLM_ERR_INVALID_ARG, "dot: result is NULL");
+    PLM_REQUIRE(re, PLM_ERR_INVALID_ARG, "dot: re is NULL");
+    PLM_REQUIRE(result, PLM_ERR_INVALID_ARG, "dot: im is NULL for a complex array");
     PLM_REQUIRE(!others_bad, PLM_ERR_INVALID_ARG, "dot: a NULL result on another rank of the group");
-    std::memcpy(result, total, dtype_size(dtype_));
+    dispatch_float(dtype_, [&](auto t) {
+        using T = decltype(t);
+        const T v = *reinterpret_cast<const T *>(total);
+        *re = static_cast<double>(std::real(v));
+        if (im) *im = static_cast<double>(std::imag(v));
+    });
 }
 
 double DistributedArray::norm(double ord, bool bad_arg) const

@@ -27,6 +27,14 @@ struct ArraySpec {
     void *user_data = nullptr;
 };
 
+// One element of a dtype built from the (re, im) pair the C API passes (16 bytes: enough
+// for any dtype). A real dtype refuses a non-zero imaginary part.
+struct Scalar {
+    alignas(16) unsigned char bytes[16] = {};
+    const void *data() const { return bytes; }
+};
+Scalar make_scalar(DType dt, double re, double im, const char *what);
+
 class DistributedArray : public comm::Distributed {
 public:
     using Ptr = std::shared_ptr<DistributedArray>;
@@ -57,9 +65,10 @@ public:
     // BROADCAST: make every rank hold rank 0's data (collective); other partitions: no-op.
     void sync_broadcast();
 
-    void fill(const void *value);
+    void fill(const Scalar &value);
     void binary(kernels::Binary op, const DistributedArray &x, const DistributedArray &y);  // this = x op y
-    void dot(const DistributedArray &y, bool conjugate, void *result) const;
+    // re/im: host; im may be nullptr for real dtypes.
+    void dot(const DistributedArray &y, bool conjugate, double *re, double *im) const;
     // bad_arg: the caller found a bad argument on this rank; every rank of the group fails.
     double norm(double ord, bool bad_arg = false) const;
     void norm_axis(double ord, int axis, double *out, int64_t n_out) const;

@@ -44,31 +44,31 @@ void StackedArray::copy_from(const StackedArray &x)
         kernels::copy(members_[i]->space(), dtype(), members_[i]->local_size(), x.members_[i]->data(), members_[i]->data());
 }
 
-void StackedArray::scale(const void *alpha)
+void StackedArray::scale(const Scalar &alpha)
 {
-    for (const auto &m : members_) kernels::scale(m->space(), dtype(), m->local_size(), alpha, m->data());
+    for (const auto &m : members_) kernels::scale(m->space(), dtype(), m->local_size(), alpha.data(), m->data());
 }
 
-void StackedArray::axpby(const void *alpha, const StackedArray &x, const void *beta)
+void StackedArray::axpby(const Scalar &alpha, const StackedArray &x, const Scalar &beta)
 {
     require_compatible(x, "stacked axpby");
     for (size_t i = 0; i < members_.size(); ++i)
-        kernels::axpby(members_[i]->space(), dtype(), members_[i]->local_size(), alpha, x.members_[i]->data(), beta,
-                       members_[i]->data());
+        kernels::axpby(members_[i]->space(), dtype(), members_[i]->local_size(), alpha.data(), x.members_[i]->data(),
+                       beta.data(), members_[i]->data());
 }
 
-void StackedArray::dot(const StackedArray &y, bool conjugate, void *result) const
+void StackedArray::dot(const StackedArray &y, bool conjugate, double *re, double *im) const
 {
     require_compatible(y, "stacked dot");
-    dispatch_float(dtype(), [&](auto t) {
-        using T = decltype(t);
-        T sum{}, part{};
-        for (size_t i = 0; i < members_.size(); ++i) {
-            members_[i]->dot(*y.members_[i], conjugate, result ? &part : nullptr);  // NULL fails on all ranks
-            sum += part;
-        }
-        std::memcpy(result, &sum, sizeof sum);
-    });
+    double sum_re = 0, sum_im = 0;
+    for (size_t i = 0; i < members_.size(); ++i) {
+        double pr = 0, pi = 0;
+        members_[i]->dot(*y.members_[i], conjugate, re ? &pr : nullptr, im ? &pi : nullptr);  // NULL fails on all ranks
+        sum_re += pr;
+        sum_im += pi;
+    }
+    *re = sum_re;
+    if (im) *im = sum_im;
 }
 
 double StackedArray::norm(double ord, bool bad_arg) const

@@ -16,9 +16,9 @@ public:
     Ptr zeros_like() const;
     void require_compatible(const StackedArray &o, const char *what) const;
     void copy_from(const StackedArray &x);
-    void scale(const void *alpha);
-    void axpby(const void *alpha, const StackedArray &x, const void *beta);  // this = alpha x + beta this
-    void dot(const StackedArray &y, bool conjugate, void *result) const;
+    void scale(const Scalar &alpha);
+    void axpby(const Scalar &alpha, const StackedArray &x, const Scalar &beta);  // this = alpha x + beta this
+    void dot(const StackedArray &y, bool conjugate, double *re, double *im) const;
     double norm(double ord, bool bad_arg = false) const;
     int64_t global_size() const;
     void asarray(void *out, int64_t n_out) const;

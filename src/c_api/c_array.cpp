@@ -247,14 +247,15 @@ PLM_API plm_status_t plm_array_restore_local_write(plm_array_t x, void **data)
     });
 }
 
-PLM_API plm_status_t plm_array_fill(plm_array_t x, const void *value)
+PLM_API plm_status_t plm_array_fill(plm_array_t x, double value_re, double value_im)
 {
     return guard([&] {
         DistributedArray &a = array_of(x);
+        Scalar v;
         std::optional<Error> local =
-            comm::capture([&] { PLM_REQUIRE(value, PLM_ERR_INVALID_ARG, "fill: value is NULL"); });
+            comm::capture([&] { v = make_scalar(a.dtype(), value_re, value_im, "fill value"); });
         agree_if_broadcast(a, local);
-        a.fill(value);
+        a.fill(v);
     });
 }
 
@@ -283,23 +284,25 @@ PLM_API plm_status_t plm_array_mul(plm_const_array_t x, plm_const_array_t y, plm
     return binary(kernels::Binary::mul, x, y, z);
 }
 
-PLM_API plm_status_t plm_array_scale(plm_array_t x, const void *alpha)
+PLM_API plm_status_t plm_array_scale(plm_array_t x, double alpha_re, double alpha_im)
 {
     return guard([&] {
         DistributedArray &a = array_of(x);
-        PLM_REQUIRE(alpha, PLM_ERR_INVALID_ARG, "scale: alpha is NULL");
-        kernels::scale(a.space(), a.dtype(), a.local_size(), alpha, a.data());
+        const Scalar alpha = make_scalar(a.dtype(), alpha_re, alpha_im, "scale alpha");
+        kernels::scale(a.space(), a.dtype(), a.local_size(), alpha.data(), a.data());
     });
 }
 
-PLM_API plm_status_t plm_array_axpby(const void *alpha, plm_const_array_t x, const void *beta, plm_array_t y)
+PLM_API plm_status_t plm_array_axpby(double alpha_re, double alpha_im, plm_const_array_t x, double beta_re,
+                                     double beta_im, plm_array_t y)
 {
     return guard([&] {
         DistributedArray &b = array_of(y);
         const DistributedArray &a = array_of(x);
-        PLM_REQUIRE(alpha && beta, PLM_ERR_INVALID_ARG, "axpby: alpha or beta is NULL");
         b.require_compatible(a, "axpby");
-        kernels::axpby(b.space(), b.dtype(), b.local_size(), alpha, a.data(), beta, b.data());
+        const Scalar alpha = make_scalar(b.dtype(), alpha_re, alpha_im, "axpby alpha");
+        const Scalar beta = make_scalar(b.dtype(), beta_re, beta_im, "axpby beta");
+        kernels::axpby(b.space(), b.dtype(), b.local_size(), alpha.data(), a.data(), beta.data(), b.data());
     });
 }
 
@@ -313,9 +316,10 @@ PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y)
     });
 }
 
-PLM_API plm_status_t plm_array_dot(plm_const_array_t x, plm_const_array_t y, int conjugate, void *result)
+PLM_API plm_status_t plm_array_dot(plm_const_array_t x, plm_const_array_t y, int conjugate, double *re,
+                                   double *im)
 {
-    return guard([&] { array_of(x).dot(array_of(y), conjugate != 0, result); });
+    return guard([&] { array_of(x).dot(array_of(y), conjugate != 0, re, im); });
 }
 
 PLM_API plm_status_t plm_array_norm(plm_const_array_t x, double ord, double *result)

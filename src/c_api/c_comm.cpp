@@ -35,7 +35,7 @@ PLM_API plm_status_t plm_comm_config_init(plm_comm_config_t *cfg, size_t struct_
     return guard([&] {
         PLM_REQUIRE(cfg, PLM_ERR_INVALID_ARG, "cfg is NULL");
         PLM_REQUIRE(struct_size >= offsetof(plm_comm_config_t, nccl_comm) + sizeof(void *), PLM_ERR_INVALID_ARG,
-                    "struct_size %zu is smaller than plm_comm_config_t of version 0.1", struct_size);
+                    "struct_size %zu is smaller than any released plm_comm_config_t", struct_size);
         const plm_comm_config_t def = PLM_COMM_CONFIG_INITIALIZER;
         std::memset(cfg, 0, struct_size);
         std::memcpy(cfg, &def, struct_size < sizeof def ? struct_size : sizeof def);

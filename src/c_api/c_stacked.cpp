@@ -94,28 +94,29 @@ PLM_API plm_status_t plm_stacked_copy(plm_const_stacked_t x, plm_stacked_t y)
     return guard([&] { stack_of(y).copy_from(stack_of(x)); });
 }
 
-PLM_API plm_status_t plm_stacked_scale(plm_stacked_t x, const void *alpha)
+PLM_API plm_status_t plm_stacked_scale(plm_stacked_t x, double alpha_re, double alpha_im)
 {
     return guard([&] {
         StackedArray &s = stack_of(x);
-        PLM_REQUIRE(alpha, PLM_ERR_INVALID_ARG, "scale: alpha is NULL");
-        s.scale(alpha);
+        s.scale(make_scalar(s.dtype(), alpha_re, alpha_im, "stacked scale alpha"));
     });
 }
 
-PLM_API plm_status_t plm_stacked_axpby(const void *alpha, plm_const_stacked_t x, const void *beta, plm_stacked_t y)
+PLM_API plm_status_t plm_stacked_axpby(double alpha_re, double alpha_im, plm_const_stacked_t x, double beta_re,
+                                       double beta_im, plm_stacked_t y)
 {
     return guard([&] {
         StackedArray &s = stack_of(y);
         const StackedArray &a = stack_of(x);
-        PLM_REQUIRE(alpha && beta, PLM_ERR_INVALID_ARG, "axpby: alpha or beta is NULL");
-        s.axpby(alpha, a, beta);
+        s.axpby(make_scalar(s.dtype(), alpha_re, alpha_im, "stacked axpby alpha"), a,
+                make_scalar(s.dtype(), beta_re, beta_im, "stacked axpby beta"));
     });
 }
 
-PLM_API plm_status_t plm_stacked_dot(plm_const_stacked_t x, plm_const_stacked_t y, int conjugate, void *result)
+PLM_API plm_status_t plm_stacked_dot(plm_const_stacked_t x, plm_const_stacked_t y, int conjugate, double *re,
+                                     double *im)
 {
-    return guard([&] { stack_of(x).dot(stack_of(y), conjugate != 0, result); });
+    return guard([&] { stack_of(x).dot(stack_of(y), conjugate != 0, re, im); });
 }
 
 PLM_API plm_status_t plm_stacked_norm(plm_const_stacked_t x, double ord, double *result)

@@ -23,8 +23,8 @@
 #if PLM_VERSION_GE(PLM_VERSION_MAJOR, PLM_VERSION_MINOR, PLM_VERSION_PATCH + 1)
 #error "PLM_VERSION_GE(newer patch) must not hold"
 #endif
-#if !PLM_VERSION_GE(0, 1, 0)
-#error "this library is at least 0.1.0"
+#if !PLM_VERSION_GE(0, 2, 0)
+#error "this library is at least 0.2.0"
 #endif
 /* Arguments must be parenthesised inside the macro: 1 ? 0 : 1 == 0 */
 #if PLM_VERSION_GE(PLM_VERSION_MAJOR + 1 - 1, PLM_VERSION_MINOR, 1 ? PLM_VERSION_PATCH : 999) != 1

@@ -106,8 +106,7 @@ static void test_create_bad_args(void **state)
     /* still usable afterwards */
     plm_array_t x = tu_make(1, g1, 0, SC, F, NULL, NULL, NULL);
     double nrm = -1;
-    tu_scalar_t one = tu_scalar(F, 1, 0);
-    TU_CHECK_OK(plm_array_fill(x, &one));
+    TU_CHECK_OK(plm_array_fill(x, 1, 0));
     TU_CHECK_OK(plm_array_norm(x, 1.0, &nrm));
     TU_EXPECT(nrm == 29.0, "norm after errors %g", nrm);
     plm_array_destroy(&x);
@@ -122,7 +121,6 @@ static void test_null_args(void **state)
     int64_t g1[1] = {13};
     plm_array_t x = tu_make(1, g1, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
     plm_array_t y = tu_make(1, g1, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
-    tu_scalar_t v = tu_scalar(PLM_FLOAT64, 1, 0);
     int n = 0;
     int64_t sh[PLM_MAX_NDIM * 8];
     int mk[8];
@@ -184,8 +182,9 @@ static void test_null_args(void **state)
     TU_EXPECT_ERR(plm_array_duplicate(x, NULL), A);
 
     /* element-wise */
-    TU_EXPECT_ERR(plm_array_fill(NULL, &v), A);
-    TU_EXPECT_ERR(plm_array_fill(x, NULL), A);
+    TU_EXPECT_ERR(plm_array_fill(NULL, 1, 0), A);
+    TU_EXPECT_ERR(plm_array_fill(x, 1, 0.5), A); /* imaginary part for a real array */
+    TU_EXPECT_ERR(plm_array_fill(x, 1, NAN), A);
     TU_EXPECT_ERR(plm_array_copy(NULL, y), A);
     TU_EXPECT_ERR(plm_array_copy(x, NULL), A);
     TU_EXPECT_ERR(plm_array_add(NULL, y, y), A);
@@ -193,21 +192,21 @@ static void test_null_args(void **state)
     TU_EXPECT_ERR(plm_array_add(x, y, NULL), A);
     TU_EXPECT_ERR(plm_array_sub(NULL, y, y), A);
     TU_EXPECT_ERR(plm_array_mul(x, y, NULL), A);
-    TU_EXPECT_ERR(plm_array_scale(NULL, &v), A);
-    TU_EXPECT_ERR(plm_array_scale(x, NULL), A);
-    TU_EXPECT_ERR(plm_array_axpby(NULL, x, &v, y), A);
-    TU_EXPECT_ERR(plm_array_axpby(&v, NULL, &v, y), A);
-    TU_EXPECT_ERR(plm_array_axpby(&v, x, NULL, y), A);
-    TU_EXPECT_ERR(plm_array_axpby(&v, x, &v, NULL), A);
+    TU_EXPECT_ERR(plm_array_scale(NULL, 1, 0), A);
+    TU_EXPECT_ERR(plm_array_scale(x, 1, -1), A);
+    TU_EXPECT_ERR(plm_array_axpby(1, 1, x, 1, 0, y), A);
+    TU_EXPECT_ERR(plm_array_axpby(1, 0, NULL, 1, 0, y), A);
+    TU_EXPECT_ERR(plm_array_axpby(1, 0, x, 1, 2, y), A);
+    TU_EXPECT_ERR(plm_array_axpby(1, 0, x, 1, 0, NULL), A);
     TU_EXPECT_ERR(plm_array_conj(NULL, y), A);
     TU_EXPECT_ERR(plm_array_conj(x, NULL), A);
 
     /* collective calls with the same NULL on every rank */
     double r = 0;
     double buf[2 * 13];
-    TU_EXPECT_ERR(plm_array_dot(NULL, y, 0, &r), A);
-    TU_EXPECT_ERR(plm_array_dot(x, NULL, 0, &r), A);
-    TU_EXPECT_ERR(plm_array_dot(x, y, 0, NULL), A);
+    TU_EXPECT_ERR(plm_array_dot(NULL, y, 0, &r, NULL), A);
+    TU_EXPECT_ERR(plm_array_dot(x, NULL, 0, &r, NULL), A);
+    TU_EXPECT_ERR(plm_array_dot(x, y, 0, NULL, &r), A);
     TU_EXPECT_ERR(plm_array_norm(NULL, 2.0, &r), A);
     TU_EXPECT_ERR(plm_array_norm(x, 2.0, NULL), A);
     TU_EXPECT_ERR(plm_array_norm_axis(NULL, 2.0, 0, buf, 1), A);
@@ -261,11 +260,9 @@ static void test_mismatch(void **state)
     plm_array_t a1 = tu_make(2, g2, 1, SC, PLM_FLOAT64, NULL, NULL, NULL);
     tu_reversed_rows(1, g1, 0, P, rows);
     plm_array_t xr = tu_make(1, g1, 0, SC, PLM_FLOAT64, rows, NULL, NULL);
-    tu_scalar_t one = tu_scalar(PLM_COMPLEX128, 1, 0);
     double res[2];
-    tu_scalar_t fill0 = tu_scalar(PLM_COMPLEX128, 0, 0);
     plm_array_t all[] = {x64, y64, x32, xc, xc64, xs, xb, xu, xm, xm2, a0, a1, xr};
-    for (int i = 0; i < (int)(sizeof all / sizeof all[0]); i++) TU_OK(plm_array_fill(all[i], &fill0));
+    for (int i = 0; i < (int)(sizeof all / sizeof all[0]); i++) TU_OK(plm_array_fill(all[i], 0, 0));
 
     /* dtype */
     TU_EXPECT_ERR(plm_array_add(x64, x32, y64), D);
@@ -274,44 +271,44 @@ static void test_mismatch(void **state)
     TU_EXPECT_ERR(plm_array_mul(xc64, xc, xc), D);
     TU_EXPECT_ERR(plm_array_copy(x64, x32), D);
     TU_EXPECT_ERR(plm_array_copy(xc, xc64), D);
-    TU_EXPECT_ERR(plm_array_axpby(&one, x64, &one, xc), D);
+    TU_EXPECT_ERR(plm_array_axpby(1, 0, x64, 1, 0, xc), D);
     TU_EXPECT_ERR(plm_array_conj(xc, x64), D);
     TU_EXPECT_ERR(plm_array_conj(x32, x64), D);
-    TU_EXPECT_ERR(plm_array_dot(x64, x32, 0, res), D);
-    TU_EXPECT_ERR(plm_array_dot(xc, xc64, 1, res), D);
+    TU_EXPECT_ERR(plm_array_dot(x64, x32, 0, &res[0], &res[1]), D);
+    TU_EXPECT_ERR(plm_array_dot(xc, xc64, 1, &res[0], &res[1]), D);
 
     /* global shape */
     TU_EXPECT_ERR(plm_array_add(x64, xs, y64), S);
     TU_EXPECT_ERR(plm_array_add(x64, y64, xs), S);
     TU_EXPECT_ERR(plm_array_copy(x64, xs), S);
-    TU_EXPECT_ERR(plm_array_axpby(&one, xs, &one, x64), S);
+    TU_EXPECT_ERR(plm_array_axpby(1, 0, xs, 1, 0, x64), S);
     TU_EXPECT_ERR(plm_array_conj(xs, x64), S);
-    TU_EXPECT_ERR(plm_array_dot(x64, xs, 0, res), S);
+    TU_EXPECT_ERR(plm_array_dot(x64, xs, 0, &res[0], NULL), S);
     /* partition */
     TU_EXPECT_ERR(plm_array_add(x64, xb, y64), S);
     TU_EXPECT_ERR(plm_array_sub(xb, xu, xb), S);
     TU_EXPECT_ERR(plm_array_copy(xb, x64), S);
-    TU_EXPECT_ERR(plm_array_dot(x64, xb, 0, res), S);
-    TU_EXPECT_ERR(plm_array_dot(xb, xu, 0, res), S);
+    TU_EXPECT_ERR(plm_array_dot(x64, xb, 0, &res[0], NULL), S);
+    TU_EXPECT_ERR(plm_array_dot(xb, xu, 0, &res[0], NULL), S);
     /* mask: present vs absent, and different groupings */
     TU_EXPECT_ERR(plm_array_add(x64, xm, y64), S);
     TU_EXPECT_ERR(plm_array_mul(xm, y64, xm), S);
     TU_EXPECT_ERR(plm_array_copy(xm, x64), S);
-    TU_EXPECT_ERR(plm_array_dot(xm, x64, 0, res), S);
+    TU_EXPECT_ERR(plm_array_dot(xm, x64, 0, &res[0], NULL), S);
     if (P > 1) {
         TU_EXPECT_ERR(plm_array_add(xm, xm2, xm), S);
-        TU_EXPECT_ERR(plm_array_dot(xm, xm2, 1, res), S);
+        TU_EXPECT_ERR(plm_array_dot(xm, xm2, 1, &res[0], NULL), S);
     }
     /* axis (same global shape) */
     TU_EXPECT_ERR(plm_array_add(a0, a1, a0), S);
     TU_EXPECT_ERR(plm_array_copy(a0, a1), S);
-    TU_EXPECT_ERR(plm_array_dot(a0, a1, 0, res), S);
+    TU_EXPECT_ERR(plm_array_dot(a0, a1, 0, &res[0], NULL), S);
     /* local shapes */
     if (P > 1) {
         TU_EXPECT_ERR(plm_array_add(x64, xr, y64), S);
-        TU_EXPECT_ERR(plm_array_axpby(&one, xr, &one, x64), S);
+        TU_EXPECT_ERR(plm_array_axpby(1, 0, xr, 1, 0, x64), S);
         TU_EXPECT_ERR(plm_array_copy(x64, xr), S);
-        TU_EXPECT_ERR(plm_array_dot(xr, x64, 0, res), S);
+        TU_EXPECT_ERR(plm_array_dot(xr, x64, 0, &res[0], NULL), S);
     }
     /* the arrays are untouched by the failed calls */
     double nrm = -1;
@@ -332,9 +329,8 @@ static void test_collective_bad_args(void **state)
     double *buf = tu_alloc(n);
     plm_array_t x = tu_make(2, g2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
     plm_array_t xb = tu_make(2, g2, 0, PLM_PARTITION_BROADCAST, PLM_FLOAT64, NULL, NULL, NULL);
-    tu_scalar_t one = tu_scalar(PLM_FLOAT64, 1, 0);
-    TU_OK(plm_array_fill(x, &one));
-    TU_OK(plm_array_fill(xb, &one));
+    TU_OK(plm_array_fill(x, 1, 0));
+    TU_OK(plm_array_fill(xb, 1, 0));
     double res = 0;
 
     TU_EXPECT_ERR(plm_array_norm(x, NAN, &res), A);
@@ -401,11 +397,10 @@ static void test_stacked_bad_args(void **state)
     plm_array_t b = tu_make(1, g2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
     plm_array_t c = tu_make(1, g1, 0, PLM_PARTITION_SCATTER, PLM_FLOAT32, NULL, NULL, NULL);
     plm_array_t d = tu_make(1, g1, 0, PLM_PARTITION_SCATTER, PLM_FLOAT32, NULL, NULL, NULL);
-    tu_scalar_t z = tu_scalar(PLM_FLOAT64, 0, 0), zf = tu_scalar(PLM_FLOAT32, 0, 0);
-    TU_OK(plm_array_fill(a, &z));
-    TU_OK(plm_array_fill(b, &z));
-    TU_OK(plm_array_fill(c, &zf));
-    TU_OK(plm_array_fill(d, &zf));
+    TU_OK(plm_array_fill(a, 0, 0));
+    TU_OK(plm_array_fill(b, 0, 0));
+    TU_OK(plm_array_fill(c, 0, 0));
+    TU_OK(plm_array_fill(d, 0, 0));
     plm_stacked_t out = (plm_stacked_t)(void *)&tu_fail;
     plm_array_t ab[2] = {a, b}, ba[2] = {b, a}, ac[2] = {a, c}, an[2] = {a, NULL}, cc[2] = {c, d};
 
@@ -455,10 +450,10 @@ static void test_stacked_bad_args(void **state)
     /* member count and member shapes differ */
     TU_EXPECT_ERR(plm_stacked_copy(sab, sa), S);
     TU_EXPECT_ERR(plm_stacked_copy(sab, sba), S);
-    TU_EXPECT_ERR(plm_stacked_axpby(&z, sab, &z, sba), S);
-    TU_EXPECT_ERR(plm_stacked_axpby(&z, sa, &z, sab), S);
-    TU_EXPECT_ERR(plm_stacked_dot(sab, sba, 0, res), S);
-    TU_EXPECT_ERR(plm_stacked_dot(sab, sa, 0, res), S);
+    TU_EXPECT_ERR(plm_stacked_axpby(0, 0, sab, 0, 0, sba), S);
+    TU_EXPECT_ERR(plm_stacked_axpby(0, 0, sa, 0, 0, sab), S);
+    TU_EXPECT_ERR(plm_stacked_dot(sab, sba, 0, &res[0], NULL), S);
+    TU_EXPECT_ERR(plm_stacked_dot(sab, sa, 0, &res[0], NULL), S);
     /* dtypes differ between stacks */
     {
         plm_array_t cd[2] = {c, d};
@@ -469,8 +464,8 @@ static void test_stacked_bad_args(void **state)
         TU_OK(plm_stacked_create(2, cd, &s2));
         TU_OK(plm_stacked_create(2, a2, &s64));
         TU_EXPECT_ERR(plm_stacked_copy(s64, s2), D);
-        TU_EXPECT_ERR(plm_stacked_dot(s64, s2, 0, res), D);
-        TU_EXPECT_ERR(plm_stacked_axpby(&z, s64, &z, s2), D);
+        TU_EXPECT_ERR(plm_stacked_dot(s64, s2, 0, &res[0], NULL), D);
+        TU_EXPECT_ERR(plm_stacked_axpby(0, 0, s64, 0, 0, s2), D);
         plm_stacked_destroy(&s2);
         plm_stacked_destroy(&s64);
         plm_array_destroy(&bb);
@@ -478,10 +473,11 @@ static void test_stacked_bad_args(void **state)
     /* NULLs */
     TU_EXPECT_ERR(plm_stacked_copy(NULL, sab), A);
     TU_EXPECT_ERR(plm_stacked_copy(sab, NULL), A);
-    TU_EXPECT_ERR(plm_stacked_scale(sab, NULL), A);
-    TU_EXPECT_ERR(plm_stacked_scale(NULL, &z), A);
-    TU_EXPECT_ERR(plm_stacked_axpby(NULL, sab, &z, sab), A);
-    TU_EXPECT_ERR(plm_stacked_dot(sab, sab, 0, NULL), A);
+    TU_EXPECT_ERR(plm_stacked_scale(sab, 0, 1), A); /* imaginary part for real members */
+    TU_EXPECT_ERR(plm_stacked_scale(NULL, 0, 0), A);
+    TU_EXPECT_ERR(plm_stacked_axpby(0, 0, NULL, 0, 0, sab), A);
+    TU_EXPECT_ERR(plm_stacked_axpby(0, 1, sab, 0, 0, sab), A);
+    TU_EXPECT_ERR(plm_stacked_dot(sab, sab, 0, NULL, NULL), A);
     TU_EXPECT_ERR(plm_stacked_norm(sab, 2.0, NULL), A);
     TU_EXPECT_ERR(plm_stacked_norm(NULL, 2.0, res), A);
     TU_EXPECT_ERR(plm_stacked_norm(sab, NAN, res), A);

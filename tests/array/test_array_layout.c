@@ -286,8 +286,7 @@ static void test_redistribute(void **state)
                 tu_check_buf(dt, buf, n, g, 0.0, what);
                 free(buf);
                 /* independent of the source */
-                tu_scalar_t z = tu_scalar(dt, 0, 0);
-                TU_CHECK_OK(plm_array_fill(x, &z));
+                TU_CHECK_OK(plm_array_fill(x, 0, 0));
                 tu_check_local(y, g, 0.0, "redistribute result shares data with its source");
                 plm_array_destroy(&x);
                 plm_array_destroy(&y);
@@ -313,8 +312,7 @@ static void test_redistribute(void **state)
             TU_EXPECT(ls[0] == 4 && ls[1] == 5, "redistribute of %s: local shape %lldx%lld", tu_partname(TU_PARTS[p]),
                       (long long)ls[0], (long long)ls[1]);
             tu_check_local(y, g, 0.0, "redistribute broadcast");
-            tu_scalar_t z = tu_scalar(PLM_FLOAT64, 0, 0);
-            TU_CHECK_OK(plm_array_fill(x, &z));
+            TU_CHECK_OK(plm_array_fill(x, 0, 0));
             tu_check_local(y, g, 0.0, "redistribute broadcast result shares data");
         }
         plm_array_destroy(&x);
@@ -342,8 +340,7 @@ static void test_broadcast_consistency(void **state)
         double vr = 1.5 + tu_rank, vi = -0.5 - tu_rank, v0r = 1.5, v0i = -0.5;
         tu_round(dt, &v0r, &v0i);
         if (!tu_cplx(dt)) v0i = 0;
-        tu_scalar_t v = tu_scalar(dt, vr, vi);
-        TU_CHECK_OK(plm_array_fill(x, &v));
+        TU_CHECK_OK(plm_array_fill(x, vr, tu_cplx(dt) ? vi : 0));
         double ref[70];
         for (int64_t i = 0; i < n; i++) { ref[2 * i] = v0r; ref[2 * i + 1] = v0i; }
         snprintf(what, sizeof what, "[BROADCAST %s fill with rank-dependent value]", tu_dtname(dt));
@@ -375,8 +372,7 @@ static void test_unsafe_broadcast_local(void **state)
         char what[100];
         snprintf(what, sizeof what, "[UNSAFE_BROADCAST %s]", tu_dtname(dt));
         tu_check_local(x, mine, 0.0, what);
-        tu_scalar_t two = tu_scalar(dt, 2, 0);
-        TU_CHECK_OK(plm_array_scale(x, &two));
+        TU_CHECK_OK(plm_array_scale(x, 2, 0));
         for (int64_t i = 0; i < 2 * n; i++) ref[i] = 2 * mine[i];
         tu_check_local(x, ref, 0.0, what);
         unsigned char buf[16 * 23];

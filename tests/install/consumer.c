@@ -46,7 +46,7 @@ int main(int argc, char **argv)
     for (i = 0; i < nlocal; ++i) data[i] = (double)(offset + i + 1);
     CHECK(plm_array_restore_local_write(x, (void **)&data));
 
-    CHECK(plm_array_dot(x, x, 0, &dot));
+    CHECK(plm_array_dot(x, x, 0, &dot, NULL));
     CHECK(plm_array_norm(x, 2.0, &norm));
     if (dot != expect) {
         fprintf(stderr, "consumer: rank %d: dot = %.17g, expected %.17g\n", rank, dot, expect);
