@@ -9,8 +9,14 @@
  *   root cause (file:line) is available from plm_last_error() on the calling thread.
  * - Outputs come last, through pointers. On every failure, an output handle is set to NULL.
  * - "Collective on comm": every rank of the communicator must call it, with the same
- *   rank-independent arguments. A bad argument found on one rank makes every rank return
- *   the error (no hang), except a NULL handle, which can only be detected locally.
+ *   rank-independent arguments (shapes, axis, partition, dtype, ord, masked, conjugate...).
+ *   Every such call first agrees over the whole communicator (also for masked arrays): a bad
+ *   argument on one rank, an allocation that fails on one rank, or ranks passing different
+ *   rank-independent arguments make every rank return the error (no hang), with the message
+ *   of the lowest failing rank ("on rank r: ..."). Only an unusable handle of the object the
+ *   call runs on (NULL, destroyed, an invalid MPI communicator) is detected locally: there
+ *   is no communicator to agree on. Calls before MPI_Init or after MPI_Finalize return
+ *   PLM_ERR_INVALID_ARG.
  * - "Not collective": a rank may call it alone.
  * - Threads: handles are not thread-safe; one handle per thread is fine. The library needs
  *   MPI initialised with at least MPI_THREAD_FUNNELED when threads are used.
@@ -220,20 +226,24 @@ PLM_API size_t plm_comm_config_struct_size(void);
 
 /**
  * Create a communicator from an MPI communicator, which is duplicated (the caller keeps and
- * frees its own). Errors on the duplicate return instead of aborting.
- * Collective on mpi_comm.
+ * frees its own). Errors on the duplicate return instead of aborting. A NULL out or a bad
+ * config on one rank fails every rank. MPI_COMM_NULL, an inter-communicator or a handle MPI
+ * does not know is PLM_ERR_INVALID_ARG on the ranks that passed it (locally: there is no
+ * communicator to agree on). Collective on mpi_comm.
  * @param[in]  mpi_comm any intra-communicator
  * @param[in]  config   options, or NULL for the defaults
  * @param[out] out      new communicator; free with plm_comm_destroy() before MPI_Finalize
  */
 PLM_API plm_status_t plm_comm_create(MPI_Comm mpi_comm, const plm_comm_config_t *config, plm_comm_t *out);
 
-/** plm_comm_create() from a Fortran handle (Fortran, mpi4py's comm.py2f()). Collective. */
+/** plm_comm_create() from a Fortran handle (Fortran, mpi4py's comm.py2f()); a handle MPI
+ *  does not know is PLM_ERR_INVALID_ARG (locally), never an abort. Collective. */
 PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, const plm_comm_config_t *config, plm_comm_t *out);
 
 /**
  * Destroy a communicator. Arrays created on it keep it alive until they are destroyed.
- * Collective on comm (it frees an MPI communicator).
+ * Collective on comm (it frees an MPI communicator) but with no agreement step: destroy is
+ * NULL-safe, and a rank passing NULL returns at once.
  */
 PLM_API plm_status_t plm_comm_destroy(plm_comm_t *comm);
 
@@ -245,6 +255,8 @@ PLM_API plm_status_t plm_comm_size(plm_const_comm_t comm, int *size);
 
 /**
  * The library's duplicated MPI communicator (borrowed: do not free; valid while comm lives).
+ * Use it for queries (rank, size, groups) only: the library's own traffic runs on it, so
+ * user messages on it could match the library's. For your own traffic, MPI_Comm_dup it.
  * Not collective.
  */
 PLM_API plm_status_t plm_comm_get_mpi(plm_const_comm_t comm, MPI_Comm *mpi_comm);
@@ -307,7 +319,11 @@ PLM_API plm_status_t plm_array_create(plm_comm_t comm, int ndim, const int64_t *
  * @param[in] mask         nmask non-negative group ids, one per rank: dot, norm and masked
  *                         asarray reduce over the ranks of the caller's group
  * @param[in] user_data    NULL to allocate, or the caller's memory of the local size in
- *                         `memory`, wrapped without copy; it must outlive the array
+ *                         `memory`, wrapped without copy, aligned for the dtype's real type
+ *                         (PLM_ERR_INVALID_ARG otherwise); it must outlive the array and every
+ *                         stack holding it. With BROADCAST the wrapped data are not made equal
+ *                         at create: write them through get/restore_local_write.
+ * A global shape whose element or byte count overflows 64 bits is PLM_ERR_INVALID_ARG.
  */
 PLM_API plm_status_t plm_array_create_ex(plm_comm_t comm, int ndim, const int64_t *global_shape, int axis,
                                          plm_partition_t partition, plm_dtype_t dtype, plm_memory_t memory,
@@ -406,8 +422,9 @@ PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y);
  * Global dot product: sum x_i y_i (conjugate = 0, PyLops-MPI's dot) or sum conj(x_i) y_i
  * (conjugate = 1, vdot), reduced over the caller's mask group (the whole comm without a
  * mask). BROADCAST arrays count each element once. Collective on the array's communicator
- * (all of it, even with a mask): conjugate must be equal on every rank. Partial sums are
- * accumulated in double whatever the dtype.
+ * (all of it, even with a mask): conjugate must be equal on every rank; y may be NULL on a
+ * rank (an error on all). The ranks' partial sums are combined in double, in the one
+ * reduction that also carries the agreement.
  * @param[out] re host memory; the real part, the same on every rank of the group
  * @param[out] im host memory; the imaginary part. May be NULL for real dtypes (it would be
  *                0), must not be NULL for complex ones.
@@ -419,6 +436,8 @@ PLM_API plm_status_t plm_array_dot(plm_const_array_t x, plm_const_array_t y, int
  * Global vector norm of all elements, over the caller's mask group, as float64:
  * ord 2: sqrt(sum |x|^2); 1: sum |x|; INFINITY: max |x|; -INFINITY: min |x|;
  * 0: number of non-zeros; any other p: (sum |x|^p)^(1/p). NaN ord: PLM_ERR_INVALID_ARG.
+ * NaN data give NaN on every rank of the group, for every ord (also INFINITY/-INFINITY).
+ * Collective on the whole communicator: ord must be equal on every rank.
  */
 PLM_API plm_status_t plm_array_norm(plm_const_array_t x, double ord, double *result);
 

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "array/layout.hpp"
-#include "comm/distributed.hpp"
+#include "comm/agreement.hpp"
 #include "kernels/kernels.hpp"
 
 namespace plm {
@@ -35,12 +35,14 @@ struct Scalar {
 };
 Scalar make_scalar(DType dt, double re, double im, const char *what);
 
+// Collective methods take the comm::Agreement the caller built on base() (holding the
+// caller's own argument checks) and run it exactly once, before any other communication.
 class DistributedArray : public comm::Distributed {
 public:
     using Ptr = std::shared_ptr<DistributedArray>;
 
-    // Collective on spec.comm. Local argument errors are agreed on by every rank.
-    static Ptr create(const ArraySpec &spec, std::optional<Error> local_error = std::nullopt);
+    // Collective on spec.comm (ag is built on it): checks, allocates, then agrees.
+    static Ptr create(comm::Agreement &ag, const ArraySpec &spec);
 
     Ptr empty_like() const;  // not collective: shares comm and mask group
     Ptr zeros_like() const;
@@ -59,24 +61,48 @@ public:
     int64_t local_size() const { return layout_.local_size(rank()); }
     void *data() const { return buffer_.data(); }
 
-    // Throws DTYPE_MISMATCH / SIZE_MISMATCH unless o has this array's dtype, space and layout.
+    // Throws DTYPE_MISMATCH / SIZE_MISMATCH / INVALID_ARG unless o has this array's dtype,
+    // space, layout and ranks.
     void require_compatible(const DistributedArray &o, const char *what) const;
+    // Folds what every rank must agree on about this array: dtype, space and layout.
+    void fold_layout(comm::Agreement &ag) const;
 
     // BROADCAST: make every rank hold rank 0's data (collective); other partitions: no-op.
     void sync_broadcast();
 
-    void fill(const Scalar &value);
+    void fill(const Scalar &value);  // local
     void binary(kernels::Binary op, const DistributedArray &x, const DistributedArray &y);  // this = x op y
-    // re/im: host; im may be nullptr for real dtypes.
-    void dot(const DistributedArray &y, bool conjugate, double *re, double *im) const;
-    // bad_arg: the caller found a bad argument on this rank; every rank of the group fails.
-    double norm(double ord, bool bad_arg = false) const;
-    void norm_axis(double ord, int axis, double *out, int64_t n_out) const;
-    void asarray(bool masked, void *out, int64_t n_out) const;
-    void set_global(const void *global);
+
+    // Reductions over the caller's mask group, carried in one agreement over base(): each
+    // rank adds into its group's lanes. add_* check and compute; read_* after ag.run().
+    size_t add_dot(comm::Agreement &ag, const DistributedArray *y, bool conjugate) const;
+    void read_dot(const comm::Agreement &ag, size_t lane, double *re, double *im) const;
+    struct NormLanes {
+        int kind;
+        double p;
+        size_t lane;
+    };
+    NormLanes add_norm(comm::Agreement &ag, double ord) const;
+    double read_norm(const comm::Agreement &ag, const NormLanes &n) const;
+
+    void dot(comm::Agreement &ag, const DistributedArray *y, bool conjugate, double *re, double *im) const;
+    double norm(comm::Agreement &ag, double ord) const;
+    void norm_axis(comm::Agreement &ag, double ord, int axis, double *out, int64_t n_out) const;
+    void asarray(comm::Agreement &ag, bool masked, void *out, int64_t n_out) const;
+    // A gather with its scratch allocated up front (before the agreement).
+    struct Gather {
+        const comm::Communicator *c;
+        std::vector<Shape> shapes;  // one per rank of c
+        int axis;
+        Buffer scratch;  // empty when blocks land contiguously
+    };
+    Gather plan_asarray(bool masked) const;
+    void gather_into(Gather &g, void *out) const;  // after the agreement
+    int64_t gathered_size(bool masked) const;
+    void set_global(comm::Agreement &ag, const void *global);
     Shape ghost_shape(int64_t before, int64_t after) const;
-    void add_ghost_cells(int64_t before, int64_t after, void *out, int64_t n_out) const;
-    Ptr redistribute(int axis) const;
+    void add_ghost_cells(comm::Agreement &ag, int64_t before, int64_t after, void *out, int64_t n_out) const;
+    Ptr redistribute(comm::Agreement &ag, int axis) const;
 
 private:
     DistributedArray() = default;
@@ -85,9 +111,10 @@ private:
     // For BROADCAST kinds: this rank's contiguous share of the flat data (its slab along
     // axis 0 over the mask group), so replicated data are reduced once.
     void replicated_share(int64_t *begin, int64_t *count) const;
-    // Gather blocks of `shapes` (one per rank of c, in rank order) along axis into out.
-    void gather_blocks(const comm::Communicator &c, Space sp, DType dt, const std::vector<Shape> &shapes, int axis,
-                       const void *mine, void *out) const;
+    // Gather blocks of g.shapes (one per rank of g.c, in rank order) along g.axis into out.
+    Gather plan_gather(const comm::Communicator &c, Space sp, DType dt, std::vector<Shape> shapes, int axis) const;
+    void gather_blocks(Gather &g, Space sp, DType dt, const void *mine, void *out) const;
+    void set_groups();
 
     Layout layout_;
     DType dtype_ = DType::f64;
@@ -95,6 +122,9 @@ private:
     CommPtr base_;
     CommPtr group_;  // mask group; base_ without a mask
     std::vector<int> mask_;
+    int group_index_ = 0;  // the caller's group among the sorted distinct mask ids
+    int ngroups_ = 1;
+    uint64_t layout_hash_ = 0;  // local shapes and mask, folded in O(1) per call
     Buffer buffer_;
 };
 

@@ -11,6 +11,15 @@ int64_t product(const Shape &s)
     return p;
 }
 
+int64_t product_checked(const Shape &s)
+{
+    int64_t p = 1;
+    for (int64_t v : s)
+        PLM_REQUIRE(!__builtin_mul_overflow(p, v, &p), PLM_ERR_INVALID_ARG,
+                    "the number of elements of a %zu-dimensional shape overflows 64 bits", s.size());
+    return p;
+}
+
 int64_t split_count(int64_t n, int nranks, int rank) { return n / nranks + (rank < n % nranks ? 1 : 0); }
 
 int64_t Layout::offset(int r) const
@@ -79,6 +88,24 @@ void validate_local_shapes(const Layout &l)
     PLM_REQUIRE(!l.scattered() || sum == l.global[static_cast<size_t>(l.axis)], PLM_ERR_SIZE_MISMATCH,
                 "local extents along axis %d sum to %lld, global extent is %lld", l.axis, static_cast<long long>(sum),
                 static_cast<long long>(l.global[static_cast<size_t>(l.axis)]));
+}
+
+void validate_own_shape(const Layout &l, const Shape &mine, int rank)
+{
+    for (int d = 0; d < l.ndim(); ++d) {
+        const int64_t want = l.global[static_cast<size_t>(d)], got = mine[static_cast<size_t>(d)];
+        PLM_REQUIRE(got >= 0, PLM_ERR_INVALID_ARG, "local shape %s of rank %d has a negative extent",
+                    str(mine).c_str(), rank);
+        if (l.scattered() && d == l.axis) {
+            PLM_REQUIRE(got <= want, PLM_ERR_SIZE_MISMATCH,
+                        "local shape %s of rank %d exceeds global shape %s along the distributed axis",
+                        str(mine).c_str(), rank, str(l.global).c_str());
+            continue;
+        }
+        PLM_REQUIRE(got == want, PLM_ERR_SIZE_MISMATCH, "local shape %s of rank %d does not match global shape %s %s",
+                    str(mine).c_str(), rank, str(l.global).c_str(),
+                    l.scattered() ? "outside the distributed axis" : "(BROADCAST kinds hold it all)");
+    }
 }
 
 Shape drop_axis(const Shape &s, int a)

@@ -12,6 +12,8 @@ namespace plm {
 using Shape = std::vector<int64_t>;
 
 int64_t product(const Shape &s);
+// product(s), or INVALID_ARG when it overflows int64.
+int64_t product_checked(const Shape &s);
 
 // PyLops-MPI's local_split: the first n % P ranks get one extra entry.
 int64_t split_count(int64_t n, int nranks, int rank);
@@ -40,6 +42,11 @@ std::vector<Shape> default_local_shapes(const Shape &global, int axis, plm_parti
 // Checks a full set of local shapes against the global shape (SIZE_MISMATCH with the
 // offending rank named).
 void validate_local_shapes(const Layout &l);
+
+// Checks the caller's own local shape before any gather: non-negative, equal to the global
+// shape off the distributed axis (everywhere for the BROADCAST kinds), at most the global
+// extent along it. So every later product of local extents fits in 64 bits.
+void validate_own_shape(const Layout &l, const Shape &mine, int rank);
 
 // shape without axis a
 Shape drop_axis(const Shape &s, int a);

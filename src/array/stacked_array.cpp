@@ -17,6 +17,9 @@ StackedArray::Ptr StackedArray::create(std::vector<DistributedArray::Ptr> member
         PLM_REQUIRE(m.space() == m0.space(), PLM_ERR_INVALID_ARG, "stack members have mismatching memory spaces");
         PLM_REQUIRE(m.base().size() == m0.base().size(), PLM_ERR_SIZE_MISMATCH,
                     "stack members live on communicators of different sizes");
+        // Reductions over the stack agree on member 0's communicator: it must hold the same ranks.
+        PLM_REQUIRE(comm::same_ranks(m.base(), m0.base()), PLM_ERR_INVALID_ARG,
+                    "stack member %zu lives on a communicator with other ranks or another rank order", i);
     }
     Ptr s(new StackedArray());
     s->members_ = std::move(members);
@@ -57,13 +60,23 @@ void StackedArray::axpby(const Scalar &alpha, const StackedArray &x, const Scala
                        beta.data(), members_[i]->data());
 }
 
-void StackedArray::dot(const StackedArray &y, bool conjugate, double *re, double *im) const
+void StackedArray::dot(comm::Agreement &ag, const StackedArray *y, bool conjugate, double *re, double *im) const
 {
-    require_compatible(y, "stacked dot");
+    ag.check([&] {
+        PLM_REQUIRE(y, PLM_ERR_INVALID_ARG, "stacked dot: y is NULL");
+        PLM_REQUIRE(re, PLM_ERR_INVALID_ARG, "stacked dot: re is NULL");
+        PLM_REQUIRE(im || !is_complex(dtype()), PLM_ERR_INVALID_ARG, "stacked dot: im is NULL for complex members");
+        require_compatible(*y, "stacked dot");
+    });
+    ag.fold(static_cast<int64_t>(members_.size()));
+    std::vector<size_t> lanes;
+    for (size_t i = 0; i < members_.size(); ++i)
+        lanes.push_back(members_[i]->add_dot(ag, ag.ok() ? y->members_[i].get() : members_[i].get(), conjugate));
+    ag.run();
     double sum_re = 0, sum_im = 0;
     for (size_t i = 0; i < members_.size(); ++i) {
         double pr = 0, pi = 0;
-        members_[i]->dot(*y.members_[i], conjugate, re ? &pr : nullptr, im ? &pi : nullptr);  // NULL fails on all ranks
+        members_[i]->read_dot(ag, lanes[i], &pr, &pi);
         sum_re += pr;
         sum_im += pi;
     }
@@ -71,13 +84,19 @@ void StackedArray::dot(const StackedArray &y, bool conjugate, double *re, double
     if (im) *im = sum_im;
 }
 
-double StackedArray::norm(double ord, bool bad_arg) const
+double StackedArray::norm(comm::Agreement &ag, double ord) const
 {
+    ag.fold(static_cast<int64_t>(members_.size()));
+    std::vector<DistributedArray::NormLanes> lanes;
+    for (const auto &m : members_) lanes.push_back(m->add_norm(ag, ord));
+    ag.run();
     // Combine member norms as the norm of the concatenation.
     double acc = ord == -INFINITY ? INFINITY : 0.0;
-    for (const auto &m : members_) {
-        const double v = m->norm(ord, bad_arg);
-        if (ord == 0) acc += v;
+    for (size_t i = 0; i < members_.size(); ++i) {
+        const double v = members_[i]->read_norm(ag, lanes[i]);
+        if (std::isnan(v)) acc = v;
+        else if (std::isnan(acc)) continue;
+        else if (ord == 0) acc += v;
         else if (ord == INFINITY) acc = std::fmax(acc, v);
         else if (ord == -INFINITY) acc = std::fmin(acc, v);
         else acc += std::pow(v, ord);
@@ -93,19 +112,24 @@ int64_t StackedArray::global_size() const
     return n;
 }
 
-void StackedArray::asarray(void *out, int64_t n_out) const
+void StackedArray::asarray(comm::Agreement &ag, void *out, int64_t n_out) const
 {
-    const int64_t want = global_size();
-    members_.front()->agree(members_.front()->base(), comm::capture([&] {
+    std::vector<DistributedArray::Gather> gathers;
+    ag.check([&] {
+        PLM_REQUIRE(out, PLM_ERR_INVALID_ARG, "stacked asarray: out is NULL");
+        const int64_t want = global_size();
         PLM_REQUIRE(n_out == want, PLM_ERR_SIZE_MISMATCH, "stacked asarray gathers %lld elements, n_out is %lld",
                     static_cast<long long>(want), static_cast<long long>(n_out));
-    }));
+        for (const auto &m : members_) gathers.push_back(m->plan_asarray(false));
+    });
+    ag.fold(static_cast<int64_t>(members_.size()));
+    for (const auto &m : members_) m->fold_layout(ag);
+    ag.run();
     int64_t off = 0;
     const size_t es = dtype_size(dtype());
-    for (const auto &m : members_) {
-        const int64_t n = product(m->layout().global);
-        m->asarray(false, static_cast<char *>(out) + off * static_cast<int64_t>(es), n);
-        off += n;
+    for (size_t i = 0; i < members_.size(); ++i) {
+        members_[i]->gather_into(gathers[i], static_cast<char *>(out) + off * static_cast<int64_t>(es));
+        off += product(members_[i]->layout().global);
     }
 }
 

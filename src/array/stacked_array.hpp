@@ -18,10 +18,12 @@ public:
     void copy_from(const StackedArray &x);
     void scale(const Scalar &alpha);
     void axpby(const Scalar &alpha, const StackedArray &x, const Scalar &beta);  // this = alpha x + beta this
-    void dot(const StackedArray &y, bool conjugate, double *re, double *im) const;
-    double norm(double ord, bool bad_arg = false) const;
+    // Collective, through one agreement on the members' communicator (ag built on base()).
+    const comm::Communicator &base() const { return members_.front()->base(); }
+    void dot(comm::Agreement &ag, const StackedArray *y, bool conjugate, double *re, double *im) const;
+    double norm(comm::Agreement &ag, double ord) const;
     int64_t global_size() const;
-    void asarray(void *out, int64_t n_out) const;
+    void asarray(comm::Agreement &ag, void *out, int64_t n_out) const;
 
 private:
     std::vector<DistributedArray::Ptr> members_;

@@ -1,6 +1,7 @@
 // Distributed array entry points: handle checks and conversions only; the work is in
 // src/array/.
 #include <cstring>
+#include <memory>
 
 #include "c_api/guard.hpp"
 
@@ -19,8 +20,8 @@ plm_status_t create(plm_comm_t comm, int ndim, const int64_t *global_shape, int 
         comm::Communicator &c = detail::comm_of(comm);
         ArraySpec spec;
         spec.comm = comm->comm;
-        // Argument errors are collected here and agreed on inside create().
-        std::optional<Error> local = comm::capture([&] {
+        comm::Agreement ag(c, "array_create");
+        ag.check([&] {
             detail::clear_out(out, "out");
             PLM_REQUIRE(ndim >= 1 && ndim <= PLM_MAX_NDIM, PLM_ERR_INVALID_ARG, "ndim %d outside 1..%d", ndim,
                         PLM_MAX_NDIM);
@@ -44,9 +45,12 @@ plm_status_t create(plm_comm_t comm, int ndim, const int64_t *global_shape, int 
             }
             spec.user_data = user_data;
         });
-        if (local) spec.global.assign(1, 0);  // keep the agreement step well-formed
-        DistributedArray::Ptr a = DistributedArray::create(spec, local);
-        *out = detail::new_array_handle(std::move(a));
+        // The handle is allocated before the agreement too.
+        std::unique_ptr<plm_array_s> h;
+        ag.check([&] { h.reset(detail::new_array_handle(nullptr)); });
+        h->array = DistributedArray::create(ag, spec);
+        h->comm_handle.comm = h->array->base_ptr();
+        *out = h.release();
     });
 }
 
@@ -63,12 +67,26 @@ plm_status_t binary(kernels::Binary op, plm_const_array_t x, plm_const_array_t y
     return guard([&] { array_of(z).binary(op, array_of(x), array_of(y)); });
 }
 
-// BROADCAST writes communicate, so their argument errors must be agreed on; other
-// partitions stay local and fail alone.
-void agree_if_broadcast(const DistributedArray &a, const std::optional<Error> &local)
+// The operand of a collective call other than the array it runs on: a bad handle becomes
+// this rank's error inside the agreement instead of leaving the other ranks waiting.
+template <typename H, typename T> const T *operand(comm::Agreement &ag, H h, T &(*of)(H))
 {
-    if (a.layout().partition == PLM_PARTITION_BROADCAST) a.agree(a.base(), local);
-    else if (local) throw *local;
+    const T *p = nullptr;
+    ag.check([&] { p = &of(h); });
+    return p;
+}
+
+// BROADCAST writes communicate, so they agree on their checks; writes to other partitions
+// stay local and fail alone.
+template <typename F> void checked_write(const DistributedArray &a, const char *what, F &&check)
+{
+    if (a.layout().partition != PLM_PARTITION_BROADCAST) {
+        check();
+        return;
+    }
+    comm::Agreement ag(a.base(), what);
+    ag.check(check);
+    ag.run();
 }
 
 template <typename F> plm_status_t query(plm_const_array_t x, const void *out, F &&f)
@@ -235,12 +253,11 @@ PLM_API plm_status_t plm_array_restore_local_write(plm_array_t x, void **data)
 {
     return guard([&] {
         DistributedArray &a = array_of(x);
-        std::optional<Error> local = comm::capture([&] {
+        checked_write(a, "restore_local_write", [&] {
             PLM_REQUIRE(data && *data == a.data(), PLM_ERR_INVALID_ARG,
                         "restore_local_write needs the pointer get_local_write returned");
             PLM_REQUIRE(x->writes_out > 0, PLM_ERR_INVALID_ARG, "restore_local_write without get_local_write");
         });
-        agree_if_broadcast(a, local);
         --x->writes_out;
         *data = nullptr;
         a.sync_broadcast();
@@ -251,11 +268,22 @@ PLM_API plm_status_t plm_array_fill(plm_array_t x, double value_re, double value
 {
     return guard([&] {
         DistributedArray &a = array_of(x);
-        Scalar v;
-        std::optional<Error> local =
-            comm::capture([&] { v = make_scalar(a.dtype(), value_re, value_im, "fill value"); });
-        agree_if_broadcast(a, local);
-        a.fill(v);
+        auto check = [&] { make_scalar(a.dtype(), value_re, value_im, "fill value"); };
+        double re = value_re, im = value_im;
+        if (a.layout().partition == PLM_PARTITION_BROADCAST) {
+            // Rank 0's value wins; it rides on the agreement as two sum lanes.
+            comm::Agreement ag(a.base(), "fill");
+            ag.check(check);
+            const size_t lane = ag.add_lanes(2, comm::LaneOp::sum);
+            if (a.rank() == 0) {
+                ag.set(lane, re);
+                ag.set(lane + 1, im);
+            }
+            ag.run();
+            re = ag.get(lane);
+            im = ag.get(lane + 1);
+        }
+        a.fill(make_scalar(a.dtype(), re, im, "fill value"));
     });
 }
 
@@ -319,33 +347,47 @@ PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y)
 PLM_API plm_status_t plm_array_dot(plm_const_array_t x, plm_const_array_t y, int conjugate, double *re,
                                    double *im)
 {
-    return guard([&] { array_of(x).dot(array_of(y), conjugate != 0, re, im); });
+    return guard([&] {
+        const DistributedArray &a = array_of(x);
+        comm::Agreement ag(a.base(), "dot");
+        a.dot(ag, operand(ag, y, array_of), conjugate != 0, re, im);
+    });
 }
 
 PLM_API plm_status_t plm_array_norm(plm_const_array_t x, double ord, double *result)
 {
     return guard([&] {
-        const double v = array_of(x).norm(ord, result == nullptr);
-        *result = v;
+        const DistributedArray &a = array_of(x);
+        comm::Agreement ag(a.base(), "norm");
+        ag.check([&] { PLM_REQUIRE(result, PLM_ERR_INVALID_ARG, "norm: result is NULL"); });
+        *result = a.norm(ag, ord);
     });
 }
 
 PLM_API plm_status_t plm_array_norm_axis(plm_const_array_t x, double ord, int axis, double *out, int64_t n_out)
 {
-    return guard([&] { array_of(x).norm_axis(ord, axis, out, n_out); });
+    return guard([&] {
+        const DistributedArray &a = array_of(x);
+        comm::Agreement ag(a.base(), "norm_axis");
+        a.norm_axis(ag, ord, axis, out, n_out);
+    });
 }
 
 PLM_API plm_status_t plm_array_asarray(plm_const_array_t x, int masked, void *out, int64_t n_out)
 {
-    return guard([&] { array_of(x).asarray(masked != 0, out, n_out); });
+    return guard([&] {
+        const DistributedArray &a = array_of(x);
+        comm::Agreement ag(a.base(), "asarray");
+        a.asarray(ag, masked != 0, out, n_out);
+    });
 }
 
 PLM_API plm_status_t plm_array_set_global(plm_array_t x, const void *global)
 {
     return guard([&] {
         DistributedArray &a = array_of(x);
-        a.agree(a.base(), comm::capture([&] { PLM_REQUIRE(global, PLM_ERR_INVALID_ARG, "set_global: global is NULL"); }));
-        a.set_global(global);
+        comm::Agreement ag(a.base(), "set_global");
+        a.set_global(ag, global);
     });
 }
 
@@ -360,7 +402,11 @@ PLM_API plm_status_t plm_array_ghost_shape(plm_const_array_t x, int64_t before, 
 PLM_API plm_status_t plm_array_add_ghost_cells(plm_const_array_t x, int64_t before, int64_t after, void *out,
                                                int64_t n_out)
 {
-    return guard([&] { array_of(x).add_ghost_cells(before, after, out, n_out); });
+    return guard([&] {
+        const DistributedArray &a = array_of(x);
+        comm::Agreement ag(a.base(), "add_ghost_cells");
+        a.add_ghost_cells(ag, before, after, out, n_out);
+    });
 }
 
 PLM_API plm_status_t plm_array_redistribute(plm_const_array_t x, int axis, plm_array_t *out)
@@ -368,11 +414,15 @@ PLM_API plm_status_t plm_array_redistribute(plm_const_array_t x, int axis, plm_a
     return guard([&] {
         if (out) *out = nullptr;
         const DistributedArray &a = array_of(x);
-        a.agree(a.base(), comm::capture([&] {
+        comm::Agreement ag(a.base(), "redistribute");
+        std::unique_ptr<plm_array_s> h;
+        ag.check([&] {
             detail::clear_out(out, "out");
-            normalize_axis(axis, a.layout().ndim());
-        }));
-        *out = detail::new_array_handle(a.redistribute(axis));
+            h.reset(detail::new_array_handle(nullptr));
+        });
+        h->array = a.redistribute(ag, axis);
+        h->comm_handle.comm = h->array->base_ptr();
+        *out = h.release();
     });
 }
 

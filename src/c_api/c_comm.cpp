@@ -1,5 +1,6 @@
 // Communicator entry points.
 #include <cstring>
+#include <memory>
 
 #include "c_api/guard.hpp"
 
@@ -8,20 +9,26 @@ using detail::guard;
 
 namespace {
 
-plm_status_t create(MPI_Comm mpi, const plm_comm_config_t *cfg, plm_comm_t *out)
+// Throws; the entry points wrap it in guard().
+void create(MPI_Comm mpi, const plm_comm_config_t *cfg, plm_comm_t *out)
 {
-    return guard([&] {
+    // An unusable MPI handle cannot be agreed on; every other error is.
+    comm::require_user_comm(mpi);
+    std::unique_ptr<plm_comm_s> h;
+    std::optional<Error> local = comm::capture([&] {
         detail::clear_out(out, "out");
-        auto *h = new plm_comm_s();
-        h->magic = detail::kCommMagic;
-        try {
-            h->comm = comm::Communicator::create(mpi, cfg);
-        } catch (...) {
-            delete h;
-            throw;
-        }
-        *out = h;
+        comm::read_config(cfg);
+        h.reset(new plm_comm_s());
     });
+    // Collective: every rank duplicates (a rank with bad arguments with the defaults), then
+    // all agree on the new communicator; a failure frees it on every rank.
+    std::shared_ptr<comm::Communicator> c = comm::Communicator::create(mpi, local ? nullptr : cfg);
+    comm::Agreement ag(*c, "comm_create");
+    ag.add_error(local);
+    ag.run();
+    h->magic = detail::kCommMagic;
+    h->comm = std::move(c);
+    *out = h.release();
 }
 
 }  // namespace
@@ -45,12 +52,18 @@ PLM_API plm_status_t plm_comm_config_init(plm_comm_config_t *cfg, size_t struct_
 
 PLM_API plm_status_t plm_comm_create(MPI_Comm mpi_comm, const plm_comm_config_t *config, plm_comm_t *out)
 {
-    return create(mpi_comm, config, out);
+    return guard([&] {
+        if (out) *out = nullptr;
+        create(mpi_comm, config, out);
+    });
 }
 
 PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, const plm_comm_config_t *config, plm_comm_t *out)
 {
-    return create(MPI_Comm_f2c(mpi_comm), config, out);
+    return guard([&] {
+        if (out) *out = nullptr;
+        create(comm::comm_from_fortran(mpi_comm), config, out);
+    });
 }
 
 PLM_API plm_status_t plm_comm_destroy(plm_comm_t *comm)
@@ -95,20 +108,17 @@ PLM_API plm_status_t plm_comm_split(plm_comm_t comm, int color, int key, plm_com
     return guard([&] {
         if (out) *out = nullptr;
         comm::Communicator &c = detail::comm_of(comm);
-        std::optional<Error> local = comm::capture([&] {
+        comm::Agreement ag(c, "comm_split");
+        std::unique_ptr<plm_comm_s> h;
+        ag.check([&] {
             detail::clear_out(out, "out");
             PLM_REQUIRE(color >= 0, PLM_ERR_INVALID_ARG, "split color must be non-negative (got %d)", color);
+            h.reset(new plm_comm_s());
         });
-        comm::Distributed().agree(c, local);
-        auto *h = new plm_comm_s();
+        ag.run();
         h->magic = detail::kCommMagic;
-        try {
-            h->comm = c.split(color, key);
-        } catch (...) {
-            delete h;
-            throw;
-        }
-        *out = h;
+        h->comm = c.split(color, key);
+        *out = h.release();
     });
 }
 

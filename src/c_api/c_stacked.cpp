@@ -116,20 +116,32 @@ PLM_API plm_status_t plm_stacked_axpby(double alpha_re, double alpha_im, plm_con
 PLM_API plm_status_t plm_stacked_dot(plm_const_stacked_t x, plm_const_stacked_t y, int conjugate, double *re,
                                      double *im)
 {
-    return guard([&] { stack_of(x).dot(stack_of(y), conjugate != 0, re, im); });
+    return guard([&] {
+        const StackedArray &s = stack_of(x);
+        comm::Agreement ag(s.base(), "stacked_dot");
+        const StackedArray *t = nullptr;
+        ag.check([&] { t = &stack_of(y); });
+        s.dot(ag, t, conjugate != 0, re, im);
+    });
 }
 
 PLM_API plm_status_t plm_stacked_norm(plm_const_stacked_t x, double ord, double *result)
 {
     return guard([&] {
-        const double v = stack_of(x).norm(ord, result == nullptr);
-        *result = v;
+        const StackedArray &s = stack_of(x);
+        comm::Agreement ag(s.base(), "stacked_norm");
+        ag.check([&] { PLM_REQUIRE(result, PLM_ERR_INVALID_ARG, "stacked norm: result is NULL"); });
+        *result = s.norm(ag, ord);
     });
 }
 
 PLM_API plm_status_t plm_stacked_asarray(plm_const_stacked_t x, void *out, int64_t n_out)
 {
-    return guard([&] { stack_of(x).asarray(out, n_out); });
+    return guard([&] {
+        const StackedArray &s = stack_of(x);
+        comm::Agreement ag(s.base(), "stacked_asarray");
+        s.asarray(ag, out, n_out);
+    });
 }
 
 }  // extern "C"

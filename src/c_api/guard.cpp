@@ -42,7 +42,7 @@ plm_array_s *new_array_handle(DistributedArray::Ptr a)
     auto *h = new plm_array_s();
     h->magic = kArrayMagic;
     h->comm_handle.magic = kCommMagic;
-    h->comm_handle.comm = a->base_ptr();
+    if (a) h->comm_handle.comm = a->base_ptr();
     h->comm_handle.borrowed = true;
     h->array = std::move(a);
     return h;

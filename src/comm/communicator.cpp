@@ -36,12 +36,12 @@ Config read_config(const plm_comm_config_t *cfg)
 {
     Config c;
     if (!cfg) return c;
+    PLM_REQUIRE(cfg->struct_size >= offsetof(plm_comm_config_t, nccl_comm) + sizeof(void *), PLM_ERR_INVALID_ARG,
+                "plm_comm_config_t.struct_size %zu is smaller than any released layout", cfg->struct_size);
     PLM_REQUIRE(cfg->magic == PLM_CONFIG_MAGIC, PLM_ERR_INVALID_ARG,
                 "plm_comm_config_t has a bad magic (0x%x): initialise it with PLM_COMM_CONFIG_INITIALIZER "
                 "or plm_comm_config_init()",
                 cfg->magic);
-    PLM_REQUIRE(cfg->struct_size >= offsetof(plm_comm_config_t, nccl_comm) + sizeof(void *), PLM_ERR_INVALID_ARG,
-                "plm_comm_config_t.struct_size %zu is smaller than any released layout", cfg->struct_size);
     const int backend = enum_value(cfg->backend);
     PLM_REQUIRE(backend >= PLM_BACKEND_AUTO && backend <= PLM_BACKEND_NCCL, PLM_ERR_INVALID_ARG,
                 "plm_comm_config_t.backend %d is not a plm_backend_t", backend);

@@ -1,0 +1,229 @@
+#include "comm/agreement.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <string>
+
+namespace plm::comm {
+
+namespace {
+
+// Word ops beyond LaneOp: the header words of every agreement.
+constexpr int64_t kMinInt = 1;   // first failing rank
+constexpr int64_t kMaxBits = 2;  // fingerprint (unsigned max of h and of ~h)
+constexpr size_t kHeader = 3;
+
+using Word = Agreement::Word;
+
+double as_double(int64_t b)
+{
+    double d;
+    std::memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+int64_t as_bits(double d)
+{
+    int64_t b;
+    std::memcpy(&b, &d, sizeof b);
+    return b;
+}
+
+double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : (a > b ? a : b); }
+double nan_min(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : (a < b ? a : b); }
+
+// Element-wise: each word says how it combines, so MPI may split the vector anywhere.
+void reduce_words(void *in, void *inout, int *len, MPI_Datatype *)
+{
+    const Word *a = static_cast<const Word *>(in);
+    Word *b = static_cast<Word *>(inout);
+    for (int i = 0; i < *len; ++i) {
+        const double x = as_double(a[i].bits), y = as_double(b[i].bits);
+        switch (b[i].op) {
+        case kMinInt: b[i].bits = a[i].bits < b[i].bits ? a[i].bits : b[i].bits; break;
+        case kMaxBits:
+            if (static_cast<uint64_t>(a[i].bits) > static_cast<uint64_t>(b[i].bits)) b[i].bits = a[i].bits;
+            break;
+        case int64_t(LaneOp::sum): b[i].bits = as_bits(x + y); break;
+        case int64_t(LaneOp::max): b[i].bits = as_bits(nan_max(x, y)); break;
+        case int64_t(LaneOp::min): b[i].bits = as_bits(nan_min(x, y)); break;
+        default: break;
+        }
+    }
+}
+
+// The word datatype and the op, made once and freed when MPI_Finalize deletes
+// MPI_COMM_SELF's attributes (the first thing it does).
+struct WordOp {
+    std::mutex lock;
+    bool made = false;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Op op = MPI_OP_NULL;
+};
+
+WordOp &word_op()
+{
+    static WordOp w;
+    return w;
+}
+
+int free_word_op(MPI_Comm, int keyval, void *, void *)
+{
+    WordOp &w = word_op();
+    std::lock_guard<std::mutex> g(w.lock);
+    if (w.made) {
+        MPI_Op_free(&w.op);
+        MPI_Type_free(&w.type);
+        w.made = false;
+    }
+    MPI_Comm_free_keyval(&keyval);
+    return MPI_SUCCESS;
+}
+
+const WordOp &ensure_word_op()
+{
+    WordOp &w = word_op();
+    std::lock_guard<std::mutex> g(w.lock);
+    if (w.made) return w;
+    mpi_check(MPI_Type_contiguous(2, MPI_INT64_T, &w.type), "MPI_Type_contiguous");
+    mpi_check(MPI_Type_commit(&w.type), "MPI_Type_commit");
+    mpi_check(MPI_Op_create(reduce_words, 1, &w.op), "MPI_Op_create");
+    int keyval = MPI_KEYVAL_INVALID;
+    mpi_check(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_word_op, &keyval, nullptr),
+              "MPI_Comm_create_keyval");
+    mpi_check(MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr), "MPI_Comm_set_attr");
+    w.made = true;
+    return w;
+}
+
+// Lets MPI return errors raised outside any communicator we own (a bad handle is reported
+// on MPI_COMM_SELF or MPI_COMM_WORLD, whose default handler aborts).
+class ReturnErrors {
+public:
+    ReturnErrors()
+    {
+        for (int i = 0; i < 2; ++i) {
+            MPI_Comm_get_errhandler(comms_[i], &old_[i]);
+            MPI_Comm_set_errhandler(comms_[i], MPI_ERRORS_RETURN);
+        }
+    }
+    ~ReturnErrors()
+    {
+        for (int i = 0; i < 2; ++i) {
+            MPI_Comm_set_errhandler(comms_[i], old_[i]);
+            MPI_Errhandler_free(&old_[i]);
+        }
+    }
+
+private:
+    MPI_Comm comms_[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
+    MPI_Errhandler old_[2] = {MPI_ERRHANDLER_NULL, MPI_ERRHANDLER_NULL};
+};
+
+}  // namespace
+
+Agreement::Agreement(const Communicator &c, const char *what) : c_(c), what_(what), words_(kHeader)
+{
+    for (char ch : std::string(what)) fold(ch);
+}
+
+void Agreement::fold(int64_t v)
+{
+    for (int i = 0; i < 8; ++i) {
+        hash_ ^= static_cast<uint64_t>(v >> (8 * i)) & 0xffu;
+        hash_ *= 1099511628211ull;
+    }
+}
+
+void Agreement::fold_double(double v) { fold(as_bits(v)); }
+
+size_t Agreement::add_lanes(size_t n, LaneOp op)
+{
+    const double identity = op == LaneOp::max   ? -std::numeric_limits<double>::infinity()
+                            : op == LaneOp::min ? std::numeric_limits<double>::infinity()
+                                                : -0.0;  // -0.0 + x == x, also for x = -0.0
+    const size_t first = words_.size() - kHeader;
+    words_.resize(words_.size() + n, Word{static_cast<int64_t>(op), as_bits(identity)});
+    return first;
+}
+
+void Agreement::set(size_t i, double v) { words_[kHeader + i].bits = as_bits(v); }
+
+double Agreement::get(size_t i) const { return as_double(words_[kHeader + i].bits); }
+
+void Agreement::run()
+{
+    require_mpi_usable();
+    words_[0] = {kMinInt, local_ ? c_.rank() : c_.size()};
+    words_[1] = {kMaxBits, static_cast<int64_t>(hash_)};
+    words_[2] = {kMaxBits, static_cast<int64_t>(~hash_)};
+    const WordOp &w = ensure_word_op();
+    mpi_check(MPI_Allreduce(MPI_IN_PLACE, words_.data(), static_cast<int>(words_.size()), w.type, w.op, c_.mpi()),
+              "MPI_Allreduce (agreement)");
+    const int64_t first = words_[0].bits;
+    if (first < c_.size()) {
+        // Everyone learns the root cause from the lowest failing rank.
+        struct {
+            int64_t status;
+            char text[kMsgLen];
+        } m{};
+        if (first == c_.rank()) {
+            m.status = local_->status();
+            std::strncpy(m.text, local_->what(), sizeof m.text - 1);
+        }
+        mpi_check(MPI_Bcast(&m, static_cast<int>(sizeof m), MPI_BYTE, static_cast<int>(first), c_.mpi()),
+                  "MPI_Bcast (agreement)");
+        if (local_) throw *local_;
+        m.text[sizeof m.text - 1] = '\0';
+        throw Error(static_cast<plm_status_t>(m.status), "on rank " + std::to_string(first) + ": " + m.text);
+    }
+    PLM_REQUIRE(words_[1].bits == ~words_[2].bits, PLM_ERR_INVALID_ARG,
+                "%s: ranks passed different values of arguments that must be equal on every rank", what_);
+}
+
+bool same_ranks(const Communicator &a, const Communicator &b)
+{
+    if (&a == &b) return true;
+    if (a.size() != b.size()) return false;
+    int r = MPI_UNEQUAL;
+    mpi_check(MPI_Comm_compare(a.mpi(), b.mpi(), &r), "MPI_Comm_compare");
+    return r == MPI_IDENT || r == MPI_CONGRUENT;
+}
+
+void require_mpi_usable()
+{
+    int init = 0, done = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&done);
+    PLM_REQUIRE(init && !done, PLM_ERR_INVALID_ARG, "MPI is %s", done ? "already finalized" : "not initialized");
+}
+
+void require_user_comm(MPI_Comm c)
+{
+    require_mpi_usable();
+    PLM_REQUIRE(c != MPI_COMM_NULL && c != MPI_Comm{}, PLM_ERR_INVALID_ARG, "MPI communicator is MPI_COMM_NULL");
+    int inter = 0, rc = MPI_SUCCESS;
+    {
+        ReturnErrors quiet;
+        rc = MPI_Comm_test_inter(c, &inter);
+    }
+    PLM_REQUIRE(rc == MPI_SUCCESS, PLM_ERR_INVALID_ARG, "MPI communicator handle is not valid");
+    PLM_REQUIRE(!inter, PLM_ERR_INVALID_ARG, "inter-communicators are not supported");
+}
+
+MPI_Comm comm_from_fortran(MPI_Fint f)
+{
+    require_mpi_usable();
+    MPI_Comm c = MPI_COMM_NULL;
+    {
+        ReturnErrors quiet;
+        c = MPI_Comm_f2c(f);
+    }
+    PLM_REQUIRE(c != MPI_Comm{}, PLM_ERR_INVALID_ARG, "Fortran communicator handle %d is not valid",
+                static_cast<int>(f));
+    return c;
+}
+
+}  // namespace plm::comm

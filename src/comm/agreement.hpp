@@ -1,0 +1,88 @@
+// The one collective-call discipline. Every collective entry point builds an Agreement on
+// the whole communicator of its array (never a mask group), checks its local arguments
+// into it, allocates what it needs, folds every rank-independent argument into its
+// fingerprint, adds the reduction lanes of the operation itself, and calls run(): one
+// MPI_Allreduce that carries the error, the fingerprint and the payload together. Only
+// when some rank failed does a second call (a broadcast of that rank's message) follow.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "comm/distributed.hpp"
+
+namespace plm::comm {
+
+// How a payload lane combines across ranks. max and min propagate NaN (MPI_MAX/MIN need not).
+enum class LaneOp : int64_t { sum = 3, max = 4, min = 5 };
+
+class Agreement {
+public:
+    Agreement(const Communicator &c, const char *what);
+
+    const Communicator &comm() const { return c_; }
+    bool ok() const { return !local_; }
+
+    // Runs f; an Error it throws becomes this rank's local error (the first one is kept).
+    // Skipped once the rank has failed, so later checks may rely on earlier ones.
+    template <typename F> bool check(F &&f)
+    {
+        if (!local_) local_ = capture(std::forward<F>(f));
+        return !local_;
+    }
+
+    // Adopts an error found before the agreement existed.
+    void add_error(const std::optional<Error> &e)
+    {
+        if (!local_ && e) local_ = e;
+    }
+
+    // Folds a rank-independent argument into the fingerprint (doubles by bit pattern).
+    void fold(int64_t v);
+    void fold_double(double v);
+    template <typename C> void fold_all(const C &values)
+    {
+        fold(static_cast<int64_t>(values.size()));
+        for (auto v : values) fold(static_cast<int64_t>(v));
+    }
+
+    // n payload lanes combined with op, set to op's identity; returns the first's index.
+    size_t add_lanes(size_t n, LaneOp op);
+    void set(size_t i, double v);
+    // A lane's value after run().
+    double get(size_t i) const;
+
+    // The one reduction. Throws on every rank: the lowest failing rank's error (its own
+    // error on that rank, "on rank r: ..." elsewhere), or INVALID_ARG when ranks folded
+    // different arguments. Returns normally on every rank otherwise.
+    void run();
+
+    // One reduced element: how it combines (an op code) and its 64 bits.
+    struct Word {
+        int64_t op;
+        int64_t bits;
+    };
+
+private:
+    const Communicator &c_;
+    const char *what_;
+    std::optional<Error> local_;
+    uint64_t hash_ = 1469598103934665603ull;
+    std::vector<Word> words_;
+};
+
+// Same ranks in the same order (MPI_Comm_compare IDENT or CONGRUENT). Not collective.
+bool same_ranks(const Communicator &a, const Communicator &b);
+
+// Throws INVALID_ARG before MPI_Init or after MPI_Finalize. Not collective.
+void require_mpi_usable();
+
+// Checks a user's MPI communicator handle (MPI_COMM_NULL, an inter-communicator, a handle
+// MPI does not know) with MPI errors returned instead of aborting. Not collective: an
+// unusable handle cannot be agreed on.
+void require_user_comm(MPI_Comm c);
+
+// MPI_Comm_f2c that refuses a Fortran handle MPI does not know instead of aborting.
+MPI_Comm comm_from_fortran(MPI_Fint f);
+
+}  // namespace plm::comm
