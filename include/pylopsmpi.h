@@ -378,8 +378,9 @@ PLM_API plm_status_t plm_array_restore_local_read(plm_const_array_t x, const voi
 PLM_API plm_status_t plm_array_get_local_write(plm_array_t x, void **data);
 /**
  * End write access; sets *data to NULL. For BROADCAST arrays rank 0's data are broadcast so
- * that all ranks agree: collective on the array's communicator for BROADCAST, not collective
- * otherwise.
+ * that all ranks agree (the only re-broadcast of BROADCAST data besides plm_array_fill and
+ * plm_array_set_global; element-wise math stays local): Collective on the array's
+ * communicator for BROADCAST, not collective otherwise.
  */
 PLM_API plm_status_t plm_array_restore_local_write(plm_array_t x, void **data);
 
@@ -446,6 +447,7 @@ PLM_API plm_status_t plm_array_norm(plm_const_array_t x, double ord, double *res
  * elements, float64) and is the same on every rank. Along the distributed axis the partial
  * norms are reduced over the mask group; along another axis each rank's block is computed
  * locally and gathered over the whole communicator (BROADCAST arrays: computed locally).
+ * Collective on the whole communicator: ord and axis must be equal on every rank.
  */
 PLM_API plm_status_t plm_array_norm_axis(plm_const_array_t x, double ord, int axis, double *out, int64_t n_out);
 
@@ -455,12 +457,14 @@ PLM_API plm_status_t plm_array_norm_axis(plm_const_array_t x, double ord, int ax
  * Gather the global array on every rank into out (n_out elements of the dtype, C order, in
  * the array's memory space). masked = 1 gathers only the caller's mask group, in group rank
  * order (its global shape along the axis is the group's sum). BROADCAST kinds copy locally.
+ * Collective on the whole communicator (also when masked): masked must be equal on every rank.
  */
 PLM_API plm_status_t plm_array_asarray(plm_const_array_t x, int masked, void *out, int64_t n_out);
 
 /**
  * Set the array from a global array `global` (global shape, C order) that every rank holds:
  * each rank copies its block (PyLops-MPI's to_dist). BROADCAST: rank 0's copy wins.
+ * Collective on the array's communicator.
  */
 PLM_API plm_status_t plm_array_set_global(plm_array_t x, const void *global);
 
@@ -475,7 +479,8 @@ PLM_API plm_status_t plm_array_ghost_shape(plm_const_array_t x, int64_t before, 
  * Local block with halos along the distributed axis: the last `before` slices of the previous
  * rank, the local data, then the first `after` slices of the next rank (each rank passes its
  * own counts). SCATTER arrays only. A rank asked for more slices than it holds makes every
- * rank return PLM_ERR_SIZE_MISMATCH. Collective.
+ * rank return PLM_ERR_SIZE_MISMATCH (each rank checks its own counts against its
+ * neighbours' blocks; only the counts themselves travel, to the two neighbours). Collective.
  * @param[out] out   n_out elements laid out as plm_array_ghost_shape() says
  */
 PLM_API plm_status_t plm_array_add_ghost_cells(plm_const_array_t x, int64_t before, int64_t after, void *out,
@@ -483,7 +488,8 @@ PLM_API plm_status_t plm_array_add_ghost_cells(plm_const_array_t x, int64_t befo
 
 /**
  * New array with x's data distributed along another axis with the default split (one
- * all-to-all exchange). Same axis or a BROADCAST kind: a copy. Mask, dtype kept. Collective.
+ * all-to-all exchange). Same axis or a BROADCAST kind: a copy. Mask, dtype kept. Collective:
+ * axis must be equal on every rank.
  */
 PLM_API plm_status_t plm_array_redistribute(plm_const_array_t x, int axis, plm_array_t *out);
 

@@ -1,0 +1,408 @@
+/* One row per collective entry point of include/pylopsmpi.h: one rank ("the bad rank") passes
+ * a bad argument, or a valid one that differs from the other ranks'. Each row runs with every
+ * rank in turn being the bad one; every rank must return the same error status, and a
+ * following collective (a dot on a fresh array) must still work.
+ *
+ * test_every_collective_has_a_row reads the header (PLM_HEADER_PATH), lists every plm_*
+ * function whose doc comment says "Collective" (and not "Not collective"), and fails for any
+ * without a row here, so a new collective function cannot arrive untested. */
+#include <ctype.h>
+
+#include "array_test_util.h"
+
+#define A PLM_ERR_INVALID_ARG
+#define S PLM_ERR_SIZE_MISMATCH
+
+static int64_t G2[2] = {0, 3}; /* (4P+1) x 3: every rank holds >= 4 rows; set in rows_setup */
+
+static plm_array_t ones(plm_partition_t part, const int *mask)
+{
+    plm_array_t x = tu_make(2, G2, 0, part, PLM_FLOAT64, NULL, mask, NULL);
+    TU_OK(plm_array_fill(x, 1, 0));
+    return x;
+}
+
+static int64_t nones(void) { return G2[0] * G2[1]; }
+
+/* ---- the rows: each returns the status of the call under test on this rank ---------------- */
+
+static plm_status_t row_comm_create(int bad)
+{
+    plm_comm_t c = NULL;
+    plm_status_t st = plm_comm_create(MPI_COMM_WORLD, NULL, bad ? NULL : &c);
+    plm_comm_destroy(&c);
+    return st;
+}
+
+static plm_status_t row_comm_create_f(int bad)
+{
+    plm_comm_t c = NULL;
+    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
+    if (bad) cfg.magic = 0;
+    plm_status_t st = plm_comm_create_f(MPI_Comm_c2f(MPI_COMM_WORLD), &cfg, &c);
+    plm_comm_destroy(&c);
+    return st;
+}
+
+static plm_status_t row_comm_split(int bad)
+{
+    plm_comm_t c = NULL;
+    plm_status_t st = plm_comm_split(tu_comm, bad ? -1 : 0, tu_rank, &c);
+    plm_comm_destroy(&c);
+    return st;
+}
+
+static plm_status_t row_array_create(int bad)
+{
+    plm_array_t x = NULL;
+    plm_status_t st = plm_array_create(tu_comm, 2, G2, bad ? 1 : 0, PLM_PARTITION_SCATTER, PLM_FLOAT64,
+                                       PLM_MEMORY_HOST, &x); /* a valid axis, but another one */
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_array_create_ex(int bad)
+{
+    plm_array_t x = NULL;
+    int mask[8];
+    for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
+    if (bad) mask[0] = 5; /* a valid mask, but another one */
+    plm_status_t st = plm_array_create_ex(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, 0,
+                                          NULL, tu_size, mask, NULL, &x);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_array_create_null_out(int bad)
+{
+    plm_array_t x = NULL;
+    plm_status_t st = plm_array_create(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST,
+                                       bad ? NULL : &x);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_restore_local_write(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_BROADCAST, NULL);
+    void *d = NULL, *wrong = (void *)&tu_fail;
+    plm_status_t st = plm_array_get_local_write(x, &d);
+    if (st == PLM_SUCCESS) st = plm_array_restore_local_write(x, bad ? &wrong : &d);
+    if (d) plm_array_restore_local_write(x, &d); /* the failed restore left it out everywhere */
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_fill(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_BROADCAST, NULL);
+    plm_status_t st = plm_array_fill(x, 2, bad ? 1 : 0); /* an imaginary part for a real array */
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_dot_conjugate(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
+    double r = 0;
+    plm_status_t st = plm_array_dot(x, x, bad ? 1 : 0, &r, NULL);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_dot_null_y(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
+    double r = 0;
+    plm_status_t st = plm_array_dot(x, bad ? NULL : x, 0, &r, NULL);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_norm_ord(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
+    double r = 0;
+    plm_status_t st = plm_array_norm(x, bad ? 1.0 : 2.0, &r);
+    plm_array_destroy(&x);
+    return st;
+}
+
+/* A masked array: the bad rank's group fails, the other group must not be left waiting. */
+static plm_status_t row_norm_masked_nan(int bad)
+{
+    int mask[8];
+    for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, mask);
+    double r = 0;
+    plm_status_t st = plm_array_norm(x, bad ? NAN : 2.0, &r);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_norm_axis(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
+    double out[64];
+    /* axis 0 gives 3 values, axis 1 gives 4P+1: both valid, but different */
+    plm_status_t st = plm_array_norm_axis(x, 2.0, bad ? 1 : 0, out, bad ? G2[0] : 3);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_asarray_masked(int bad)
+{
+    int mask[8];
+    for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, mask);
+    double *buf = tu_alloc(nones());
+    int64_t n_full = nones(), n_group = 0, ls[2];
+    TU_OK(plm_array_local_shape(x, ls));
+    /* the caller's group size, for a valid n_out with masked = 1 */
+    for (int r = 0; r < tu_size; r++)
+        if (mask[r] == mask[tu_rank]) n_group += tu_split(G2[0], tu_size, r) * G2[1];
+    plm_status_t st = plm_array_asarray(x, bad ? 1 : 0, buf, bad ? n_group : n_full);
+    free(buf);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_set_global(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
+    double *g = tu_alloc(nones());
+    plm_status_t st = plm_array_set_global(x, bad ? NULL : (void *)g);
+    free(g);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_add_ghost_cells(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
+    int64_t gs[2];
+    TU_OK(plm_array_ghost_shape(x, 1, 1, gs));
+    double *buf = tu_alloc(nones() + 8);
+    plm_status_t st = plm_array_add_ghost_cells(x, 1, 1, buf, gs[0] * gs[1] - (bad ? 1 : 0));
+    free(buf);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_redistribute(int bad)
+{
+    int64_t g3[3] = {3, 2 * tu_size + 1, 5};
+    plm_array_t x = tu_make(3, g3, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
+    plm_array_t y = NULL;
+    plm_status_t st = plm_array_redistribute(x, bad ? 2 : 1, &y); /* valid axes, but different */
+    plm_array_destroy(&y);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_stacked_dot(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
+    plm_stacked_t s = NULL;
+    double r = 0;
+    TU_OK(plm_stacked_create(1, &x, &s));
+    plm_status_t st = plm_stacked_dot(s, s, 0, bad ? NULL : &r, NULL);
+    plm_stacked_destroy(&s);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_stacked_norm(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
+    plm_stacked_t s = NULL;
+    double r = 0;
+    TU_OK(plm_stacked_create(1, &x, &s));
+    plm_status_t st = plm_stacked_norm(s, bad ? INFINITY : 2.0, &r);
+    plm_stacked_destroy(&s);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_stacked_asarray(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
+    plm_stacked_t s = NULL;
+    double *buf = tu_alloc(nones());
+    TU_OK(plm_stacked_create(1, &x, &s));
+    plm_status_t st = plm_stacked_asarray(s, buf, nones() - (bad ? 1 : 0));
+    free(buf);
+    plm_stacked_destroy(&s);
+    plm_array_destroy(&x);
+    return st;
+}
+
+typedef struct {
+    const char *fn;        /* the entry point under test */
+    const char *what;      /* the bad or differing argument */
+    plm_status_t expect;   /* status on every rank */
+    int differing;         /* a valid value that differs between ranks: succeeds on one rank */
+    plm_status_t (*run)(int bad);
+} row_t;
+
+static const row_t ROWS[] = {
+    {"plm_comm_create", "NULL out", A, 0, row_comm_create},
+    {"plm_comm_create_f", "bad config magic", A, 0, row_comm_create_f},
+    {"plm_comm_split", "negative color", A, 0, row_comm_split},
+    {"plm_array_create", "another axis", A, 1, row_array_create},
+    {"plm_array_create", "NULL out", A, 0, row_array_create_null_out},
+    {"plm_array_create_ex", "another mask", A, 1, row_array_create_ex},
+    {"plm_array_restore_local_write", "BROADCAST, wrong pointer", A, 0, row_restore_local_write},
+    {"plm_array_fill", "BROADCAST, imaginary part for float64", A, 0, row_fill},
+    {"plm_array_dot", "conjugate differs", A, 1, row_dot_conjugate},
+    {"plm_array_dot", "NULL y", A, 0, row_dot_null_y},
+    {"plm_array_norm", "ord differs", A, 1, row_norm_ord},
+    {"plm_array_norm", "masked array, NaN ord in one group", A, 0, row_norm_masked_nan},
+    {"plm_array_norm_axis", "axis differs", A, 1, row_norm_axis},
+    {"plm_array_asarray", "masked differs", A, 1, row_asarray_masked},
+    {"plm_array_set_global", "NULL global", A, 0, row_set_global},
+    {"plm_array_add_ghost_cells", "n_out one short", S, 0, row_add_ghost_cells},
+    {"plm_array_redistribute", "axis differs", A, 1, row_redistribute},
+    {"plm_stacked_dot", "NULL re", A, 0, row_stacked_dot},
+    {"plm_stacked_norm", "ord differs", A, 1, row_stacked_norm},
+    {"plm_stacked_asarray", "n_out one short", S, 0, row_stacked_asarray},
+};
+#define NROWS ((int)(sizeof ROWS / sizeof ROWS[0]))
+
+/* Collective by the header but with no agreement step, and why. */
+static const char *const EXEMPT[][2] = {
+    {"plm_comm_destroy", "NULL-safe by convention: a rank passing NULL returns at once, so it cannot agree"},
+};
+
+/* A following collective works: a dot of a fresh array of ones. */
+static void sane(void)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
+    double r = -1;
+    TU_CHECK_OK(plm_array_dot(x, x, 0, &r, NULL));
+    TU_EXPECT(r == (double)nones(), "sanity dot after the row: %g expected %lld", r, (long long)nones());
+    plm_array_destroy(&x);
+}
+
+static void run_row(const row_t *row)
+{
+    for (int bad = 0; bad < tu_size; bad++) {
+        TU_MARK();
+        plm_clear_last_error();
+        plm_status_t st = row->run(tu_rank == bad);
+        const plm_status_t want = row->differing && tu_size == 1 ? PLM_SUCCESS : row->expect;
+        int all[8] = {0};
+        int mine = (int)st;
+        MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+        for (int r = 0; r < tu_size; r++)
+            TU_EXPECT(all[r] == (int)want, "%s (%s, bad rank %d): rank %d returned %d (%s), expected %d", row->fn,
+                      row->what, bad, r, all[r], plm_status_string((plm_status_t)all[r]), (int)want);
+        if (want != PLM_SUCCESS)
+            TU_EXPECT(plm_last_error()[0] != '\0', "%s (%s): no message", row->fn, row->what);
+        sane();
+    }
+}
+
+static void test_rows(void **state)
+{
+    (void)state;
+    G2[0] = 4 * tu_size + 1;
+    for (int i = 0; i < NROWS; i++) run_row(&ROWS[i]);
+    TU_DONE();
+}
+
+/* ---- every collective function of the header has a row ------------------------------------ */
+
+static char *read_header(void)
+{
+    FILE *f = fopen(PLM_HEADER_PATH, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = (char *)calloc((size_t)n + 1, 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* Name of the function declared at p ("PLM_API ... plm_x(") into name; 0 if none. */
+static int decl_name(const char *p, char *name, size_t len)
+{
+    const char *paren = strchr(p, '(');
+    const char *semi = strchr(p, ';');
+    if (!paren || (semi && semi < paren)) return 0;
+    const char *e = paren;
+    while (e > p && e[-1] == ' ') e--;
+    const char *b = e;
+    while (b > p && (isalnum((unsigned char)b[-1]) || b[-1] == '_')) b--;
+    if ((size_t)(e - b) >= len || strncmp(b, "plm_", 4) != 0) return 0;
+    memcpy(name, b, (size_t)(e - b));
+    name[e - b] = '\0';
+    return 1;
+}
+
+/* The doc comment right before p ("/ ** ... * /" then only white space), or 0. */
+static int doc_before(const char *text, const char *p, const char **b, const char **e)
+{
+    const char *q = p;
+    while (q > text && isspace((unsigned char)q[-1])) q--;
+    if (q - text < 2 || q[-1] != '/' || q[-2] != '*') return 0;
+    const char *start = NULL;
+    for (const char *s = q - 2; s >= text && !start; s--)
+        if (s[0] == '/' && s[1] == '*' && s[2] == '*') start = s;
+    if (!start) return 0;
+    if (strstr(start, "*/") != q - 2) return 0; /* "/ **" of an earlier comment: not this one's */
+    *b = start;
+    *e = q;
+    return 1;
+}
+
+static int has_row(const char *fn)
+{
+    for (int i = 0; i < NROWS; i++)
+        if (strcmp(ROWS[i].fn, fn) == 0) return 1;
+    for (size_t i = 0; i < sizeof EXEMPT / sizeof EXEMPT[0]; i++)
+        if (strcmp(EXEMPT[i][0], fn) == 0) return 1;
+    return 0;
+}
+
+static void test_every_collective_has_a_row(void **state)
+{
+    (void)state;
+    char *text = read_header();
+    TU_EXPECT(text != NULL, "cannot read %s", PLM_HEADER_PATH);
+    int ncollective = 0;
+    for (const char *p = text ? strstr(text, "PLM_API ") : NULL; p; p = strstr(p + 1, "PLM_API ")) {
+        char name[128];
+        const char *b, *e;
+        if (!decl_name(p, name, sizeof name) || !doc_before(text, p, &b, &e)) continue;
+        char doc[4096];
+        size_t n = (size_t)(e - b) < sizeof doc - 1 ? (size_t)(e - b) : sizeof doc - 1;
+        memcpy(doc, b, n);
+        doc[n] = '\0';
+        if (!strstr(doc, "Collective") || strstr(doc, "Not collective")) continue;
+        ncollective++;
+        TU_EXPECT(has_row(name), "%s is documented Collective but has no row in test_array_collective_table.c", name);
+    }
+    /* the parser found them: the header has at least the 18 collective functions of 0.2 */
+    TU_EXPECT(ncollective >= 18, "found only %d collective functions in %s", ncollective, PLM_HEADER_PATH);
+    /* and every row names a function that exists */
+    for (int i = 0; text && i < NROWS; i++) {
+        char decl[160];
+        snprintf(decl, sizeof decl, " %s(", ROWS[i].fn);
+        TU_EXPECT(strstr(text, decl) != NULL, "row %s names no function of the header", ROWS[i].fn);
+    }
+    free(text);
+    TU_DONE();
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        TU_TEST(test_every_collective_has_a_row),
+        TU_TEST(test_rows),
+    };
+    tu_watchdog_s = 60; /* a hang in any row is a failure */
+    return plm_run_group_tests_mpi(tests);
+}
