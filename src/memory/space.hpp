@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/error.hpp"
 
@@ -63,6 +64,10 @@ private:
     std::size_t bytes_ = 0;
     bool owned_ = false;
 };
+
+// Test hook: the n-th Buffer::allocate() from now on (1: the next one) throws std::bad_alloc
+// on the calling rank, as a real allocation failure would; 0 disarms it.
+void fail_nth_allocation(int64_t n);
 
 // Copy between any two spaces of this build.
 void copy_bytes(Space dst_space, void *dst, Space src_space, const void *src, std::size_t bytes,
