@@ -18,8 +18,9 @@
  *   is no communicator to agree on. Calls before MPI_Init or after MPI_Finalize return
  *   PLM_ERR_INVALID_ARG.
  * - "Not collective": a rank may call it alone.
- * - Threads: handles are not thread-safe; one handle per thread is fine. The library needs
- *   MPI initialised with at least MPI_THREAD_FUNNELED when threads are used.
+ * - Threads: handles are not thread-safe; one handle per thread is fine. Calls made at the
+ *   same time from several threads need MPI_THREAD_MULTIPLE; calls from one thread at a time
+ *   need MPI_THREAD_SERIALIZED (MPI_THREAD_FUNNELED if always the main thread).
  * - Destroy functions take the address of a handle, accept NULL or a NULL handle, and set
  *   the handle to NULL.
  * - Status values are stable: they are never renumbered, only appended.
@@ -392,12 +393,12 @@ PLM_API plm_status_t plm_array_restore_local_write(plm_array_t x, void **data);
  *
  * Scalars cross the API as a real and an imaginary part (double, by value) whatever the
  * dtype: they are rounded to the dtype, and a non-zero (or NaN) imaginary part for a real
- * dtype is PLM_ERR_INVALID_ARG. They must be equal on all ranks (for BROADCAST arrays
- * this is checked where the call is collective). */
+ * dtype is PLM_ERR_INVALID_ARG. They must be equal on all ranks (BROADCAST fill: rank 0's
+ * value wins). */
 
 /**
  * Set every element to value_re + i value_im. Collective on the array's communicator for
- * BROADCAST (the value must then be equal on every rank, else PLM_ERR_INVALID_ARG on all);
+ * BROADCAST (rank 0's value wins; an imaginary part for a real dtype on any rank fails all);
  * not collective otherwise.
  */
 PLM_API plm_status_t plm_array_fill(plm_array_t x, double value_re, double value_im);
