@@ -222,7 +222,7 @@ typedef struct plm_comm_config {
  */
 PLM_API plm_status_t plm_comm_config_init(plm_comm_config_t *cfg, size_t struct_size);
 
-/** sizeof(plm_comm_config_t) of the library, for FFIs that allocate the struct as bytes. */
+/** sizeof(plm_comm_config_t) of the library, for FFIs that allocate the struct as bytes. Not collective. */
 PLM_API size_t plm_comm_config_struct_size(void);
 
 /**
@@ -344,28 +344,34 @@ PLM_API plm_status_t plm_array_empty_like(plm_const_array_t x, plm_array_t *out)
 /** New array with the layout and data of x (deep copy). Not collective. */
 PLM_API plm_status_t plm_array_duplicate(plm_const_array_t x, plm_array_t *out);
 
-/* Queries: all not collective; shapes are cached at creation. */
+/* Queries: all not collective; shapes are cached at creation. Outputs are host memory the
+ * caller owns, of the size given. */
 
-/** Number of dimensions. */
+/** Number of dimensions. Not collective. */
 PLM_API plm_status_t plm_array_ndim(plm_const_array_t x, int *ndim);
-/** Global shape: writes ndim extents. */
+/** Global shape: writes ndim extents. Not collective. */
 PLM_API plm_status_t plm_array_global_shape(plm_const_array_t x, int64_t *shape);
-/** The caller's local shape: writes ndim extents. */
+/** The caller's local shape: writes ndim extents. Not collective. */
 PLM_API plm_status_t plm_array_local_shape(plm_const_array_t x, int64_t *shape);
-/** Every rank's local shape: writes size x ndim extents, rank-major. */
+/** Every rank's local shape: writes size x ndim extents, rank-major. Not collective. */
 PLM_API plm_status_t plm_array_local_shapes(plm_const_array_t x, int64_t *shapes);
-/** Number of local elements. */
+/** Number of local elements. Not collective. */
 PLM_API plm_status_t plm_array_local_size(plm_const_array_t x, int64_t *n);
-/** Global index along the distributed axis of the caller's first local entry (0 unless SCATTER). */
+/** Global index along the distributed axis of the caller's first local entry (0 unless
+ *  SCATTER). Not collective. */
 PLM_API plm_status_t plm_array_local_offset(plm_const_array_t x, int64_t *offset);
-/** Distributed axis, in 0..ndim-1. */
+/** Distributed axis, in 0..ndim-1. Not collective. */
 PLM_API plm_status_t plm_array_axis(plm_const_array_t x, int *axis);
+/** Partition. Not collective. */
 PLM_API plm_status_t plm_array_partition(plm_const_array_t x, plm_partition_t *partition);
+/** Element type. Not collective. */
 PLM_API plm_status_t plm_array_dtype(plm_const_array_t x, plm_dtype_t *dtype);
+/** Memory space of the local data. Not collective. */
 PLM_API plm_status_t plm_array_memory(plm_const_array_t x, plm_memory_t *memory);
-/** Mask: writes size group ids and *has_mask = 1, or *has_mask = 0 and nothing. mask may be NULL. */
+/** Mask: writes size group ids and *has_mask = 1, or *has_mask = 0 and nothing. mask may be
+ *  NULL. Not collective. */
 PLM_API plm_status_t plm_array_mask(plm_const_array_t x, int *has_mask, int *mask);
-/** Communicator of the array (borrowed: do not destroy). */
+/** Communicator of the array (borrowed: do not destroy; valid while x lives). Not collective. */
 PLM_API plm_status_t plm_array_get_comm(plm_const_array_t x, plm_comm_t *comm);
 
 /**

@@ -187,6 +187,7 @@ bool same_ranks(const Communicator &a, const Communicator &b)
 {
     if (&a == &b) return true;
     if (a.size() != b.size()) return false;
+    require_mpi_usable();
     int r = MPI_UNEQUAL;
     mpi_check(MPI_Comm_compare(a.mpi(), b.mpi(), &r), "MPI_Comm_compare");
     return r == MPI_IDENT || r == MPI_CONGRUENT;
