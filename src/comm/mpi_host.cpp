@@ -151,6 +151,14 @@ plm_status_t allgatherv(const CommView &c, const void *send, int64_t send_count,
                       static_cast<long long>(send_count), c.rank, static_cast<long long>(counts[c.rank]));
         return PLM_ERR_INTERNAL;
     }
+    // One rank: a local copy, no MPI call. MPICH 4.0.2 (Debian 12, ch4) ignores displs[0] in
+    // MPI_Allgatherv on a 1-rank communicator and writes the block at recv + 0; Open MPI honours
+    // it. Doing the copy here is correct on every MPI (and cheaper).
+    if (c.size == 1) {
+        if (send_count > 0 && send != at(recv, displs[0], dt))
+            std::memmove(at(recv, displs[0], dt), send, static_cast<size_t>(send_count) * dtype_size(dt));
+        return PLM_SUCCESS;
+    }
     const int64_t max = g_max_count.load();
     if (fits(counts, c.size, max) && fits(displs, c.size, max)) {
         bool uniform = true;

@@ -15,8 +15,8 @@ static void test_create_bad_args(void **state)
     (void)state;
     int P = tu_size;
     int64_t g1[1] = {29}, g2[2] = {7, 5}, neg[2] = {7, -1};
-    int64_t rows[2 * 8], brow[2 * 8];
-    int mask[9];
+    int64_t rows[2 * P], brow[2 * P]; /* sized by the rank count: no upper limit on ranks */
+    int mask[P + 1];
     const plm_dtype_t F = PLM_FLOAT64;
     const plm_partition_t SC = PLM_PARTITION_SCATTER;
     const plm_memory_t H = PLM_MEMORY_HOST;
@@ -48,7 +48,7 @@ static void test_create_bad_args(void **state)
     tu_default_rows(2, g2, 0, SC, P, rows);
     CE("nlocal = P, local_shapes NULL", A, A, tu_comm, 2, g2, 0, SC, F, H, P, NULL, 0, NULL, 0);
     {
-        int64_t big[2 * 9];
+        int64_t big[2 * (P + 1)];
         tu_default_rows(2, g2, 0, SC, P + 1, big);
         CE("nlocal = P + 1", S, A, tu_comm, 2, g2, 0, SC, F, H, P + 1, big, 0, NULL, 0);
         CE("nlocal = -1", A, S, tu_comm, 2, g2, 0, SC, F, H, -1, rows, 0, NULL, 0);
@@ -58,7 +58,7 @@ static void test_create_bad_args(void **state)
     rows[0] += 1; /* rank 0's axis extent: the sum is one too many */
     CE("local shapes sum to more than the global", S, S, tu_comm, 2, g2, 0, SC, F, H, P, rows, 0, NULL, 0);
     tu_default_rows(2, g2, 0, SC, P, rows);
-    rows[(P - 1) * 2] -= 1; /* one too few */
+    rows[0] -= 1; /* one too few (rank 0: with more ranks than rows the last ones hold none) */
     CE("local shapes sum to less than the global", S, S, tu_comm, 2, g2, 0, SC, F, H, P, rows, 0, NULL, 0);
     tu_default_rows(2, g2, 0, SC, P, rows);
     for (int r = 0; r < P; r++) rows[r * 2 + 1] = 6; /* non-axis extent differs from the global 5 */
@@ -122,8 +122,8 @@ static void test_null_args(void **state)
     plm_array_t x = tu_make(1, g1, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
     plm_array_t y = tu_make(1, g1, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
     int n = 0;
-    int64_t sh[PLM_MAX_NDIM * 8];
-    int mk[8];
+    int64_t sh[PLM_MAX_NDIM * tu_size]; /* room for every rank's row (local_shapes) */
+    int mk[tu_size];
     plm_partition_t pa;
     plm_dtype_t dt;
     plm_memory_t mem;
@@ -242,8 +242,8 @@ static void test_mismatch(void **state)
 {
     (void)state;
     int P = tu_size;
-    int64_t g1[1] = {29}, g30[1] = {30}, g2[2] = {6, 6}, rows[8];
-    int maskA[8], maskB[8];
+    int64_t g1[1] = {29}, g30[1] = {30}, g2[2] = {6, 6}, rows[P];
+    int maskA[P], maskB[P];
     for (int r = 0; r < P; r++) { maskA[r] = 0; maskB[r] = r % 2; }
     const plm_partition_t SC = PLM_PARTITION_SCATTER;
     plm_array_t x64 = tu_make(1, g1, 0, SC, PLM_FLOAT64, NULL, NULL, NULL);

@@ -35,8 +35,8 @@ static void test_create_rank_dependent(void **state)
     (void)state;
     int P = tu_size, r = tu_rank;
     int64_t g2[2] = {7, 5}, neg[2] = {7, -3};
-    int64_t rows[2 * 8];
-    int mask[8];
+    int64_t rows[2 * P]; /* sized by the rank count: no upper limit on ranks */
+    int mask[P];
     const plm_dtype_t F = PLM_FLOAT64;
     const plm_partition_t SC = PLM_PARTITION_SCATTER;
     const plm_memory_t H = PLM_MEMORY_HOST;
