@@ -1,11 +1,11 @@
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <complex>
 #include <cstring>
 #include <limits>
-
-#include <cblas.h>
+#include <type_traits>
 
 #include "kernels/kernels.hpp"
 
@@ -21,99 +21,297 @@ void require_host(Space s)
 
 template <typename T> const T &val(const void *p) { return *static_cast<const T *>(p); }
 
-// CBLAS takes int counts: longer vectors go in chunks.
-constexpr int64_t kBlasChunk = INT_MAX / 2;
+// Runtime dispatch: the hot loops are compiled for AVX-512, AVX2 and baseline x86-64 and the
+// loader picks one per CPU (ifunc), so the library runs on any x86-64 without -march flags.
+// (-DPLM_CLONES= builds one baseline version, e.g. to test it on an AVX-512 machine.)
+#if !defined(PLM_CLONES) && defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define PLM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef PLM_CLONES
+#define PLM_CLONES
+#endif
+#define PLM_INLINE inline __attribute__((always_inline))
 
-template <typename F> void chunked(int64_t n, F &&f)
-{
-    for (int64_t off = 0; off < n; off += kBlasChunk) f(off, static_cast<int>(std::min(kBlasChunk, n - off)));
-}
+// ---------------------------------------------------------------------------------------
+// Sums: blocks of kBlock terms go into L independent double lanes (so the loop streams and
+// vectorises without reordering by the compiler), lanes are folded pairwise, and block sums
+// are combined pairwise. The rounding error grows like kBlock / L + log2(n / kBlock), not n.
+// ---------------------------------------------------------------------------------------
 
-// A plain loop: the compiler vectorises it, and it streams as fast as a triad (OpenBLAS's
-// axpby was up to 2x slower on cache-sized vectors).
-template <typename T> void loop_axpby(int64_t n, T a, const T *x, T b, T *y)
-{
-    for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + b * y[i];
-}
+constexpr int64_t kBlock = 2048;
 
-template <typename T> void blas_scal(int64_t n, T a, T *x)
-{
-    chunked(n, [&](int64_t o, int m) {
-        if constexpr (std::is_same_v<T, float>) cblas_sscal(m, a, x + o, 1);
-        else if constexpr (std::is_same_v<T, double>) cblas_dscal(m, a, x + o, 1);
-        else if constexpr (std::is_same_v<T, std::complex<float>>) cblas_cscal(m, &a, x + o, 1);
-        else cblas_zscal(m, &a, x + o, 1);
-    });
-}
+template <int K> using Part = std::array<double, K>;
 
-template <typename T> T blas_dot(int64_t n, const T *x, const T *y, bool conjugate)
-{
-    T acc{};
-    chunked(n, [&](int64_t o, int m) {
-        if constexpr (std::is_same_v<T, float>) {
-            acc += static_cast<float>(cblas_dsdot(m, x + o, 1, y + o, 1));  // double accumulation
-        } else if constexpr (std::is_same_v<T, double>) {
-            acc += cblas_ddot(m, x + o, 1, y + o, 1);
-        } else if constexpr (std::is_same_v<T, std::complex<float>>) {
-            T r;
-            if (conjugate) cblas_cdotc_sub(m, x + o, 1, y + o, 1, &r);
-            else cblas_cdotu_sub(m, x + o, 1, y + o, 1, &r);
-            acc += r;
-        } else {
-            T r;
-            if (conjugate) cblas_zdotc_sub(m, x + o, 1, y + o, 1, &r);
-            else cblas_zdotu_sub(m, x + o, 1, y + o, 1, &r);
-            acc += r;
-        }
-    });
-    return acc;
-}
+// A binary counter of partial sums: after b blocks it holds one sum per set bit of b, so the
+// additions form a balanced tree over the blocks while streaming.
+template <int K> struct Cascade {
+    Part<K> level[64];
+    int top = 0;
+    uint64_t blocks = 0;
 
-template <typename T> double abs2(T v)
-{
-    if constexpr (is_complex_v<T>) return static_cast<double>(std::norm(v));
-    else return static_cast<double>(v) * static_cast<double>(v);
-}
-
-template <typename T> double absd(T v) { return static_cast<double>(std::abs(v)); }
-
-// Four independent accumulators keep the reduction streaming instead of waiting on one
-// dependency chain.
-template <typename T, typename F, typename R> double reduce4(const T *x, int64_t n, double init, F f, R r)
-{
-    double a0 = init, a1 = init, a2 = init, a3 = init;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        a0 = r(a0, f(x[i]));
-        a1 = r(a1, f(x[i + 1]));
-        a2 = r(a2, f(x[i + 2]));
-        a3 = r(a3, f(x[i + 3]));
+    static void add(Part<K> &s, const Part<K> &t)
+    {
+        for (int k = 0; k < K; ++k) s[k] += t[k];
     }
-    for (; i < n; ++i) a0 = r(a0, f(x[i]));
-    return r(r(a0, a1), r(a2, a3));
+    void push(Part<K> s)
+    {
+        for (uint64_t c = blocks++; c & 1; c >>= 1) add(s, level[--top]);
+        level[top++] = s;
+    }
+    Part<K> total() const
+    {
+        Part<K> s{};
+        for (int t = top; t-- > 0;) add(s, level[t]);
+        return s;
+    }
+};
+
+// K sums over terms 0..n-1; term(i, j, acc) adds term i + j into acc[k][j]. Returns, per k,
+// the even lanes' sum then the odd lanes' (the real and imaginary parts of interleaved
+// complex data; blocks start at even indices, so lane parity is index parity).
+template <int K, int L, typename Term> PLM_INLINE Part<2 * K> sum_blocked(int64_t n, Term term)
+{
+    Cascade<2 * K> c;
+    for (int64_t b = 0; b < n; b += kBlock) {
+        const int64_t end = std::min(n, b + kBlock);
+        double acc[K][L] = {};
+        int64_t i = b;
+        for (; i + L <= end; i += L)
+            for (int j = 0; j < L; ++j) term(i, j, acc);
+        for (int j = 0; i + j < end; ++j) term(i, j, acc);
+        // Fold the lanes pairwise, keeping even and odd lanes apart.
+        Part<2 * K> s;
+        for (int k = 0; k < K; ++k) {
+            for (int w = L / 2; w >= 2; w /= 2)
+                for (int j = 0; j < w; ++j) acc[k][j] += acc[k][j + w];
+            s[2 * k] = acc[k][0];
+            s[2 * k + 1] = acc[k][1];
+        }
+        c.push(s);
+    }
+    return c.total();
+}
+
+double both(Part<2> s) { return s[0] + s[1]; }
+
+// Real data. float terms are widened to double first (a float product is exact in double).
+template <typename R> PLM_CLONES double sum_abs(const R *x, int64_t n)
+{
+    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) { a[0][j] += std::fabs(double(x[i + j])); }));
+}
+
+template <typename R> PLM_CLONES double sum_sq(const R *x, int64_t n)
+{
+    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) {
+        const double v = x[i + j];
+        a[0][j] += v * v;
+    }));
+}
+
+template <typename R> PLM_CLONES double sum_xy(const R *x, const R *y, int64_t n)
+{
+    return both(sum_blocked<1, 32>(n, [x, y](int64_t i, int j, auto &a) { a[0][j] += double(x[i + j]) * double(y[i + j]); }));
+}
+
+template <typename R> PLM_CLONES double count_nz(const R *x, int64_t n)
+{
+    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) { a[0][j] += x[i + j] != R(0) ? 1.0 : 0.0; }));
+}
+
+// Complex x, y as n (re, im) pairs: the sums of re_x re_y, im_x im_y, re_x im_y, im_x re_y.
+template <typename R> PLM_CLONES Part<8> sum_cross(const R *x, const R *y, int64_t n)
+{
+    return sum_blocked<4, 8>(n, [x, y](int64_t i, int j, auto &a) {
+        const double xr = x[2 * (i + j)], xi = x[2 * (i + j) + 1], yr = y[2 * (i + j)], yi = y[2 * (i + j) + 1];
+        a[0][j] += xr * yr;
+        a[1][j] += xi * yi;
+        a[2][j] += xr * yi;
+        a[3][j] += xi * yr;
+    });
+}
+
+// |z| = sqrt(re^2 + im^2) in double: exact range for c64; c128 callers check the range.
+template <typename R> PLM_CLONES double sum_cabs(const R *x, int64_t n)
+{
+    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) {
+        const double re = x[2 * (i + j)], im = x[2 * (i + j) + 1];
+        a[0][j] += std::sqrt(re * re + im * im);
+    }));
+}
+
+template <typename R> PLM_CLONES double count_nz_pairs(const R *x, int64_t n)
+{
+    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) {
+        a[0][j] += (x[2 * (i + j)] != R(0)) | (x[2 * (i + j) + 1] != R(0)) ? 1.0 : 0.0;
+    }));
+}
+
+// |x| in double; complex: hypot, so no overflow or underflow in between.
+template <typename T> double absd(T v)
+{
+    if constexpr (is_complex_v<T>) return std::hypot(static_cast<double>(v.real()), static_cast<double>(v.imag()));
+    else return std::fabs(static_cast<double>(v));
+}
+
+// Exact (hypot) magnitudes and general powers: libm calls, not vectorised; same blocking.
+template <typename T> double sum_pow(const T *x, int64_t n, double p)
+{
+    return both(sum_blocked<1, 4>(n, [x, p](int64_t i, int j, auto &a) { a[0][j] += std::pow(absd(x[i + j]), p); }));
+}
+
+template <typename T> double sum_absd(const T *x, int64_t n)
+{
+    return both(sum_blocked<1, 4>(n, [x](int64_t i, int j, auto &a) { a[0][j] += absd(x[i + j]); }));
+}
+
+// ---------------------------------------------------------------------------------------
+// max |x| and min |x|. With the sign bit cleared, a float's bits ordered as an integer order
+// it by magnitude, and every NaN sorts above +inf: an integer max streams (vectorises with no
+// NaN branches) and a NaN anywhere shows up as hi > inf.
+// ---------------------------------------------------------------------------------------
+
+template <typename R> using Key = std::conditional_t<sizeof(R) == 4, int32_t, int64_t>;
+
+template <typename R> PLM_INLINE Key<R> key(R v)
+{
+    Key<R> k;
+    std::memcpy(&k, &v, sizeof k);
+    return k & std::numeric_limits<Key<R>>::max();
+}
+
+template <typename R> double from_key(Key<R> k)
+{
+    R v;
+    std::memcpy(&v, &k, sizeof v);
+    return v;
+}
+
+template <typename R> Key<R> inf_key() { return key(std::numeric_limits<R>::infinity()); }
+
+// The smallest (when lo is not null) and largest key of get(0..n-1).
+template <typename R, int L, typename Get> PLM_INLINE void key_range(int64_t n, Get get, Key<R> *lo, Key<R> *hi)
+{
+    Key<R> l[L], h[L];
+    for (int j = 0; j < L; ++j) {
+        l[j] = inf_key<R>();
+        h[j] = 0;
+    }
+    auto step = [&](int64_t i, int j) {
+        const Key<R> k = get(i + j);
+        if (lo) l[j] = k < l[j] ? k : l[j];
+        h[j] = h[j] < k ? k : h[j];
+    };
+    int64_t i = 0;
+    for (; i + L <= n; i += L)
+        for (int j = 0; j < L; ++j) step(i, j);
+    for (int j = 0; i + j < n; ++j) step(i, j);
+    if (lo) *lo = *std::min_element(l, l + L);
+    *hi = *std::max_element(h, h + L);
+}
+
+// Real x: max |x| and, when lo is not null, min |x|; NaN in both when x holds NaN; 0 and inf
+// when n = 0.
+template <typename R> PLM_CLONES void abs_range(const R *x, int64_t n, double *lo, double *hi)
+{
+    Key<R> l = 0, h = 0;
+    key_range<R, 128 / sizeof(R)>(n, [x](int64_t i) { return key(x[i]); }, lo ? &l : nullptr, &h);
+    const bool nan = h > inf_key<R>();
+    if (lo) *lo = nan ? std::numeric_limits<double>::quiet_NaN() : from_key<R>(l);
+    *hi = from_key<R>(h);
+}
+
+// Complex x (n pairs): the range of re^2 + im^2 in double (NaN when a part is NaN).
+template <typename R> PLM_CLONES void cabs2_range(const R *x, int64_t n, double *lo, double *hi)
+{
+    Key<double> l, h;
+    key_range<double, 8>(n, [x](int64_t i) {
+        const double re = x[2 * i], im = x[2 * i + 1];
+        return key(re * re + im * im);
+    }, &l, &h);
+    *lo = from_key<double>(l);
+    *hi = from_key<double>(h);
+}
+
+double nan_max(double a, double v) { return v > a || v != v ? v : a; }
+double nan_min(double a, double v) { return v < a || v != v ? v : a; }
+
+template <typename T> void abs_range_exact(const T *x, int64_t n, double *lo, double *hi)
+{
+    *lo = std::numeric_limits<double>::infinity();
+    *hi = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const double v = absd(x[i]);
+        *lo = nan_min(*lo, v);
+        *hi = nan_max(*hi, v);
+    }
+}
+
+// The fast complex magnitudes square the parts in double: exact for c64, but c128 squares
+// leave double's range past ~1e154 and below ~1e-154. Fast results outside the ranges below
+// (and NaN, since hypot(inf, nan) = inf as in NumPy) are recomputed with hypot.
+template <typename R> bool cabs_sum_ok(double s, int64_t n)
+{
+    if (sizeof(R) == 4) return !std::isnan(s);
+    return s <= 1e150 && s >= static_cast<double>(n) * 1e-128;
+}
+
+template <typename R> bool cabs2_ok(double v)
+{
+    if (sizeof(R) == 4) return !std::isnan(v);
+    return v >= 1e-290 && v <= 1e290;
+}
+
+template <typename T> double complex_norm(NormKind kind, double p, const T *x, int64_t n)
+{
+    using R = real_t<T>;
+    const R *r = reinterpret_cast<const R *>(x);
+    double lo = 0, hi = 0;
+    switch (kind) {
+    case NormKind::pow_sum:
+        if (p == 2.0) return sum_sq(r, 2 * n);  // as NumPy: re.re + im.im
+        if (p != 1.0) return sum_pow(x, n, p);
+        lo = sum_cabs(r, n);
+        return cabs_sum_ok<R>(lo, n) ? lo : sum_absd(x, n);
+    case NormKind::max_abs:
+    case NormKind::min_abs: {
+        cabs2_range(r, n, &lo, &hi);
+        const bool max = kind == NormKind::max_abs;
+        if (cabs2_ok<R>(hi) && (max || cabs2_ok<R>(lo))) return std::sqrt(max ? hi : lo);
+        abs_range_exact(x, n, &lo, &hi);
+        return max ? hi : lo;
+    }
+    case NormKind::count_nonzero: return count_nz_pairs(r, n);
+    }
+    return 0.0;
 }
 
 // One contiguous run: the common case of a norm over all elements.
 template <typename T> double reduce_run(NormKind kind, double p, const T *x, int64_t n)
 {
-    auto plus = [](double a, double b) { return a + b; };
-    switch (kind) {
-    case NormKind::pow_sum:
-        if (p == 2.0) {
-            if constexpr (is_complex_v<T>) return reduce4(x, n, 0.0, [](T v) { return abs2(v); }, plus);
-            else return static_cast<double>(blas_dot<T>(n, x, x, false));  // as numpy: sqrt(x.x)
+    if constexpr (is_complex_v<T>) {
+        return complex_norm(kind, p, x, n);
+    } else {
+        double lo = 0, hi = 0;
+        switch (kind) {
+        case NormKind::pow_sum: return p == 2.0 ? sum_sq(x, n) : p == 1.0 ? sum_abs(x, n) : sum_pow(x, n, p);
+        case NormKind::max_abs: abs_range(x, n, nullptr, &hi); return hi;
+        case NormKind::min_abs: abs_range(x, n, &lo, &hi); return lo;
+        case NormKind::count_nonzero: return count_nz(x, n);
         }
-        if (p == 1.0) return reduce4(x, n, 0.0, [](T v) { return absd(v); }, plus);
-        return reduce4(x, n, 0.0, [p](T v) { return std::pow(absd(v), p); }, plus);
-    case NormKind::max_abs:
-        return reduce4(x, n, 0.0, [](T v) { return absd(v); }, [](double a, double b) { return a < b ? b : a; });
-    case NormKind::min_abs:
-        return reduce4(x, n, std::numeric_limits<double>::infinity(), [](T v) { return absd(v); },
-                       [](double a, double b) { return b < a ? b : a; });
-    case NormKind::count_nonzero:
-        return reduce4(x, n, 0.0, [](T v) { return v != T{} ? 1.0 : 0.0; }, plus);
+        return 0.0;
     }
-    return 0.0;
+}
+
+template <typename T> double abs2(T v)
+{
+    if constexpr (is_complex_v<T>) {
+        const double re = v.real(), im = v.imag();
+        return re * re + im * im;
+    } else {
+        return static_cast<double>(v) * static_cast<double>(v);
+    }
 }
 
 template <typename T>
@@ -137,16 +335,99 @@ void norm_partial_t(NormKind kind, double p, int64_t outer, int64_t n, int64_t i
                 else for (int64_t i = 0; i < inner; ++i) acc[i] += std::pow(absd(row[i]), p);
                 break;
             case NormKind::max_abs:
-                for (int64_t i = 0; i < inner; ++i) acc[i] = std::max(acc[i], absd(row[i]));
+                for (int64_t i = 0; i < inner; ++i) acc[i] = nan_max(acc[i], absd(row[i]));
                 break;
             case NormKind::min_abs:
-                for (int64_t i = 0; i < inner; ++i) acc[i] = std::min(acc[i], absd(row[i]));
+                for (int64_t i = 0; i < inner; ++i) acc[i] = nan_min(acc[i], absd(row[i]));
                 break;
             case NormKind::count_nonzero:
                 for (int64_t i = 0; i < inner; ++i) acc[i] += row[i] != T{} ? 1.0 : 0.0;
                 break;
             }
         }
+    }
+}
+
+template <typename T> T dot_t(int64_t n, const T *x, const T *y, bool conjugate)
+{
+    if constexpr (is_complex_v<T>) {
+        using R = real_t<T>;
+        const Part<8> s = sum_cross(reinterpret_cast<const R *>(x), reinterpret_cast<const R *>(y), n);
+        const double rr = s[0] + s[1], ii = s[2] + s[3], ri = s[4] + s[5], ir = s[6] + s[7];
+        if (conjugate) return {static_cast<R>(rr + ii), static_cast<R>(ri - ir)};
+        return {static_cast<R>(rr - ii), static_cast<R>(ri + ir)};
+    } else {
+        return static_cast<T>(sum_xy(x, y, n));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Streaming updates. BLAS conventions, whatever the BLAS: a zero beta never reads y, a zero
+// alpha never reads x, scaling by zero writes zeros. Complex products are spelled out on
+// (re, im) pairs, so they vectorise (std::complex's operator* calls __mulsc3 for C99 inf/nan
+// recovery; NumPy does not recover either).
+// ---------------------------------------------------------------------------------------
+
+template <typename R> PLM_CLONES void axpby_real(int64_t n, R a, const R *x, R b, R *y)
+{
+    if (a == R(0) && b == R(0)) std::fill_n(y, n, R(0));
+    else if (b == R(0)) for (int64_t i = 0; i < n; ++i) y[i] = a * x[i];
+    else if (a == R(0)) for (int64_t i = 0; i < n; ++i) y[i] = b * y[i];
+    else for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + b * y[i];
+}
+
+// y = a x on n (re, im) pairs; x may be y.
+template <typename R> PLM_CLONES void cmul_scalar(int64_t n, R ar, R ai, const R *x, R *y)
+{
+    for (int64_t i = 0; i < n; ++i) {
+        const R xr = x[2 * i], xi = x[2 * i + 1];
+        y[2 * i] = ar * xr - ai * xi;
+        y[2 * i + 1] = ar * xi + ai * xr;
+    }
+}
+
+template <typename R> PLM_CLONES void caxpby(int64_t n, R ar, R ai, const R *x, R br, R bi, R *y)
+{
+    for (int64_t i = 0; i < n; ++i) {
+        const R xr = x[2 * i], xi = x[2 * i + 1], yr = y[2 * i], yi = y[2 * i + 1];
+        y[2 * i] = (ar * xr - ai * xi) + (br * yr - bi * yi);
+        y[2 * i + 1] = (ar * xi + ai * xr) + (br * yi + bi * yr);
+    }
+}
+
+template <typename T> void axpby_t(int64_t n, T a, const T *x, T b, T *y)
+{
+    if constexpr (is_complex_v<T>) {
+        using R = real_t<T>;
+        const R *xr = reinterpret_cast<const R *>(x);
+        R *yr = reinterpret_cast<R *>(y);
+        if (a == T{} && b == T{}) std::fill_n(y, n, T{});
+        else if (b == T{}) cmul_scalar(n, a.real(), a.imag(), xr, yr);
+        else if (a == T{}) cmul_scalar(n, b.real(), b.imag(), yr, yr);
+        else caxpby(n, a.real(), a.imag(), xr, b.real(), b.imag(), yr);
+    } else {
+        axpby_real(n, a, x, b, y);
+    }
+}
+
+template <typename T> void scale_t(int64_t n, T a, T *x)
+{
+    if (a == T{}) std::fill_n(x, n, T{});
+    else if (a == T(1)) return;
+    else if constexpr (is_complex_v<T>) {
+        using R = real_t<T>;
+        cmul_scalar(n, a.real(), a.imag(), reinterpret_cast<const R *>(x), reinterpret_cast<R *>(x));
+    } else {
+        axpby_real(n, a, x, T(0), x);
+    }
+}
+
+template <typename R> PLM_CLONES void cmul(int64_t n, const R *x, const R *y, R *z)
+{
+    for (int64_t i = 0; i < n; ++i) {
+        const R xr = x[2 * i], xi = x[2 * i + 1], yr = y[2 * i], yi = y[2 * i + 1];
+        z[2 * i] = xr * yr - xi * yi;
+        z[2 * i + 1] = xr * yi + xi * yr;
     }
 }
 
@@ -172,7 +453,7 @@ void scale(Space s, DType dt, int64_t n, const void *alpha, void *x)
     require_host(s);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
-        blas_scal<T>(n, val<T>(alpha), static_cast<T *>(x));
+        scale_t<T>(n, val<T>(alpha), static_cast<T *>(x));
     });
 }
 
@@ -181,7 +462,7 @@ void axpby(Space s, DType dt, int64_t n, const void *alpha, const void *x, const
     require_host(s);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
-        loop_axpby<T>(n, val<T>(alpha), static_cast<const T *>(x), val<T>(beta), static_cast<T *>(y));
+        axpby_t<T>(n, val<T>(alpha), static_cast<const T *>(x), val<T>(beta), static_cast<T *>(y));
     });
 }
 
@@ -196,7 +477,14 @@ void binary(Space s, DType dt, Binary op, int64_t n, const void *x, const void *
         switch (op) {
         case Binary::add: for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i]; break;
         case Binary::sub: for (int64_t i = 0; i < n; ++i) c[i] = a[i] - b[i]; break;
-        case Binary::mul: for (int64_t i = 0; i < n; ++i) c[i] = a[i] * b[i]; break;
+        case Binary::mul:
+            if constexpr (is_complex_v<T>) {
+                using R = real_t<T>;
+                cmul(n, reinterpret_cast<const R *>(a), reinterpret_cast<const R *>(b), reinterpret_cast<R *>(c));
+            } else {
+                for (int64_t i = 0; i < n; ++i) c[i] = a[i] * b[i];
+            }
+            break;
         }
     });
 }
@@ -208,7 +496,11 @@ void conj(Space s, DType dt, int64_t n, const void *x, void *y)
         using T = decltype(t);
         const T *a = static_cast<const T *>(x);
         T *b = static_cast<T *>(y);
-        for (int64_t i = 0; i < n; ++i) b[i] = conj_if(a[i]);
+        if constexpr (is_complex_v<T>) {
+            for (int64_t i = 0; i < n; ++i) b[i] = T(a[i].real(), -a[i].imag());
+        } else {
+            std::copy_n(a, n, b);
+        }
     });
 }
 
@@ -217,7 +509,7 @@ void dot(Space s, DType dt, int64_t n, const void *x, const void *y, bool conjug
     require_host(s);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
-        *static_cast<T *>(result) = blas_dot<T>(n, static_cast<const T *>(x), static_cast<const T *>(y), conjugate);
+        *static_cast<T *>(result) = dot_t<T>(n, static_cast<const T *>(x), static_cast<const T *>(y), conjugate);
     });
 }
 

@@ -1,7 +1,16 @@
 // Single-rank math on local buffers. One interface for every memory space: host kernels
-// are C++ loops and CBLAS; CUDA kernels (GPU issue) plug in behind the same calls, and until
-// then device buffers report PLM_ERR_BACKEND_UNAVAILABLE. n counts elements; scalars point
-// to one element of dt.
+// are C++ loops, compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time;
+// CUDA kernels (GPU issue) plug in behind the same calls, and until then device buffers
+// report PLM_ERR_BACKEND_UNAVAILABLE. n counts elements; scalars point to one element of dt.
+//
+// Numerics (host; docs/architecture.md, "Numerics"):
+// - Sums (dot, sum |x|, sum |x|^2, sum |x|^p) accumulate in double for every dtype, float32
+//   terms widened first, in blocks of 2048 terms over 32 independent lanes whose sums are
+//   combined pairwise: a few ulps of the exact sum at N = 1e7, not O(N) ulps. The order is
+//   fixed, so results are the same on every CPU and every run.
+// - NaN propagates through every sum, dot and norm_partial kind (max and min of |x| too, unlike
+//   a plain max loop); count_nonzero counts NaN as non-zero (numpy.count_nonzero).
+// - Complex products are (re, im) arithmetic without C99's inf/nan recovery, as NumPy.
 #pragma once
 
 #include <cstdint>
@@ -18,16 +27,26 @@ enum class NormKind { pow_sum, max_abs, min_abs, count_nonzero };
 
 void fill(Space s, DType dt, int64_t n, const void *value, void *x);
 void copy(Space s, DType dt, int64_t n, const void *x, void *y);
+// x = alpha x. alpha = 0 writes zeros even over NaN and Inf (BLAS convention); alpha = 1 is a
+// no-op.
 void scale(Space s, DType dt, int64_t n, const void *alpha, void *x);
+// y = alpha x + beta y. beta = 0 never reads y (y may hold NaN or garbage: y = alpha x);
+// alpha = 0 never reads x (y = beta y); both zero write zeros.
 void axpby(Space s, DType dt, int64_t n, const void *alpha, const void *x, const void *beta, void *y);
 void binary(Space s, DType dt, Binary op, int64_t n, const void *x, const void *y, void *z);
 void conj(Space s, DType dt, int64_t n, const void *x, void *y);
 
-// result (one element of dt, host memory) = sum x_i y_i, or sum conj(x_i) y_i.
+// result (one element of dt, host memory) = sum x_i y_i, or sum conj(x_i) y_i, summed in
+// double and rounded once to dt (float32 products of 1e20 do not overflow on the way).
 void dot(Space s, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *result);
 
 // View x as [outer, n, inner] (C order) and reduce over the middle index:
 // out[o * inner + i] (host, float64). The identity for empty n is 0 (sum, max, count) or +inf (min).
+// out[] is NaN where the reduced data hold NaN, for every kind but count_nonzero (callers
+// combining partials across ranks must keep it: MPI_MAX/MIN drop NaN). Complex |z| is hypot's
+// (|inf + nan i| = inf); pow_sum p = 2 sums re^2 + im^2 as NumPy. Partials are sums of |x|^p
+// in double: float32 data never overflow them, float64 sums of squares overflow past ~1e154
+// and underflow below ~1e-154 as NumPy's do. The strided case (inner > 1) sums sequentially.
 void norm_partial(Space s, DType dt, NormKind kind, double p, int64_t outer, int64_t n, int64_t inner,
                   const void *x, double *out);
 
