@@ -101,10 +101,10 @@ template <typename T> void bench_dtype(DType dt, const char *name, int64_t n, in
     const double ftriad = median_us(reps, [&] { floor_triad(z.data(), x.data(), R(0.5), y.data(), m); });
 
     T r{};
-    row(n, name, "dot", median_us(reps, [&] { kernels::dot(Space::host, dt, n, x.data(), y.data(), false, &r); }), b2,
+    row(n, name, "dot", median_us(reps, [&] { kernels::dot(Exec{}, dt, n, x.data(), y.data(), false, &r); }), b2,
         "dot-floor", fdot);
     if (is_complex_v<T>)
-        row(n, name, "dotc", median_us(reps, [&] { kernels::dot(Space::host, dt, n, x.data(), y.data(), true, &r); }),
+        row(n, name, "dotc", median_us(reps, [&] { kernels::dot(Exec{}, dt, n, x.data(), y.data(), true, &r); }),
             b2, "dot-floor", fdot);
     struct K { const char *op; kernels::NormKind k; double p; bool is_max; };
     const K kinds[] = {{"norm 1", kernels::NormKind::pow_sum, 1, false},
@@ -116,14 +116,14 @@ template <typename T> void bench_dtype(DType dt, const char *name, int64_t n, in
     for (const K &k : kinds) {
         double out = 0;
         const double us = median_us(reps, [&] {
-            kernels::norm_partial(Space::host, dt, k.k, k.p, 1, n, 1, x.data(), &out);
+            kernels::norm_partial(Exec{}, dt, k.k, k.p, 1, n, 1, x.data(), &out);
             g_sink = out;
         });
         row(n, name, k.op, us, b1, k.is_max ? "max-floor" : "sum-floor", k.is_max ? fmax : fsum);
     }
     const T a = T(R(0.5)), b = T(R(0.5));
     row(n, name, "axpby",
-        median_us(reps, [&] { kernels::axpby(Space::host, dt, n, &a, x.data(), &b, z.data()); }), b3, "triad",
+        median_us(reps, [&] { kernels::axpby(Exec{}, dt, n, &a, x.data(), &b, z.data()); }), b3, "triad",
         ftriad);
 }
 

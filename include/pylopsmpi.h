@@ -158,7 +158,8 @@ typedef enum plm_cuda_aware_source {
     PLM_CUDA_AWARE_FROM_CONFIG = 0,  /**< plm_comm_config_t.cuda_aware was 0 or 1 */
     PLM_CUDA_AWARE_FROM_ENV = 1,     /**< PYLOPS_MPI_CUDA_AWARE was 0 or 1 */
     PLM_CUDA_AWARE_FROM_VENDOR = 2,  /**< the MPI library's own query (MPIX_Query_cuda_support...) */
-    PLM_CUDA_AWARE_FROM_DEFAULT = 3  /**< nothing said: assumed not CUDA-aware */
+    PLM_CUDA_AWARE_FROM_DEFAULT = 3, /**< nothing said: assumed not CUDA-aware */
+    PLM_CUDA_AWARE_FROM_AGREEMENT = 4 /**< ranks decided differently; all took "not CUDA-aware" */
 } plm_cuda_aware_source_t;
 
 /**
@@ -279,7 +280,10 @@ PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t me
 
 /**
  * Whether comm treats MPI as CUDA-aware, and what decided it (config field, then
- * PYLOPS_MPI_CUDA_AWARE=0|1, then the MPI vendor query, else no). Not collective.
+ * PYLOPS_MPI_CUDA_AWARE=0|1, then the MPI vendor query, else no). The decision is agreed
+ * at plm_comm_create(): when ranks decide differently (say the environment variable is set
+ * on one rank only), every rank takes "not CUDA-aware" and reports
+ * PLM_CUDA_AWARE_FROM_AGREEMENT, so all ranks always use the same backend. Not collective.
  * @param[out] yes    1 or 0
  * @param[out] source may be NULL
  */

@@ -124,7 +124,7 @@ DistributedArray::Ptr DistributedArray::create(comm::Agreement &ag, const ArrayS
     ag.run();
 
     if (s.my_local_shape) {
-        std::vector<int64_t> all = a->allgather_i64(c, mine);
+        std::vector<int64_t> all = comm::allgather_i64(c, mine);
         for (int r = 0; r < c.size(); ++r) l.local.emplace_back(all.begin() + r * ndim, all.begin() + (r + 1) * ndim);
         validate_local_shapes(l);  // the same data on every rank: the same verdict
     } else {
@@ -177,14 +177,14 @@ DistributedArray::Ptr DistributedArray::zeros_like() const
 {
     Ptr a = empty_like();
     unsigned char zero[kScalarBytes] = {};
-    kernels::fill(space_, dtype_, a->local_size(), zero, a->data());
+    kernels::fill(exec(), dtype_, a->local_size(), zero, a->data());
     return a;
 }
 
 DistributedArray::Ptr DistributedArray::duplicate() const
 {
     Ptr a = empty_like();
-    kernels::copy(space_, dtype_, local_size(), data(), a->data());
+    kernels::copy(exec(), dtype_, local_size(), data(), a->data());
     return a;
 }
 
@@ -215,16 +215,16 @@ void DistributedArray::fold_layout(comm::Agreement &ag) const
 
 void DistributedArray::sync_broadcast()
 {
-    if (layout_.partition == PLM_PARTITION_BROADCAST) bcast(*base_, space_, data(), local_size(), dtype_, 0);
+    if (layout_.partition == PLM_PARTITION_BROADCAST) comm::bcast(*base_, exec(), data(), local_size(), dtype_, 0);
 }
 
-void DistributedArray::fill(const Scalar &value) { kernels::fill(space_, dtype_, local_size(), value.data(), data()); }
+void DistributedArray::fill(const Scalar &value) { kernels::fill(exec(), dtype_, local_size(), value.data(), data()); }
 
 void DistributedArray::binary(kernels::Binary op, const DistributedArray &x, const DistributedArray &y)
 {
     require_compatible(x, "element-wise operation");
     require_compatible(y, "element-wise operation");
-    kernels::binary(space_, dtype_, op, local_size(), x.data(), y.data(), data());
+    kernels::binary(exec(), dtype_, op, local_size(), x.data(), y.data(), data());
 }
 
 void DistributedArray::replicated_share(int64_t *begin, int64_t *count) const
@@ -251,7 +251,7 @@ size_t DistributedArray::add_dot(comm::Agreement &ag, const DistributedArray *y,
     int64_t begin = 0, count = local_size();
     if (!layout_.scattered()) replicated_share(&begin, &count);
     alignas(16) unsigned char part[16] = {};
-    kernels::dot(space_, dtype_, count, at(data(), begin, dtype_), at(y->data(), begin, dtype_), conjugate, part);
+    kernels::dot(exec(), dtype_, count, at(data(), begin, dtype_), at(y->data(), begin, dtype_), conjugate, part);
     dispatch_float(dtype_, [&](auto t) {
         using T = decltype(t);
         T v;
@@ -291,7 +291,7 @@ DistributedArray::NormLanes DistributedArray::add_norm(comm::Agreement &ag, doub
         int64_t begin = 0, count = local_size();
         if (!layout_.scattered()) replicated_share(&begin, &count);
         double part = 0;
-        kernels::norm_partial(space_, dtype_, n.kind, n.p, 1, count, 1, at(data(), begin, dtype_), &part);
+        kernels::norm_partial(exec(), dtype_, n.kind, n.p, 1, count, 1, at(data(), begin, dtype_), &part);
         ag.set(lane + static_cast<size_t>(group_index_), part);
     }
     return {static_cast<int>(n.kind), n.p, lane};
@@ -336,7 +336,7 @@ void DistributedArray::norm_axis(comm::Agreement &ag, double ord, int axis, doub
     ag.run();
     const Shape &L = local_shape();
     const int64_t outer = Layout::outer(L, ax), inner = Layout::inner(L, ax);
-    kernels::norm_partial(space_, dtype_, n.kind, n.p, outer, L[static_cast<size_t>(ax)], inner, data(), mine.data());
+    kernels::norm_partial(exec(), dtype_, n.kind, n.p, outer, L[static_cast<size_t>(ax)], inner, data(), mine.data());
     if (layout_.scattered() && ax == layout_.axis) {
         // Partial norms combine over the mask group; after the agreement nothing can fail
         // locally, so a second, payload-only agreement on the group carries them (NaN kept).
@@ -374,7 +374,7 @@ void DistributedArray::gather_blocks(Gather &g, Space sp, DType dt, const void *
     std::vector<int64_t> counts;
     for (const Shape &s : g.shapes) counts.push_back(product(s));
     if (!g.scratch.data()) {  // rank blocks are contiguous in rank order: gather in place
-        allgatherv(*g.c, sp, mine, out, counts, dt);
+        comm::allgatherv(*g.c, g.c->exec(sp), mine, out, counts, dt);
         return;
     }
     const int axis = g.axis;
@@ -382,11 +382,11 @@ void DistributedArray::gather_blocks(Gather &g, Space sp, DType dt, const void *
     const int64_t outer = Layout::outer(s0, axis), inner = Layout::inner(s0, axis);
     int64_t n_axis = 0;
     for (const Shape &s : g.shapes) n_axis += s[static_cast<size_t>(axis)];
-    allgatherv(*g.c, sp, mine, g.scratch.data(), counts, dt);
+    comm::allgatherv(*g.c, g.c->exec(sp), mine, g.scratch.data(), counts, dt);
     int64_t displ = 0, start = 0;
     for (size_t r = 0; r < g.shapes.size(); ++r) {
         const int64_t n_r = g.shapes[r][static_cast<size_t>(axis)];
-        kernels::copy_slab(sp, dt, outer, inner, at(g.scratch.data(), displ, dt), n_r, 0, out, n_axis, start, n_r);
+        kernels::copy_slab(g.c->exec(sp), dt, outer, inner, at(g.scratch.data(), displ, dt), n_r, 0, out, n_axis, start, n_r);
         displ += counts[r];
         start += n_r;
     }
@@ -415,7 +415,7 @@ DistributedArray::Gather DistributedArray::plan_asarray(bool masked) const
 void DistributedArray::gather_into(Gather &g, void *out) const
 {
     if (!layout_.scattered()) {
-        kernels::copy(space_, dtype_, local_size(), data(), out);
+        kernels::copy(exec(), dtype_, local_size(), data(), out);
         return;
     }
     gather_blocks(g, space_, dtype_, data(), out);
@@ -445,13 +445,13 @@ void DistributedArray::set_global(comm::Agreement &ag, const void *global)
     if (layout_.scattered()) {
         const Shape &L = local_shape();
         const int ax = layout_.axis;
-        kernels::copy_slab(space_, dtype_, Layout::outer(L, ax), Layout::inner(L, ax), global,
+        kernels::copy_slab(exec(), dtype_, Layout::outer(L, ax), Layout::inner(L, ax), global,
                            layout_.global[static_cast<size_t>(ax)], layout_.offset(rank()), data(),
                            L[static_cast<size_t>(ax)], 0, L[static_cast<size_t>(ax)]);
         return;
     }
     if (layout_.partition == PLM_PARTITION_UNSAFE_BROADCAST || rank() == 0)
-        kernels::copy(space_, dtype_, local_size(), global, data());
+        kernels::copy(exec(), dtype_, local_size(), global, data());
     sync_broadcast();
 }
 
@@ -507,7 +507,7 @@ void DistributedArray::add_ghost_cells(comm::Agreement &ag, int64_t before, int6
 
     // What my neighbours want from me: their counts travel with one tiny halo exchange.
     int64_t next_before = 0, prev_after = 0;
-    Halo counts;
+    comm::Halo counts;
     counts.to_prev = &before;
     counts.n_to_prev = me > 0 ? 1 : 0;
     counts.from_next = &next_before;
@@ -516,13 +516,13 @@ void DistributedArray::add_ghost_cells(comm::Agreement &ag, int64_t before, int6
     counts.n_to_next = me < P - 1 ? 1 : 0;
     counts.from_prev = &prev_after;
     counts.n_from_prev = me > 0 ? 1 : 0;
-    neighbour_exchange(*base_, Space::host, DType::i64, counts);
+    comm::neighbour_exchange(*base_, Exec{}, DType::i64, counts);
 
     const Shape &L = local_shape();
     const int64_t outer = Layout::outer(L, ax), inner = Layout::inner(L, ax), n = held(me);
     const int64_t send_next = next_before, send_prev = prev_after;
     const int64_t total = recv_prev + n + recv_next, slab = outer * inner;
-    Halo h;
+    comm::Halo h;
     h.n_to_next = send_next * slab;
     h.n_to_prev = send_prev * slab;
     h.n_from_prev = recv_prev * slab;
@@ -535,18 +535,18 @@ void DistributedArray::add_ghost_cells(comm::Agreement &ag, int64_t before, int6
     } else {
         void *p0 = pack.data(), *p1 = at(p0, h.n_to_next, dtype_), *p2 = at(p1, h.n_to_prev, dtype_),
              *p3 = at(p2, h.n_from_prev, dtype_);
-        kernels::copy_slab(space_, dtype_, outer, inner, data(), n, n - send_next, p0, send_next, 0, send_next);
-        kernels::copy_slab(space_, dtype_, outer, inner, data(), n, 0, p1, send_prev, 0, send_prev);
+        kernels::copy_slab(exec(), dtype_, outer, inner, data(), n, n - send_next, p0, send_next, 0, send_next);
+        kernels::copy_slab(exec(), dtype_, outer, inner, data(), n, 0, p1, send_prev, 0, send_prev);
         h.to_next = p0;
         h.to_prev = p1;
         h.from_prev = p2;
         h.from_next = p3;
     }
-    neighbour_exchange(*base_, space_, dtype_, h);
-    kernels::copy_slab(space_, dtype_, outer, inner, data(), n, 0, out, total, recv_prev, n);
+    comm::neighbour_exchange(*base_, exec(), dtype_, h);
+    kernels::copy_slab(exec(), dtype_, outer, inner, data(), n, 0, out, total, recv_prev, n);
     if (outer != 1) {
-        kernels::copy_slab(space_, dtype_, outer, inner, h.from_prev, recv_prev, 0, out, total, 0, recv_prev);
-        kernels::copy_slab(space_, dtype_, outer, inner, h.from_next, recv_next, 0, out, total, recv_prev + n, recv_next);
+        kernels::copy_slab(exec(), dtype_, outer, inner, h.from_prev, recv_prev, 0, out, total, 0, recv_prev);
+        kernels::copy_slab(exec(), dtype_, outer, inner, h.from_next, recv_next, 0, out, total, recv_prev + n, recv_next);
     }
 }
 
@@ -599,14 +599,14 @@ DistributedArray::Ptr DistributedArray::redistribute(comm::Agreement &ag, int ax
     for (int r = 0; r < P; ++r) {
         Shape start = zero;
         start[b] = target.offset(r);
-        kernels::copy_box(space_, dtype_, nd, data(), L.data(), start.data(), at(sbuf.data(), sd[r], dtype_),
+        kernels::copy_box(exec(), dtype_, nd, data(), L.data(), start.data(), at(sbuf.data(), sd[r], dtype_),
                           sbox[r].data(), zero.data(), sbox[r].data());
     }
-    alltoallv(*base_, space_, sbuf.data(), sc, sd, rbuf.data(), rc, rd, dtype_);
+    comm::alltoallv(*base_, exec(), sbuf.data(), sc, sd, rbuf.data(), rc, rd, dtype_);
     for (int r = 0; r < P; ++r) {
         Shape start = zero;
         start[a] = layout_.offset(r);
-        kernels::copy_box(space_, dtype_, nd, at(rbuf.data(), rd[r], dtype_), rbox[r].data(), zero.data(), y->data(),
+        kernels::copy_box(exec(), dtype_, nd, at(rbuf.data(), rd[r], dtype_), rbox[r].data(), zero.data(), y->data(),
                           N.data(), start.data(), rbox[r].data());
     }
     return y;

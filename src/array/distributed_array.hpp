@@ -1,5 +1,5 @@
 // DistributedArray: a layout, a memory buffer (owned or wrapped) and the communicators it
-// reduces over. All communication goes through the Distributed mixin.
+// reduces over. All communication goes through the communication layer (comm/distributed.hpp).
 #pragma once
 
 #include <memory>
@@ -37,7 +37,7 @@ Scalar make_scalar(DType dt, double re, double im, const char *what);
 
 // Collective methods take the comm::Agreement the caller built on base() (holding the
 // caller's own argument checks) and run it exactly once, before any other communication.
-class DistributedArray : public comm::Distributed {
+class DistributedArray {
 public:
     using Ptr = std::shared_ptr<DistributedArray>;
 
@@ -51,6 +51,8 @@ public:
     const Layout &layout() const { return layout_; }
     DType dtype() const { return dtype_; }
     Space space() const { return space_; }
+    // The execution context of work on this array: its space, device and stream.
+    Exec exec() const { return base_->exec(space_); }
     const comm::Communicator &base() const { return *base_; }
     const comm::Communicator &group() const { return *group_; }
     const CommPtr &base_ptr() const { return base_; }

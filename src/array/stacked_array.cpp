@@ -44,19 +44,19 @@ void StackedArray::copy_from(const StackedArray &x)
 {
     require_compatible(x, "stacked copy");
     for (size_t i = 0; i < members_.size(); ++i)
-        kernels::copy(members_[i]->space(), dtype(), members_[i]->local_size(), x.members_[i]->data(), members_[i]->data());
+        kernels::copy(members_[i]->exec(), dtype(), members_[i]->local_size(), x.members_[i]->data(), members_[i]->data());
 }
 
 void StackedArray::scale(const Scalar &alpha)
 {
-    for (const auto &m : members_) kernels::scale(m->space(), dtype(), m->local_size(), alpha.data(), m->data());
+    for (const auto &m : members_) kernels::scale(m->exec(), dtype(), m->local_size(), alpha.data(), m->data());
 }
 
 void StackedArray::axpby(const Scalar &alpha, const StackedArray &x, const Scalar &beta)
 {
     require_compatible(x, "stacked axpby");
     for (size_t i = 0; i < members_.size(); ++i)
-        kernels::axpby(members_[i]->space(), dtype(), members_[i]->local_size(), alpha.data(), x.members_[i]->data(),
+        kernels::axpby(members_[i]->exec(), dtype(), members_[i]->local_size(), alpha.data(), x.members_[i]->data(),
                        beta.data(), members_[i]->data());
 }
 

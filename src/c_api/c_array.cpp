@@ -293,7 +293,7 @@ PLM_API plm_status_t plm_array_copy(plm_const_array_t x, plm_array_t y)
         DistributedArray &b = array_of(y);
         const DistributedArray &a = array_of(x);
         b.require_compatible(a, "copy");
-        kernels::copy(b.space(), b.dtype(), b.local_size(), a.data(), b.data());
+        kernels::copy(b.exec(), b.dtype(), b.local_size(), a.data(), b.data());
     });
 }
 
@@ -317,7 +317,7 @@ PLM_API plm_status_t plm_array_scale(plm_array_t x, double alpha_re, double alph
     return guard([&] {
         DistributedArray &a = array_of(x);
         const Scalar alpha = make_scalar(a.dtype(), alpha_re, alpha_im, "scale alpha");
-        kernels::scale(a.space(), a.dtype(), a.local_size(), alpha.data(), a.data());
+        kernels::scale(a.exec(), a.dtype(), a.local_size(), alpha.data(), a.data());
     });
 }
 
@@ -330,7 +330,7 @@ PLM_API plm_status_t plm_array_axpby(double alpha_re, double alpha_im, plm_const
         b.require_compatible(a, "axpby");
         const Scalar alpha = make_scalar(b.dtype(), alpha_re, alpha_im, "axpby alpha");
         const Scalar beta = make_scalar(b.dtype(), beta_re, beta_im, "axpby beta");
-        kernels::axpby(b.space(), b.dtype(), b.local_size(), alpha.data(), a.data(), beta.data(), b.data());
+        kernels::axpby(b.exec(), b.dtype(), b.local_size(), alpha.data(), a.data(), beta.data(), b.data());
     });
 }
 
@@ -340,7 +340,7 @@ PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y)
         DistributedArray &b = array_of(y);
         const DistributedArray &a = array_of(x);
         b.require_compatible(a, "conj");
-        kernels::conj(b.space(), b.dtype(), b.local_size(), a.data(), b.data());
+        kernels::conj(b.exec(), b.dtype(), b.local_size(), a.data(), b.data());
     });
 }
 

@@ -22,10 +22,7 @@ void create(MPI_Comm mpi, const plm_comm_config_t *cfg, plm_comm_t *out)
     });
     // Collective: every rank duplicates (a rank with bad arguments with the defaults), then
     // all agree on the new communicator; a failure frees it on every rank.
-    std::shared_ptr<comm::Communicator> c = comm::Communicator::create(mpi, local ? nullptr : cfg);
-    comm::Agreement ag(*c, "comm_create");
-    ag.add_error(local);
-    ag.run();
+    std::shared_ptr<comm::Communicator> c = comm::Communicator::create(mpi, local ? nullptr : cfg, local);
     h->magic = detail::kCommMagic;
     h->comm = std::move(c);
     *out = h.release();
@@ -130,7 +127,7 @@ PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t me
         const Space s = space_from_public(enum_value(memory));
         const plm_backend_t b = c.backend_for(s);
         *backend = b;
-        PLM_REQUIRE(comm::backend_ops(b), PLM_ERR_BACKEND_UNAVAILABLE,
+        PLM_REQUIRE(comm::backend_built(b), PLM_ERR_BACKEND_UNAVAILABLE,
                     "the policy picks %s for %s memory, which is not in this build", plm_backend_name(b),
                     space_name(s));
     });

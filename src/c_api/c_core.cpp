@@ -78,7 +78,7 @@ PLM_API plm_status_t plm_backend_available(plm_backend_t backend, int *yes)
         const int b = enum_value(backend);
         PLM_REQUIRE(b >= PLM_BACKEND_MPI_HOST && b <= PLM_BACKEND_NCCL, PLM_ERR_INVALID_ARG,
                     "%d is not a concrete plm_backend_t", b);
-        *yes = comm::backend_ops(backend) != nullptr;
+        *yes = comm::backend_built(backend);
     });
 }
 

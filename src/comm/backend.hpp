@@ -1,15 +1,23 @@
-// The backend interface: a C-shaped, size-checked ops table per backend kind, so a backend
-// built as a separate shared object (NCCL, CUDA) can plug in later without C++ ABI ties.
+// The backend seam. A Backend is one object per (communicator, memory space), chosen once
+// when the communicator is created and agreed across its ranks. It owns its state (the MPI
+// communicator it talks on, staging buffers, later an NCCL communicator) and implements
+// non-blocking operations that return a Request; blocking calls are i* + wait. Entries a
+// backend lacks throw PLM_ERR_NOT_SUPPORTED from the base class, never a NULL call.
+//
 // Counts and displacements are 64-bit element counts; kNoPeer means "no partner" in
-// point-to-point calls (MPI_PROC_NULL on MPI).
+// point-to-point calls (MPI_PROC_NULL on MPI). Buffers live in the backend's memory space.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
 
 #include <mpi.h>
 
 #include "core/dtype.hpp"
+#include "memory/space.hpp"
 
 namespace plm::comm {
 
@@ -18,42 +26,100 @@ enum class ReduceOp { sum, max, min, prod };
 constexpr int kNoPeer = -1;
 constexpr std::size_t kMsgLen = 512;
 
-// What a backend sees of a communicator.
+// What a backend talks on: an MPI communicator it does not own, and its rank and size.
 struct CommView {
-    MPI_Comm mpi;
-    int rank;
-    int size;
-    void *nccl;    // ncclComm_t or nullptr
-    void *stream;  // cudaStream_t or nullptr
+    MPI_Comm mpi = MPI_COMM_NULL;
+    int rank = 0;
+    int size = 1;
 };
 
-// Every entry returns PLM_SUCCESS or an error with a message written to msg (kMsgLen bytes).
-// send == recv in allreduce means in place.
-struct BackendOps {
-    std::size_t size;  // sizeof(BackendOps) of the provider
-    const char *name;
-    plm_status_t (*allreduce)(const CommView &c, const void *send, void *recv, int64_t count, DType dt,
-                              ReduceOp op, char *msg);
-    plm_status_t (*allgatherv)(const CommView &c, const void *send, int64_t send_count, void *recv,
-                               const int64_t *counts, const int64_t *displs, DType dt, char *msg);
-    plm_status_t (*bcast)(const CommView &c, void *buf, int64_t count, DType dt, int root, char *msg);
-    plm_status_t (*send)(const CommView &c, const void *buf, int64_t count, DType dt, int dest, int tag, char *msg);
-    plm_status_t (*recv)(const CommView &c, void *buf, int64_t count, DType dt, int source, int tag, char *msg);
-    plm_status_t (*sendrecv)(const CommView &c, const void *sbuf, int64_t scount, int dest, int stag, void *rbuf,
-                             int64_t rcount, int source, int rtag, DType dt, char *msg);
-    plm_status_t (*alltoallv)(const CommView &c, const void *sbuf, const int64_t *scounts, const int64_t *sdispls,
-                              void *rbuf, const int64_t *rcounts, const int64_t *rdispls, DType dt, char *msg);
+// One operation in flight. test() and wait() throw the operation's error; once either has
+// reported completion, both return at once.
+class Pending {
+public:
+    virtual ~Pending() = default;
+    virtual bool test() = 0;
+    virtual void wait() = 0;
 };
 
-// The table of a backend, or nullptr when it is not compiled into this build.
-const BackendOps *backend_ops(plm_backend_t b);
+// A move-only handle to a non-blocking operation. An empty Request is complete. The buffers
+// of an operation belong to it until it completes; a Request destroyed while still in
+// flight waits for it (and drops its error), so memory is never released under MPI.
+class Request {
+public:
+    Request() = default;
+    explicit Request(std::unique_ptr<Pending> p) : p_(std::move(p)) {}
+    Request(Request &&) noexcept = default;
+    Request &operator=(Request &&o) noexcept;
+    Request(const Request &) = delete;
+    Request &operator=(const Request &) = delete;
+    ~Request();
 
-// Buffered MPI on host memory (always present).
-const BackendOps &mpi_host_ops();
+    bool test();  // true once complete
+    void wait();
+    bool done() const { return !p_; }
+
+    // One request that completes when all of rs have; their completion actions run in order.
+    static Request all(std::vector<Request> rs);
+    // Runs f after this request completes (on the rank's thread, inside test/wait).
+    Request then(std::function<void()> f) &&;
+
+private:
+    void finish_quietly() noexcept;
+    std::unique_ptr<Pending> p_;
+};
+
+class Backend {
+public:
+    explicit Backend(const CommView &v) : view_(v) {}
+    virtual ~Backend() = default;
+    Backend(const Backend &) = delete;
+    Backend &operator=(const Backend &) = delete;
+
+    virtual plm_backend_t kind() const = 0;
+    const char *name() const;
+    const CommView &view() const { return view_; }
+
+    // send == recv: in place.
+    virtual Request iallreduce(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op);
+    // This rank sends counts[rank] elements; rank r's land at recv + displs[r]. No padding.
+    virtual Request iallgatherv(const Exec &e, const void *send, void *recv, const int64_t *counts,
+                                const int64_t *displs, DType dt);
+    virtual Request ibcast(const Exec &e, void *buf, int64_t count, DType dt, int root);
+    virtual Request isend(const Exec &e, const void *buf, int64_t count, DType dt, int dest, int tag);
+    virtual Request irecv(const Exec &e, void *buf, int64_t count, DType dt, int source, int tag);
+    // Point-to-point exchanges on tag, so concurrent exchanges with different tags never mix.
+    virtual Request ialltoallv(const Exec &e, const void *sbuf, const int64_t *scounts, const int64_t *sdispls,
+                               void *rbuf, const int64_t *rcounts, const int64_t *rdispls, DType dt, int tag);
+    // The split hook: this backend's counterpart on a sub-communicator of its own (sub), with
+    // its own state (an NCCL backend splits its NCCL communicator here).
+    virtual std::unique_ptr<Backend> split(const CommView &sub) const;
+
+protected:
+    [[noreturn]] void unsupported(const char *what) const;
+    CommView view_;
+};
+
+// Buffered MPI on host memory (and pinned host memory).
+std::unique_ptr<Backend> make_mpi_host(const CommView &v);
+// MPI given device pointers: synchronises the producer's stream (e.stream), then MPI.
+std::unique_ptr<Backend> make_mpi_cuda_aware(const CommView &v);
+// MPI on host staging buffers: copy out of `memory` on the stream, MPI, copy back. The
+// staging buffers (in `staging`, pinned host on CUDA builds) are cached per backend, up to
+// cache_bytes kept between calls, and freed with it. Tests pass memory = Space::host to run
+// the staging logic without a GPU.
+std::unique_ptr<Backend> make_mpi_staged(const CommView &v, Space memory, Space staging,
+                                         std::size_t cache_bytes = std::size_t{64} << 20);
+
+// Is backend b compiled in and usable in this build?
+bool backend_built(plm_backend_t b);
 
 // Largest count handed to one MPI call before chunking (INT_MAX on MPI-3). Tests lower it to
 // exercise the chunked paths on small data; pass 0 to restore the default.
 void set_max_mpi_count(int64_t n);
 int64_t max_mpi_count();
+
+// Throws PLM_ERR_MPI with MPI_Error_string when rc is not MPI_SUCCESS.
+void mpi_check(int rc, const char *what);
 
 }  // namespace plm::comm

@@ -1,5 +1,5 @@
 #include "comm/communicator.hpp"
-#include "comm/distributed.hpp"
+#include "comm/agreement.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -9,15 +9,6 @@
 #endif
 
 namespace plm::comm {
-
-void mpi_check(int rc, const char *what)
-{
-    if (rc == MPI_SUCCESS) return;
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, text, &len);
-    PLM_FAIL(PLM_ERR_MPI, "%s: %.*s", what, len, text);
-}
 
 int vendor_cuda_aware_query()
 {
@@ -60,33 +51,69 @@ Config read_config(const plm_comm_config_t *cfg)
     return c;
 }
 
-std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm_config_t *user_cfg)
+std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm_config_t *user_cfg,
+                                                  const std::optional<Error> &prior)
 {
-    PLM_REQUIRE(user != MPI_COMM_NULL, PLM_ERR_INVALID_ARG, "MPI communicator is MPI_COMM_NULL");
-    int inter = 0;
-    mpi_check(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
-    PLM_REQUIRE(!inter, PLM_ERR_INVALID_ARG, "inter-communicators are not supported");
-
     std::shared_ptr<Communicator> c(new Communicator());
     mpi_check(MPI_Comm_dup(user, &c->view_.mpi), "MPI_Comm_dup");
     // From here the destructor frees the duplicate if anything below throws.
     mpi_check(MPI_Comm_set_errhandler(c->view_.mpi, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     mpi_check(MPI_Comm_rank(c->view_.mpi, &c->view_.rank), "MPI_Comm_rank");
     mpi_check(MPI_Comm_size(c->view_.mpi, &c->view_.size), "MPI_Comm_size");
-    Config cfg;
-    Distributed().agree(*c, capture([&] { cfg = read_config(user_cfg); }));
-    c->cfg_ = cfg;
-    c->view_.nccl = cfg.nccl_comm;
-    c->view_.stream = cfg.stream;
 
-    CudaAwareDecision d = decide_cuda_aware(cfg.cuda_aware, std::getenv("PYLOPS_MPI_CUDA_AWARE"),
-                                            vendor_cuda_aware_query());
-    c->cuda_aware_source_ = d.source;
+    Agreement ag(*c, "comm_create");
+    ag.add_error(prior);
+    Config cfg;
+    ag.check([&] { cfg = read_config(user_cfg); });
+    // A forced backend or an attached NCCL communicator on some ranks only is an error; a
+    // rank whose environment or MPI says otherwise about CUDA-awareness is outvoted.
+    ag.fold(cfg.backend);
+    ag.fold(cfg.nccl_comm != nullptr);
+    const CudaAwareDecision d =
+        decide_cuda_aware(cfg.cuda_aware, std::getenv("PYLOPS_MPI_CUDA_AWARE"), vendor_cuda_aware_query());
+    const bool nccl_on = nccl_enabled_from_env(std::getenv("PYLOPS_MPI_NCCL"), std::getenv("NCCL_PYLOPS_MPI"));
+    const size_t lo = ag.add_lanes(2, LaneOp::min), hi = ag.add_lanes(1, LaneOp::max);
+    ag.set(lo, d.yes);
+    ag.set(lo + 1, nccl_on);
+    ag.set(hi, d.yes);
+    ag.run();
+
+    c->cfg_ = cfg;
     c->policy_.forced = cfg.backend;
-    c->policy_.cuda_aware = d.yes;
+    c->policy_.cuda_aware = ag.get(lo) == 1;
+    c->cuda_aware_source_ = ag.get(lo) == ag.get(hi) ? d.source : PLM_CUDA_AWARE_FROM_AGREEMENT;
     c->policy_.nccl_attached = cfg.nccl_comm != nullptr;
-    c->policy_.nccl_enabled = nccl_enabled_from_env(std::getenv("PYLOPS_MPI_NCCL"), std::getenv("NCCL_PYLOPS_MPI"));
+    c->policy_.nccl_enabled = ag.get(lo + 1) == 1;
+    c->make_backends();
     return c;
+}
+
+void Communicator::make_backends()
+{
+    host_ = make_mpi_host(view_);
+    const plm_backend_t b = backend_for(Space::device);
+    if (!backend_built(b)) return;  // backend() reports it when device memory is used
+    if (b == PLM_BACKEND_MPI_CUDA_AWARE) device_ = make_mpi_cuda_aware(view_);
+    if (b == PLM_BACKEND_MPI_STAGED)
+        device_ = make_mpi_staged(view_, Space::device, space_ops(Space::pinned) ? Space::pinned : Space::host);
+}
+
+Backend &Communicator::backend(Space s) const
+{
+    Backend *b = s == Space::device ? device_.get() : host_.get();
+    PLM_REQUIRE(b, PLM_ERR_BACKEND_UNAVAILABLE, "backend %s chosen for %s memory is not in this build",
+                plm_backend_name(backend_for(s)), space_name(s));
+    return *b;
+}
+
+int Communicator::next_plan_tags(int n) const
+{
+    // Tags kPlanTagBase.. are the plans'; they wrap well below the MPI minimum of 32767.
+    constexpr int kPlanTagBase = 1000, kPlanTags = 30000;
+    if (next_tag_ + n > kPlanTags) next_tag_ = 0;
+    const int t = kPlanTagBase + next_tag_;
+    next_tag_ += n;
+    return t;
 }
 
 std::shared_ptr<Communicator> Communicator::split(int color, int key) const
@@ -100,18 +127,20 @@ std::shared_ptr<Communicator> Communicator::split(int color, int key) const
     mpi_check(MPI_Comm_rank(sub, &c->view_.rank), "MPI_Comm_rank");
     mpi_check(MPI_Comm_size(sub, &c->view_.size), "MPI_Comm_size");
     c->cfg_ = cfg_;
-    // An NCCL communicator belongs to the parent's ranks; the NCCL backend splits it itself.
-    c->cfg_.nccl_comm = nullptr;
-    c->view_.nccl = nullptr;
-    c->view_.stream = view_.stream;
+    c->cfg_.nccl_comm = nullptr;  // the parent's; an NCCL backend's split makes the sub's own
     c->policy_ = policy_;
-    c->policy_.nccl_attached = false;
     c->cuda_aware_source_ = cuda_aware_source_;
+    // Each backend makes its own state for the sub-communicator (the split hook).
+    c->host_ = host_->split(c->view_);
+    if (device_) c->device_ = device_->split(c->view_);
     return c;
 }
 
 Communicator::~Communicator()
 {
+    // Backends go first: their state may refer to the MPI communicator.
+    host_.reset();
+    device_.reset();
     if (view_.mpi == MPI_COMM_NULL) return;
     int finalized = 0;
     MPI_Finalized(&finalized);

@@ -1,9 +1,11 @@
 // A library communicator: a private duplicate of the user's MPI communicator (errors
-// return, never abort), plus the state the backend policy reads: CUDA-awareness and its
-// source, an optional NCCL communicator, the device and the stream.
+// return, never abort), the state the backend policy reads (CUDA-awareness and its source,
+// an optional NCCL communicator, the device and the stream), and one backend object per
+// memory space, chosen once at creation and agreed across ranks.
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "comm/backend.hpp"
 #include "comm/select.hpp"
@@ -23,8 +25,11 @@ Config read_config(const plm_comm_config_t *cfg);
 
 class Communicator {
 public:
-    // Collective on user. Duplicates it; a bad config on any rank fails on every rank.
-    static std::shared_ptr<Communicator> create(MPI_Comm user, const plm_comm_config_t *cfg);
+    // Collective on user (a usable intra-communicator). Duplicates it; a bad config on any
+    // rank, or prior (an error the caller found before), fails on every rank. Ranks whose
+    // CUDA-awareness decisions differ all take the safe one (not CUDA-aware).
+    static std::shared_ptr<Communicator> create(MPI_Comm user, const plm_comm_config_t *cfg,
+                                                const std::optional<Error> &prior = std::nullopt);
     ~Communicator();
     Communicator(const Communicator &) = delete;
     Communicator &operator=(const Communicator &) = delete;
@@ -43,10 +48,20 @@ public:
 
     // What the policy picks for buffers in space s.
     plm_backend_t backend_for(Space s) const { return select_backend(s, policy_); }
+    // The backend object for space s; PLM_ERR_BACKEND_UNAVAILABLE when it is not in this build.
+    Backend &backend(Space s) const;
+    // The execution context of work on this communicator's arrays in space s.
+    Exec exec(Space s) const { return Exec{s, cfg_.device, Stream{cfg_.stream}}; }
+    // n consecutive private tags for a persistent plan. Ranks create plans in the same order,
+    // so a plan gets the same tags on every rank.
+    int next_plan_tags(int n) const;
 
 private:
-    Communicator() { view_.mpi = MPI_COMM_NULL; }
+    Communicator() = default;
+    void make_backends();
     CommView view_{};
+    std::unique_ptr<Backend> host_, device_;
+    mutable int next_tag_ = 0;
     Config cfg_{};
     PolicyState policy_{};
     plm_cuda_aware_source_t cuda_aware_source_ = PLM_CUDA_AWARE_FROM_DEFAULT;
@@ -54,8 +69,5 @@ private:
 
 // What the MPI library says about CUDA support: 1, 0, or -1 when it has no query.
 int vendor_cuda_aware_query();
-
-// Throws PLM_ERR_MPI with MPI_Error_string when rc is not MPI_SUCCESS.
-void mpi_check(int rc, const char *what);
 
 }  // namespace plm::comm

@@ -1,24 +1,13 @@
 #include "comm/distributed.hpp"
 
-#include <cstring>
-
 namespace plm::comm {
 
 namespace {
 
-const BackendOps &ops_for(const Communicator &c, Space s)
-{
-    const plm_backend_t b = c.backend_for(s);
-    const BackendOps *ops = backend_ops(b);
-    PLM_REQUIRE(ops && ops->size >= sizeof(BackendOps), PLM_ERR_BACKEND_UNAVAILABLE,
-                "backend %s chosen for %s memory is not in this build", plm_backend_name(b), space_name(s));
-    return *ops;
-}
-
-void check(plm_status_t st, const char *msg)
-{
-    if (st != PLM_SUCCESS) PLM_FAIL(st, "%s", msg);
-}
+// Tags of the one-shot exchanges; plans take theirs from Communicator::next_plan_tags().
+constexpr int kTagAlltoallv = 7;
+constexpr int kTagHaloUp = 11;    // towards rank + 1
+constexpr int kTagHaloDown = 12;  // towards rank - 1
 
 void require_peer(const Communicator &c, int p, const char *what)
 {
@@ -26,19 +15,44 @@ void require_peer(const Communicator &c, int p, const char *what)
                 c.size() - 1);
 }
 
-}  // namespace
-
-void Distributed::allreduce(const Communicator &c, Space s, const void *send, void *recv, int64_t count, DType dt,
-                            ReduceOp op) const
+void require_per_rank(const Communicator &c, const std::vector<int64_t> &v, const char *what)
 {
-    char msg[kMsgLen] = "";
-    check(ops_for(c, s).allreduce(c.view(), send, recv, count, dt, op, msg), msg);
+    PLM_REQUIRE(static_cast<int>(v.size()) == c.size(), PLM_ERR_INTERNAL, "%s needs one entry per rank (%zu for %d)",
+                what, v.size(), c.size());
 }
 
-void Distributed::allgatherv(const Communicator &c, Space s, const void *send, void *recv,
-                             const std::vector<int64_t> &counts, DType dt, std::vector<int64_t> displs) const
+// Both shifts run concurrently along the chain (no rank waits on a ripple). A zero count
+// drops a partner; a missing partner sends and receives nothing.
+Request halo_requests(const Communicator &c, const Exec &e, DType dt, const Halo &h, int tag_up, int tag_down)
 {
-    PLM_REQUIRE(static_cast<int>(counts.size()) == c.size(), PLM_ERR_INTERNAL, "allgatherv needs one count per rank");
+    Backend &b = c.backend(e.space);  // even with no partner: the space must be usable
+    const int prev = c.rank() > 0 ? c.rank() - 1 : kNoPeer;
+    const int next = c.rank() + 1 < c.size() ? c.rank() + 1 : kNoPeer;
+    std::vector<Request> rs;
+    if (h.n_from_prev && prev != kNoPeer) rs.push_back(b.irecv(e, h.from_prev, h.n_from_prev, dt, prev, tag_up));
+    if (h.n_from_next && next != kNoPeer) rs.push_back(b.irecv(e, h.from_next, h.n_from_next, dt, next, tag_down));
+    if (h.n_to_next && next != kNoPeer) rs.push_back(b.isend(e, h.to_next, h.n_to_next, dt, next, tag_up));
+    if (h.n_to_prev && prev != kNoPeer) rs.push_back(b.isend(e, h.to_prev, h.n_to_prev, dt, prev, tag_down));
+    return Request::all(std::move(rs));
+}
+
+}  // namespace
+
+Request iallreduce(const Communicator &c, const Exec &e, const void *send, void *recv, int64_t count, DType dt,
+                   ReduceOp op)
+{
+    return c.backend(e.space).iallreduce(e, send, recv, count, dt, op);
+}
+
+void allreduce(const Communicator &c, const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op)
+{
+    iallreduce(c, e, send, recv, count, dt, op).wait();
+}
+
+Request iallgatherv(const Communicator &c, const Exec &e, const void *send, void *recv,
+                    const std::vector<int64_t> &counts, DType dt, std::vector<int64_t> displs)
+{
+    require_per_rank(c, counts, "allgatherv counts");
     if (displs.empty()) {
         displs.resize(counts.size());
         int64_t off = 0;
@@ -47,101 +61,132 @@ void Distributed::allgatherv(const Communicator &c, Space s, const void *send, v
             off += counts[r];
         }
     }
-    char msg[kMsgLen] = "";
-    check(ops_for(c, s).allgatherv(c.view(), send, counts[c.rank()], recv, counts.data(), displs.data(), dt, msg), msg);
+    require_per_rank(c, displs, "allgatherv displacements");
+    return c.backend(e.space).iallgatherv(e, send, recv, counts.data(), displs.data(), dt);
 }
 
-void Distributed::bcast(const Communicator &c, Space s, void *buf, int64_t count, DType dt, int root) const
+void allgatherv(const Communicator &c, const Exec &e, const void *send, void *recv, const std::vector<int64_t> &counts,
+                DType dt, std::vector<int64_t> displs)
+{
+    iallgatherv(c, e, send, recv, counts, dt, std::move(displs)).wait();
+}
+
+Request ibcast(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int root)
 {
     PLM_REQUIRE(root >= 0 && root < c.size(), PLM_ERR_INVALID_ARG, "bcast root %d outside 0..%d", root, c.size() - 1);
-    char msg[kMsgLen] = "";
-    check(ops_for(c, s).bcast(c.view(), buf, count, dt, root, msg), msg);
+    return c.backend(e.space).ibcast(e, buf, count, dt, root);
 }
 
-void Distributed::send(const Communicator &c, Space s, const void *buf, int64_t count, DType dt, int dest,
-                       int tag) const
+void bcast(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int root)
+{
+    ibcast(c, e, buf, count, dt, root).wait();
+}
+
+Request isend(const Communicator &c, const Exec &e, const void *buf, int64_t count, DType dt, int dest, int tag)
 {
     require_peer(c, dest, "send destination");
-    char msg[kMsgLen] = "";
-    check(ops_for(c, s).send(c.view(), buf, count, dt, dest, tag, msg), msg);
+    return c.backend(e.space).isend(e, buf, count, dt, dest, tag);
 }
 
-void Distributed::recv(const Communicator &c, Space s, void *buf, int64_t count, DType dt, int source, int tag) const
+void send(const Communicator &c, const Exec &e, const void *buf, int64_t count, DType dt, int dest, int tag)
+{
+    isend(c, e, buf, count, dt, dest, tag).wait();
+}
+
+Request irecv(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int source, int tag)
 {
     require_peer(c, source, "receive source");
-    char msg[kMsgLen] = "";
-    check(ops_for(c, s).recv(c.view(), buf, count, dt, source, tag, msg), msg);
+    return c.backend(e.space).irecv(e, buf, count, dt, source, tag);
 }
 
-void Distributed::sendrecv(const Communicator &c, Space s, const void *sbuf, int64_t scount, int dest, int stag,
-                           void *rbuf, int64_t rcount, int source, int rtag, DType dt) const
+void recv(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int source, int tag)
+{
+    irecv(c, e, buf, count, dt, source, tag).wait();
+}
+
+void sendrecv(const Communicator &c, const Exec &e, const void *sbuf, int64_t scount, int dest, int stag, void *rbuf,
+              int64_t rcount, int source, int rtag, DType dt)
 {
     require_peer(c, dest, "sendrecv destination");
     require_peer(c, source, "sendrecv source");
-    char msg[kMsgLen] = "";
-    check(ops_for(c, s).sendrecv(c.view(), sbuf, scount, dest, stag, rbuf, rcount, source, rtag, dt, msg), msg);
+    std::vector<Request> rs;
+    rs.push_back(irecv(c, e, rbuf, rcount, dt, source, rtag));
+    rs.push_back(isend(c, e, sbuf, scount, dt, dest, stag));
+    Request::all(std::move(rs)).wait();
 }
 
-void Distributed::alltoallv(const Communicator &c, Space s, const void *sbuf, const std::vector<int64_t> &scounts,
-                            const std::vector<int64_t> &sdispls, void *rbuf, const std::vector<int64_t> &rcounts,
-                            const std::vector<int64_t> &rdispls, DType dt) const
+Request ialltoallv(const Communicator &c, const Exec &e, const void *sbuf, const std::vector<int64_t> &scounts,
+                   const std::vector<int64_t> &sdispls, void *rbuf, const std::vector<int64_t> &rcounts,
+                   const std::vector<int64_t> &rdispls, DType dt)
 {
-    const size_t p = static_cast<size_t>(c.size());
-    PLM_REQUIRE(scounts.size() == p && sdispls.size() == p && rcounts.size() == p && rdispls.size() == p,
-                PLM_ERR_INTERNAL, "alltoallv needs one count and displacement per rank");
-    char msg[kMsgLen] = "";
-    check(ops_for(c, s).alltoallv(c.view(), sbuf, scounts.data(), sdispls.data(), rbuf, rcounts.data(),
-                                  rdispls.data(), dt, msg),
-          msg);
+    for (const auto *v : {&scounts, &sdispls, &rcounts, &rdispls}) require_per_rank(c, *v, "alltoallv");
+    return c.backend(e.space).ialltoallv(e, sbuf, scounts.data(), sdispls.data(), rbuf, rcounts.data(),
+                                         rdispls.data(), dt, kTagAlltoallv);
 }
 
-void Distributed::neighbour_exchange(const Communicator &c, Space s, DType dt, const Halo &h) const
+void alltoallv(const Communicator &c, const Exec &e, const void *sbuf, const std::vector<int64_t> &scounts,
+               const std::vector<int64_t> &sdispls, void *rbuf, const std::vector<int64_t> &rcounts,
+               const std::vector<int64_t> &rdispls, DType dt)
 {
-    const int prev = c.rank() > 0 ? c.rank() - 1 : kNoPeer;
-    const int next = c.rank() + 1 < c.size() ? c.rank() + 1 : kNoPeer;
-    // Both shifts run concurrently along the chain (no rank waits on a ripple): first every
-    // rank sends up and receives from below, then the reverse. Zero counts drop a partner,
-    // which every backend must accept; a missing partner sends/receives nothing.
-    sendrecv(c, s, h.to_next, h.n_to_next, h.n_to_next ? next : kNoPeer, 11, h.from_prev, h.n_from_prev,
-             h.n_from_prev ? prev : kNoPeer, 11, dt);
-    sendrecv(c, s, h.to_prev, h.n_to_prev, h.n_to_prev ? prev : kNoPeer, 12, h.from_next, h.n_from_next,
-             h.n_from_next ? next : kNoPeer, 12, dt);
+    ialltoallv(c, e, sbuf, scounts, sdispls, rbuf, rcounts, rdispls, dt).wait();
 }
 
-std::vector<int64_t> Distributed::allgather_i64(const Communicator &c, const std::vector<int64_t> &mine) const
+Request ineighbour_exchange(const Communicator &c, const Exec &e, DType dt, const Halo &h)
+{
+    return halo_requests(c, e, dt, h, kTagHaloUp, kTagHaloDown);
+}
+
+void neighbour_exchange(const Communicator &c, const Exec &e, DType dt, const Halo &h)
+{
+    ineighbour_exchange(c, e, dt, h).wait();
+}
+
+HaloPlan::HaloPlan(const Communicator &c, DType dt, int64_t n_to_prev, int64_t n_from_prev, int64_t n_to_next,
+                   int64_t n_from_next)
+    : c_(c), dt_(dt), tag_(c.next_plan_tags(2))
+{
+    for (int64_t n : {n_to_prev, n_from_prev, n_to_next, n_from_next})
+        PLM_REQUIRE(n >= 0, PLM_ERR_INVALID_ARG, "halo plan counts must be non-negative");
+    counts_.n_to_prev = n_to_prev;
+    counts_.n_from_prev = n_from_prev;
+    counts_.n_to_next = n_to_next;
+    counts_.n_from_next = n_from_next;
+}
+
+Request HaloPlan::start(const Exec &e, const Halo &h) const
+{
+    PLM_REQUIRE(h.n_to_prev == counts_.n_to_prev && h.n_from_prev == counts_.n_from_prev &&
+                    h.n_to_next == counts_.n_to_next && h.n_from_next == counts_.n_from_next,
+                PLM_ERR_INTERNAL, "halo exchange counts differ from its plan's");
+    return halo_requests(c_, e, dt_, h, tag_, tag_ + 1);
+}
+
+AlltoallvPlan::AlltoallvPlan(const Communicator &c, DType dt, std::vector<int64_t> scounts,
+                             std::vector<int64_t> sdispls, std::vector<int64_t> rcounts, std::vector<int64_t> rdispls)
+    : c_(c), dt_(dt), sc_(std::move(scounts)), sd_(std::move(sdispls)), rc_(std::move(rcounts)),
+      rd_(std::move(rdispls)), tag_(c.next_plan_tags(1))
+{
+    for (const auto *v : {&sc_, &sd_, &rc_, &rd_}) require_per_rank(c, *v, "alltoallv plan");
+}
+
+Request AlltoallvPlan::start(const Exec &e, const void *sbuf, void *rbuf) const
+{
+    return c_.backend(e.space).ialltoallv(e, sbuf, sc_.data(), sd_.data(), rbuf, rc_.data(), rd_.data(), dt_, tag_);
+}
+
+std::vector<int64_t> allgather_i64(const Communicator &c, const std::vector<int64_t> &mine)
 {
     const int64_t n = static_cast<int64_t>(mine.size());
     std::vector<int64_t> all(static_cast<size_t>(n) * static_cast<size_t>(c.size()));
-    allgatherv(c, Space::host, mine.data(), all.data(), std::vector<int64_t>(static_cast<size_t>(c.size()), n),
-               DType::i64);
+    allgatherv(c, Exec{}, mine.data(), all.data(), std::vector<int64_t>(static_cast<size_t>(c.size()), n), DType::i64);
     return all;
 }
 
-int64_t Distributed::allreduce_i64(const Communicator &c, int64_t v, ReduceOp op) const
+int64_t allreduce_i64(const Communicator &c, int64_t v, ReduceOp op)
 {
     int64_t out = 0;
-    allreduce(c, Space::host, &v, &out, 1, DType::i64, op);
+    allreduce(c, Exec{}, &v, &out, 1, DType::i64, op);
     return out;
-}
-
-void Distributed::agree(const Communicator &c, const std::optional<Error> &local) const
-{
-    const int64_t first = allreduce_i64(c, local ? c.rank() : c.size(), ReduceOp::min);
-    if (first == c.size()) return;
-    // Everyone learns the root cause from the lowest failing rank.
-    struct {
-        int64_t status;
-        char text[kMsgLen];
-    } m{};
-    if (first == c.rank()) {
-        m.status = local->status();
-        std::strncpy(m.text, local->what(), sizeof m.text - 1);
-    }
-    bcast(c, Space::host, &m, static_cast<int64_t>(sizeof m), DType::u8, static_cast<int>(first));
-    if (local) throw *local;
-    m.text[sizeof m.text - 1] = '\0';
-    std::string text = "on rank " + std::to_string(first) + ": " + m.text;
-    throw Error(static_cast<plm_status_t>(m.status), text);
 }
 
 }  // namespace plm::comm

@@ -1,7 +1,9 @@
-// The Distributed mixin: the communication patterns arrays and operators use. Each call
-// picks the backend for the buffer's memory space through the communicator's policy and
-// never lets MPI or NCCL details leak upwards. All calls are collective on the
-// communicator passed, except send/recv (point-to-point).
+// The communication layer arrays and operators use (the "mixin", as plain functions: the
+// state lives in the Communicator and its backends). Each call takes an execution context;
+// its memory space picks the communicator's backend for that space, so callers never see
+// MPI, NCCL or staging. Every i* call returns a Request and its blocking form is i* + wait.
+// All calls are collective on the communicator passed, except send/recv (point-to-point).
+// Buffers must stay untouched until the request completes.
 #pragma once
 
 #include <new>
@@ -12,49 +14,93 @@
 
 namespace plm::comm {
 
-class Distributed {
-public:
-    // send == recv: in place. count elements of dt.
-    void allreduce(const Communicator &c, Space s, const void *send, void *recv, int64_t count, DType dt,
-                   ReduceOp op) const;
-    // Rank r contributes counts[r] elements; they land at displs[r] (exclusive prefix sum of
-    // counts when displs is empty). No padding.
-    void allgatherv(const Communicator &c, Space s, const void *send, void *recv, const std::vector<int64_t> &counts,
-                    DType dt, std::vector<int64_t> displs = {}) const;
-    void bcast(const Communicator &c, Space s, void *buf, int64_t count, DType dt, int root) const;
-    void send(const Communicator &c, Space s, const void *buf, int64_t count, DType dt, int dest, int tag) const;
-    void recv(const Communicator &c, Space s, void *buf, int64_t count, DType dt, int source, int tag) const;
-    void sendrecv(const Communicator &c, Space s, const void *sbuf, int64_t scount, int dest, int stag, void *rbuf,
-                  int64_t rcount, int source, int rtag, DType dt) const;
-    void alltoallv(const Communicator &c, Space s, const void *sbuf, const std::vector<int64_t> &scounts,
+// send == recv: in place. count elements of dt.
+Request iallreduce(const Communicator &c, const Exec &e, const void *send, void *recv, int64_t count, DType dt,
+                   ReduceOp op);
+void allreduce(const Communicator &c, const Exec &e, const void *send, void *recv, int64_t count, DType dt,
+               ReduceOp op);
+
+// Rank r contributes counts[r] elements; they land at displs[r] (exclusive prefix sum of
+// counts when displs is empty). No padding. send may be recv + displs[rank] (in place).
+Request iallgatherv(const Communicator &c, const Exec &e, const void *send, void *recv,
+                    const std::vector<int64_t> &counts, DType dt, std::vector<int64_t> displs = {});
+void allgatherv(const Communicator &c, const Exec &e, const void *send, void *recv, const std::vector<int64_t> &counts,
+                DType dt, std::vector<int64_t> displs = {});
+
+Request ibcast(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int root);
+void bcast(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int root);
+
+// Point-to-point; kNoPeer sends or receives nothing.
+Request isend(const Communicator &c, const Exec &e, const void *buf, int64_t count, DType dt, int dest, int tag);
+void send(const Communicator &c, const Exec &e, const void *buf, int64_t count, DType dt, int dest, int tag);
+Request irecv(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int source, int tag);
+void recv(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int source, int tag);
+void sendrecv(const Communicator &c, const Exec &e, const void *sbuf, int64_t scount, int dest, int stag, void *rbuf,
+              int64_t rcount, int source, int rtag, DType dt);
+
+// Rank r sends scounts[k] elements at sdispls[k] to rank k and receives rcounts[k] at
+// rdispls[k] from it. For repeated exchanges of the same shape use AlltoallvPlan.
+Request ialltoallv(const Communicator &c, const Exec &e, const void *sbuf, const std::vector<int64_t> &scounts,
                    const std::vector<int64_t> &sdispls, void *rbuf, const std::vector<int64_t> &rcounts,
-                   const std::vector<int64_t> &rdispls, DType dt) const;
+                   const std::vector<int64_t> &rdispls, DType dt);
+void alltoallv(const Communicator &c, const Exec &e, const void *sbuf, const std::vector<int64_t> &scounts,
+               const std::vector<int64_t> &sdispls, void *rbuf, const std::vector<int64_t> &rcounts,
+               const std::vector<int64_t> &rdispls, DType dt);
 
-    // Halo exchange with the previous (rank-1) and next (rank+1) ranks of a 1-D chain:
-    // to_prev goes to rank-1 and arrives there as from_next, and to_next likewise. Counts of
-    // 0 skip a direction; the chain ends have no partner.
-    struct Halo {
-        const void *to_prev = nullptr;
-        int64_t n_to_prev = 0;
-        void *from_prev = nullptr;
-        int64_t n_from_prev = 0;
-        const void *to_next = nullptr;
-        int64_t n_to_next = 0;
-        void *from_next = nullptr;
-        int64_t n_from_next = 0;
-    };
-    void neighbour_exchange(const Communicator &c, Space s, DType dt, const Halo &h) const;
+// Halo exchange with the previous (rank-1) and next (rank+1) ranks of a 1-D chain:
+// to_prev goes to rank-1 and arrives there as from_next, and to_next likewise. Counts of
+// 0 skip a direction; the chain ends have no partner.
+struct Halo {
+    const void *to_prev = nullptr;
+    int64_t n_to_prev = 0;
+    void *from_prev = nullptr;
+    int64_t n_from_prev = 0;
+    const void *to_next = nullptr;
+    int64_t n_to_next = 0;
+    void *from_next = nullptr;
+    int64_t n_from_next = 0;
+};
+Request ineighbour_exchange(const Communicator &c, const Exec &e, DType dt, const Halo &h);
+void neighbour_exchange(const Communicator &c, const Exec &e, DType dt, const Halo &h);
 
-    // Host metadata helpers (shapes, counts, flags), always over buffered MPI.
-    std::vector<int64_t> allgather_i64(const Communicator &c, const std::vector<int64_t> &mine) const;
-    int64_t allreduce_i64(const Communicator &c, int64_t v, ReduceOp op) const;
+// Persistent exchange plans: the shape is fixed at creation (collective, in the same order
+// on every rank, which gives each plan the same private tags everywhere), then start() runs
+// one exchange per call. Plans with different tags can be in flight together; one plan has
+// at most one exchange in flight. A plan must not outlive its communicator.
+class HaloPlan {
+public:
+    // Counts as in Halo; the buffers are given to start().
+    HaloPlan(const Communicator &c, DType dt, int64_t n_to_prev, int64_t n_from_prev, int64_t n_to_next,
+             int64_t n_from_next);
+    Request start(const Exec &e, const Halo &h) const;  // h's counts must be the plan's
+    int tag() const { return tag_; }
 
-    // Collective error agreement: if any rank has an error, every rank throws it (status and
-    // message of the lowest failing rank). A local error is rethrown as is.
-    void agree(const Communicator &c, const std::optional<Error> &local) const;
+private:
+    const Communicator &c_;
+    DType dt_;
+    Halo counts_;
+    int tag_;
 };
 
-// Runs f() and returns the Error it threw, if any, for agree().
+class AlltoallvPlan {
+public:
+    AlltoallvPlan(const Communicator &c, DType dt, std::vector<int64_t> scounts, std::vector<int64_t> sdispls,
+                  std::vector<int64_t> rcounts, std::vector<int64_t> rdispls);
+    Request start(const Exec &e, const void *sbuf, void *rbuf) const;
+    int tag() const { return tag_; }
+
+private:
+    const Communicator &c_;
+    DType dt_;
+    std::vector<int64_t> sc_, sd_, rc_, rd_;
+    int tag_;
+};
+
+// Host metadata helpers (shapes, counts, flags), always on the host backend.
+std::vector<int64_t> allgather_i64(const Communicator &c, const std::vector<int64_t> &mine);
+int64_t allreduce_i64(const Communicator &c, int64_t v, ReduceOp op);
+
+// Runs f() and returns the Error it threw, if any (for Agreement::add_error).
 template <typename F> std::optional<Error> capture(F &&f)
 {
     try {

@@ -1,15 +1,17 @@
-// Buffered MPI on host memory. Counts are 64-bit: a call past max_mpi_count() (INT_MAX)
-// elements is split into chunks, and v-collectives whose counts or displacements do not fit
-// an int fall back to chunked broadcasts or pairwise exchanges. This works on MPI-3 and
-// MPI-4 alike; the MPI-4 large-count "_c" routines are a possible later shortcut.
+// MPI backends: buffered MPI on host memory, and CUDA-aware MPI (the same calls on device
+// pointers once the producer's stream is synchronised). Every operation is non-blocking
+// (MPI_I*). Counts are 64-bit: a call past max_mpi_count() (INT_MAX) elements is split into
+// chunks, and an allgatherv whose counts or displacements do not fit an int becomes chunked
+// broadcasts. alltoallv is point-to-point on a tag, so exchanges with different tags can be
+// in flight together. Works on MPI-3 and MPI-4, Open MPI and MPICH alike.
 #include <algorithm>
 #include <atomic>
 #include <climits>
-#include <cstdio>
-#include <cstring>
+#include <deque>
 #include <vector>
 
 #include "comm/backend.hpp"
+#include "core/error.hpp"
 
 namespace plm::comm {
 
@@ -44,21 +46,6 @@ MPI_Op mpi_op(ReduceOp op)
 
 int peer(int p) { return p == kNoPeer ? MPI_PROC_NULL : p; }
 
-plm_status_t mpi_error(int rc, const char *what, char *msg)
-{
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, text, &len);
-    std::snprintf(msg, kMsgLen, "%s: %.*s", what, len, text);
-    return PLM_ERR_MPI;
-}
-
-#define PLM_MPI_TRY(call)                                        \
-    do {                                                         \
-        int plm_rc_ = (call);                                    \
-        if (plm_rc_ != MPI_SUCCESS) return mpi_error(plm_rc_, #call, msg); \
-    } while (0)
-
 // Empty messages may come with NULL buffers: never offset those.
 const char *at(const void *p, int64_t elems, DType dt)
 {
@@ -70,153 +57,225 @@ char *at(void *p, int64_t elems, DType dt)
 }
 
 int64_t nchunks(int64_t n, int64_t max) { return n <= 0 ? 1 : (n + max - 1) / max; }
-
-plm_status_t allreduce(const CommView &c, const void *send, void *recv, int64_t count, DType dt, ReduceOp op, char *msg)
-{
-    if (is_complex(dt) && (op == ReduceOp::max || op == ReduceOp::min)) {
-        std::snprintf(msg, kMsgLen, "allreduce MAX/MIN is not defined for complex data");
-        return PLM_ERR_NOT_SUPPORTED;
-    }
-    const bool in_place = send == recv;
-    const int64_t max = g_max_count.load();
-    for (int64_t off = 0; off < count; off += max) {
-        const int n = static_cast<int>(std::min(max, count - off));
-        const void *s = in_place ? MPI_IN_PLACE : at(send, off, dt);
-        PLM_MPI_TRY(MPI_Allreduce(s, at(recv, off, dt), n, mpi_type(dt), mpi_op(op), c.mpi));
-    }
-    return PLM_SUCCESS;
-}
-
-plm_status_t bcast(const CommView &c, void *buf, int64_t count, DType dt, int root, char *msg)
-{
-    const int64_t max = g_max_count.load();
-    for (int64_t off = 0; off < count; off += max) {
-        const int n = static_cast<int>(std::min(max, count - off));
-        PLM_MPI_TRY(MPI_Bcast(at(buf, off, dt), n, mpi_type(dt), root, c.mpi));
-    }
-    return PLM_SUCCESS;
-}
-
-// Point-to-point messages of n elements are always sent as nchunks(n) messages (one empty
-// message for n == 0), so both sides agree on the count from the same n.
-plm_status_t send(const CommView &c, const void *buf, int64_t count, DType dt, int dest, int tag, char *msg)
-{
-    const int64_t max = g_max_count.load();
-    for (int64_t k = 0, m = nchunks(count, max); k < m; ++k) {
-        const int n = static_cast<int>(std::min(max, count - k * max));
-        PLM_MPI_TRY(MPI_Send(at(buf, k * max, dt), n, mpi_type(dt), peer(dest), tag, c.mpi));
-    }
-    return PLM_SUCCESS;
-}
-
-plm_status_t recv(const CommView &c, void *buf, int64_t count, DType dt, int source, int tag, char *msg)
-{
-    const int64_t max = g_max_count.load();
-    for (int64_t k = 0, m = nchunks(count, max); k < m; ++k) {
-        const int n = static_cast<int>(std::min(max, count - k * max));
-        PLM_MPI_TRY(MPI_Recv(at(buf, k * max, dt), n, mpi_type(dt), peer(source), tag, c.mpi, MPI_STATUS_IGNORE));
-    }
-    return PLM_SUCCESS;
-}
-
-plm_status_t sendrecv(const CommView &c, const void *sbuf, int64_t scount, int dest, int stag, void *rbuf,
-                      int64_t rcount, int source, int rtag, DType dt, char *msg)
-{
-    const int64_t max = g_max_count.load();
-    const int64_t ms = nchunks(scount, max), mr = nchunks(rcount, max);
-    for (int64_t k = 0; k < std::max(ms, mr); ++k) {
-        const int ns = k < ms ? static_cast<int>(std::min(max, scount - k * max)) : 0;
-        const int nr = k < mr ? static_cast<int>(std::min(max, rcount - k * max)) : 0;
-        const int d = k < ms ? peer(dest) : MPI_PROC_NULL;
-        const int s = k < mr ? peer(source) : MPI_PROC_NULL;
-        PLM_MPI_TRY(MPI_Sendrecv(at(sbuf, std::min(k, ms - 1) * max, dt), ns, mpi_type(dt), d, stag,
-                                 at(rbuf, std::min(k, mr - 1) * max, dt), nr, mpi_type(dt), s, rtag, c.mpi,
-                                 MPI_STATUS_IGNORE));
-    }
-    return PLM_SUCCESS;
-}
+int chunk(int64_t n, int64_t k, int64_t max) { return static_cast<int>(std::max<int64_t>(0, std::min(max, n - k * max))); }
 
 bool fits(const int64_t *v, int n, int64_t max)
 {
     return std::all_of(v, v + n, [max](int64_t x) { return x >= 0 && x <= max; });
 }
 
-std::vector<int> to_int(const int64_t *v, int n) { return std::vector<int>(v, v + n); }
+// The MPI requests of one operation, and the int arrays MPI reads until they complete.
+class MpiPending final : public Pending {
+public:
+    ~MpiPending() override
+    {
+        // Reached with live requests only when posting or completing failed: MPI may still
+        // use the buffers, so let it finish before they can be freed.
+        if (!reqs_.empty()) MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
+    }
+    // Adds the request a call made, or throws (the ones posted so far are waited for).
+    // r by reference: it is read after the call that sets it has run.
+    void post(int rc, const MPI_Request &r, const char *what)
+    {
+        mpi_check(rc, what);
+        reqs_.push_back(r);
+    }
+    std::vector<int> &keep(std::vector<int> v)
+    {
+        keep_.push_back(std::move(v));
+        return keep_.back();
+    }
+    bool test() override
+    {
+        int flag = 0;
+        mpi_check(MPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), &flag, MPI_STATUSES_IGNORE),
+                  "MPI_Testall");
+        if (flag) reqs_.clear();
+        return flag != 0;
+    }
+    void wait() override
+    {
+        const int rc = MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
+        reqs_.clear();
+        mpi_check(rc, "MPI_Waitall");
+    }
 
-plm_status_t allgatherv(const CommView &c, const void *send, int64_t send_count, void *recv, const int64_t *counts,
-                        const int64_t *displs, DType dt, char *msg)
-{
-    if (send_count != counts[c.rank]) {
-        std::snprintf(msg, kMsgLen, "allgatherv: send count %lld differs from counts[%d] = %lld",
-                      static_cast<long long>(send_count), c.rank, static_cast<long long>(counts[c.rank]));
-        return PLM_ERR_INTERNAL;
-    }
-    // One rank: a local copy, no MPI call. MPICH 4.0.2 (Debian 12, ch4) ignores displs[0] in
-    // MPI_Allgatherv on a 1-rank communicator and writes the block at recv + 0; Open MPI honours
-    // it. Doing the copy here is correct on every MPI (and cheaper).
-    if (c.size == 1) {
-        if (send_count > 0 && send != at(recv, displs[0], dt))
-            std::memmove(at(recv, displs[0], dt), send, static_cast<size_t>(send_count) * dtype_size(dt));
-        return PLM_SUCCESS;
-    }
-    const int64_t max = g_max_count.load();
-    if (fits(counts, c.size, max) && fits(displs, c.size, max)) {
-        bool uniform = true;
-        for (int r = 0; r < c.size; ++r) uniform = uniform && counts[r] == counts[0] && displs[r] == r * counts[0];
-        if (uniform) {
-            PLM_MPI_TRY(MPI_Allgather(send, static_cast<int>(send_count), mpi_type(dt), recv,
-                                      static_cast<int>(send_count), mpi_type(dt), c.mpi));
-        } else {
-            std::vector<int> cnt = to_int(counts, c.size), dsp = to_int(displs, c.size);
-            PLM_MPI_TRY(MPI_Allgatherv(send, static_cast<int>(send_count), mpi_type(dt), recv, cnt.data(), dsp.data(),
-                                       mpi_type(dt), c.mpi));
+private:
+    std::vector<MPI_Request> reqs_;
+    std::deque<std::vector<int>> keep_;  // a deque: keep() references stay valid
+};
+
+class MpiBackend final : public Backend {
+public:
+    MpiBackend(const CommView &v, bool cuda_aware) : Backend(v), cuda_aware_(cuda_aware) {}
+
+    plm_backend_t kind() const override { return cuda_aware_ ? PLM_BACKEND_MPI_CUDA_AWARE : PLM_BACKEND_MPI_HOST; }
+
+    Request iallreduce(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op) override
+    {
+        PLM_REQUIRE(!is_complex(dt) || op == ReduceOp::sum || op == ReduceOp::prod, PLM_ERR_NOT_SUPPORTED,
+                    "allreduce MAX/MIN is not defined for complex data");
+        ready(e);
+        auto p = std::make_unique<MpiPending>();
+        const bool in_place = send == recv;
+        const int64_t max = g_max_count.load();
+        for (int64_t off = 0; off < count; off += max) {
+            const int n = static_cast<int>(std::min(max, count - off));
+            MPI_Request r;
+            p->post(MPI_Iallreduce(in_place ? MPI_IN_PLACE : at(send, off, dt), at(recv, off, dt), n, mpi_type(dt),
+                                   mpi_op(op), view_.mpi, &r),
+                    r, "MPI_Iallreduce");
         }
-        return PLM_SUCCESS;
+        return Request(std::move(p));
     }
-    // Past int counts or displacements: every rank broadcasts its block in chunks.
-    std::memcpy(at(recv, displs[c.rank], dt), send, static_cast<size_t>(send_count) * dtype_size(dt));
-    for (int r = 0; r < c.size; ++r) {
-        plm_status_t st = bcast(c, at(recv, displs[r], dt), counts[r], dt, r, msg);
-        if (st != PLM_SUCCESS) return st;
-    }
-    return PLM_SUCCESS;
-}
 
-plm_status_t alltoallv(const CommView &c, const void *sbuf, const int64_t *scounts, const int64_t *sdispls,
-                       void *rbuf, const int64_t *rcounts, const int64_t *rdispls, DType dt, char *msg)
-{
-    const int64_t max = g_max_count.load();
-    // Counts differ between ranks, so the choice of path must be agreed on.
-    int fit = fits(scounts, c.size, max) && fits(sdispls, c.size, max) && fits(rcounts, c.size, max) &&
-              fits(rdispls, c.size, max);
-    PLM_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &fit, 1, MPI_INT, MPI_LAND, c.mpi));
-    if (fit) {
-        std::vector<int> sc = to_int(scounts, c.size), sd = to_int(sdispls, c.size);
-        std::vector<int> rc = to_int(rcounts, c.size), rd = to_int(rdispls, c.size);
-        PLM_MPI_TRY(MPI_Alltoallv(sbuf, sc.data(), sd.data(), mpi_type(dt), rbuf, rc.data(), rd.data(), mpi_type(dt),
-                                  c.mpi));
-        return PLM_SUCCESS;
+    Request ibcast(const Exec &e, void *buf, int64_t count, DType dt, int root) override
+    {
+        ready(e);
+        auto p = std::make_unique<MpiPending>();
+        bcast_into(*p, buf, count, dt, root);
+        return Request(std::move(p));
     }
-    // Large counts: pairwise exchanges in a shifted order, each chunked by sendrecv.
-    for (int k = 0; k < c.size; ++k) {
-        const int dest = (c.rank + k) % c.size, src = (c.rank - k + c.size) % c.size;
-        plm_status_t st = sendrecv(c, at(sbuf, sdispls[dest], dt), scounts[dest], dest, 7, at(rbuf, rdispls[src], dt),
-                                   rcounts[src], src, 7, dt, msg);
-        if (st != PLM_SUCCESS) return st;
-    }
-    return PLM_SUCCESS;
-}
 
-const BackendOps kOps = {sizeof(BackendOps), "mpi_host", allreduce, allgatherv, bcast, send, recv, sendrecv, alltoallv};
+    Request isend(const Exec &e, const void *buf, int64_t count, DType dt, int dest, int tag) override
+    {
+        ready(e);
+        auto p = std::make_unique<MpiPending>();
+        send_into(*p, buf, count, dt, dest, tag);
+        return Request(std::move(p));
+    }
+
+    Request irecv(const Exec &e, void *buf, int64_t count, DType dt, int source, int tag) override
+    {
+        ready(e);
+        auto p = std::make_unique<MpiPending>();
+        recv_into(*p, buf, count, dt, source, tag);
+        return Request(std::move(p));
+    }
+
+    Request iallgatherv(const Exec &e, const void *send, void *recv, const int64_t *counts, const int64_t *displs,
+                        DType dt) override
+    {
+        ready(e);
+        const int me = view_.rank, np = view_.size;
+        const int64_t n = counts[me];
+        // One rank: a local copy. (MPICH 4.0.2 also ignores displs[0] in a 1-rank
+        // MPI_Allgatherv and writes at recv + 0; Open MPI honours it.)
+        if (np == 1) {
+            copy_local(at(recv, displs[0], dt), send, n, dt);
+            return Request();
+        }
+        auto p = std::make_unique<MpiPending>();
+        const int64_t max = g_max_count.load();
+        // MPI forbids a send buffer that overlaps the receive buffer unless it says so.
+        if (send == at(recv, displs[me], dt)) send = MPI_IN_PLACE;
+        MPI_Request r;
+        if (fits(counts, np, max) && fits(displs, np, max)) {
+            bool uniform = true;
+            for (int k = 0; k < np; ++k) uniform = uniform && counts[k] == n && displs[k] == k * n;
+            if (uniform) {
+                p->post(MPI_Iallgather(send, static_cast<int>(n), mpi_type(dt), recv, static_cast<int>(n),
+                                       mpi_type(dt), view_.mpi, &r),
+                        r, "MPI_Iallgather");
+            } else {
+                std::vector<int> &cnt = p->keep(std::vector<int>(counts, counts + np));
+                std::vector<int> &dsp = p->keep(std::vector<int>(displs, displs + np));
+                p->post(MPI_Iallgatherv(send, static_cast<int>(n), mpi_type(dt), recv, cnt.data(), dsp.data(),
+                                        mpi_type(dt), view_.mpi, &r),
+                        r, "MPI_Iallgatherv");
+            }
+            return Request(std::move(p));
+        }
+        // Past int counts or displacements: every rank broadcasts its block in chunks.
+        if (send != MPI_IN_PLACE) copy_local(at(recv, displs[me], dt), send, n, dt);
+        for (int k = 0; k < np; ++k) bcast_into(*p, at(recv, displs[k], dt), counts[k], dt, k);
+        return Request(std::move(p));
+    }
+
+    Request ialltoallv(const Exec &e, const void *sbuf, const int64_t *scounts, const int64_t *sdispls, void *rbuf,
+                       const int64_t *rcounts, const int64_t *rdispls, DType dt, int tag) override
+    {
+        ready(e);
+        const int me = view_.rank, np = view_.size;
+        auto p = std::make_unique<MpiPending>();
+        // Receives first, so every send finds its match posted; empty blocks send nothing.
+        for (int k = 1; k < np; ++k) {
+            const int src = (me - k + np) % np;
+            if (rcounts[src] > 0) recv_into(*p, at(rbuf, rdispls[src], dt), rcounts[src], dt, src, tag);
+        }
+        for (int k = 1; k < np; ++k) {
+            const int dest = (me + k) % np;
+            if (scounts[dest] > 0) send_into(*p, at(sbuf, sdispls[dest], dt), scounts[dest], dt, dest, tag);
+        }
+        copy_local(at(rbuf, rdispls[me], dt), at(sbuf, sdispls[me], dt), std::min(scounts[me], rcounts[me]), dt);
+        return Request(std::move(p));
+    }
+
+    std::unique_ptr<Backend> split(const CommView &sub) const override
+    {
+        return std::make_unique<MpiBackend>(sub, cuda_aware_);
+    }
+
+private:
+    // CUDA-aware MPI reads device memory as soon as the call is made: the producer's
+    // stream must be done with it (that stream only, never the whole device).
+    void ready(const Exec &e) const
+    {
+        if (cuda_aware_) require_space(Space::device).synchronize(e.stream);
+    }
+
+    void copy_local(void *dst, const void *src, int64_t n, DType dt) const
+    {
+        if (n <= 0 || dst == src) return;
+        const Space s = cuda_aware_ ? Space::device : Space::host;
+        copy_bytes(s, dst, s, src, static_cast<std::size_t>(n) * dtype_size(dt));
+    }
+
+    void bcast_into(MpiPending &p, void *buf, int64_t count, DType dt, int root) const
+    {
+        const int64_t max = g_max_count.load();
+        for (int64_t off = 0; off < count; off += max) {
+            MPI_Request r;
+            p.post(MPI_Ibcast(at(buf, off, dt), static_cast<int>(std::min(max, count - off)), mpi_type(dt), root,
+                              view_.mpi, &r),
+                   r, "MPI_Ibcast");
+        }
+    }
+
+    // A message of n elements is always nchunks(n) messages (one empty message for n == 0),
+    // so both sides agree on the count from the same n.
+    void send_into(MpiPending &p, const void *buf, int64_t count, DType dt, int dest, int tag) const
+    {
+        const int64_t max = g_max_count.load();
+        for (int64_t k = 0, m = nchunks(count, max); k < m; ++k) {
+            MPI_Request r;
+            p.post(MPI_Isend(at(buf, k * max, dt), chunk(count, k, max), mpi_type(dt), peer(dest), tag, view_.mpi, &r),
+                   r, "MPI_Isend");
+        }
+    }
+
+    void recv_into(MpiPending &p, void *buf, int64_t count, DType dt, int source, int tag) const
+    {
+        const int64_t max = g_max_count.load();
+        for (int64_t k = 0, m = nchunks(count, max); k < m; ++k) {
+            MPI_Request r;
+            p.post(MPI_Irecv(at(buf, k * max, dt), chunk(count, k, max), mpi_type(dt), peer(source), tag, view_.mpi,
+                             &r),
+                   r, "MPI_Irecv");
+        }
+    }
+
+    bool cuda_aware_;
+};
 
 }  // namespace
 
-const BackendOps &mpi_host_ops() { return kOps; }
+std::unique_ptr<Backend> make_mpi_host(const CommView &v) { return std::make_unique<MpiBackend>(v, false); }
 
-const BackendOps *backend_ops(plm_backend_t b)
+std::unique_ptr<Backend> make_mpi_cuda_aware(const CommView &v)
 {
-    // mpi_cuda_aware, mpi_staged and nccl tables come with the CUDA build (GPU issue).
-    return b == PLM_BACKEND_MPI_HOST ? &kOps : nullptr;
+    require_space(Space::device);
+    return std::make_unique<MpiBackend>(v, true);
 }
 
 void set_max_mpi_count(int64_t n) { g_max_count.store(n > 0 && n <= INT_MAX ? n : INT_MAX); }

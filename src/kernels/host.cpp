@@ -433,42 +433,42 @@ template <typename R> PLM_CLONES void cmul(int64_t n, const R *x, const R *y, R 
 
 }  // namespace
 
-void fill(Space s, DType dt, int64_t n, const void *value, void *x)
+void fill(const Exec &e, DType dt, int64_t n, const void *value, void *x)
 {
-    require_host(s);
+    require_host(e.space);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         std::fill_n(static_cast<T *>(x), n, val<T>(value));
     });
 }
 
-void copy(Space s, DType dt, int64_t n, const void *x, void *y)
+void copy(const Exec &e, DType dt, int64_t n, const void *x, void *y)
 {
-    require_host(s);
+    require_host(e.space);
     if (n > 0 && x != y) std::memmove(y, x, static_cast<size_t>(n) * dtype_size(dt));
 }
 
-void scale(Space s, DType dt, int64_t n, const void *alpha, void *x)
+void scale(const Exec &e, DType dt, int64_t n, const void *alpha, void *x)
 {
-    require_host(s);
+    require_host(e.space);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         scale_t<T>(n, val<T>(alpha), static_cast<T *>(x));
     });
 }
 
-void axpby(Space s, DType dt, int64_t n, const void *alpha, const void *x, const void *beta, void *y)
+void axpby(const Exec &e, DType dt, int64_t n, const void *alpha, const void *x, const void *beta, void *y)
 {
-    require_host(s);
+    require_host(e.space);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         axpby_t<T>(n, val<T>(alpha), static_cast<const T *>(x), val<T>(beta), static_cast<T *>(y));
     });
 }
 
-void binary(Space s, DType dt, Binary op, int64_t n, const void *x, const void *y, void *z)
+void binary(const Exec &e, DType dt, Binary op, int64_t n, const void *x, const void *y, void *z)
 {
-    require_host(s);
+    require_host(e.space);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         const T *a = static_cast<const T *>(x);
@@ -489,9 +489,9 @@ void binary(Space s, DType dt, Binary op, int64_t n, const void *x, const void *
     });
 }
 
-void conj(Space s, DType dt, int64_t n, const void *x, void *y)
+void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y)
 {
-    require_host(s);
+    require_host(e.space);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         const T *a = static_cast<const T *>(x);
@@ -504,29 +504,29 @@ void conj(Space s, DType dt, int64_t n, const void *x, void *y)
     });
 }
 
-void dot(Space s, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *result)
+void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *result)
 {
-    require_host(s);
+    require_host(e.space);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         *static_cast<T *>(result) = dot_t<T>(n, static_cast<const T *>(x), static_cast<const T *>(y), conjugate);
     });
 }
 
-void norm_partial(Space s, DType dt, NormKind kind, double p, int64_t outer, int64_t n, int64_t inner,
+void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t outer, int64_t n, int64_t inner,
                   const void *x, double *out)
 {
-    require_host(s);
+    require_host(e.space);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         norm_partial_t<T>(kind, p, outer, n, inner, static_cast<const T *>(x), out);
     });
 }
 
-void copy_slab(Space s, DType dt, int64_t outer, int64_t inner, const void *src, int64_t src_n, int64_t src_start,
+void copy_slab(const Exec &e, DType dt, int64_t outer, int64_t inner, const void *src, int64_t src_n, int64_t src_start,
                void *dst, int64_t dst_n, int64_t dst_start, int64_t count)
 {
-    require_host(s);
+    require_host(e.space);
     if (count <= 0 || inner <= 0) return;
     const size_t es = dtype_size(dt);
     const size_t run = static_cast<size_t>(count * inner) * es;
@@ -559,10 +559,10 @@ void copy_box_dim(int d, int ndim, size_t es, const char *src, const int64_t *ss
 }
 }  // namespace
 
-void copy_box(Space s, DType dt, int ndim, const void *src, const int64_t *src_shape, const int64_t *src_start,
+void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t *src_shape, const int64_t *src_start,
               void *dst, const int64_t *dst_shape, const int64_t *dst_start, const int64_t *box)
 {
-    require_host(s);
+    require_host(e.space);
     for (int d = 0; d < ndim; ++d)
         if (box[d] <= 0) return;
     copy_box_dim(0, ndim, dtype_size(dt), static_cast<const char *>(src), src_shape, src_start,

@@ -115,8 +115,10 @@ void Buffer::swap(Buffer &o) noexcept
 
 void copy_bytes(Space dst_space, void *dst, Space src_space, const void *src, std::size_t bytes, Stream stream)
 {
-    // The non-host side's table knows how to move data to and from host memory.
-    Space s = dst_space != Space::host ? dst_space : src_space;
+    // The device's table (else the non-host side's) knows how to move data to and from it.
+    Space s = dst_space == Space::device || src_space == Space::device ? Space::device
+              : dst_space != Space::host                               ? dst_space
+                                                                       : src_space;
     require_space(s).copy(dst, src, bytes, stream);
 }
 

@@ -21,6 +21,15 @@ struct Stream {
     void *handle = nullptr;
 };
 
+// Where and how work runs: every kernel and every communication call takes one, so CUDA
+// kernels and stream-ordered communication fit without changing signatures. Host work
+// ignores device and stream.
+struct Exec {
+    Space space = Space::host;
+    int device = -1;  // CUDA device ordinal, -1 for the current one
+    Stream stream{};
+};
+
 struct SpaceOps {
     std::size_t size;  // sizeof(SpaceOps) of the provider, checked before use
     const char *name;

@@ -1,4 +1,4 @@
-// White-box tests of every primitive of plm::comm::Distributed on host memory, for every
+// White-box tests of every primitive of the communication layer (comm/distributed.hpp) on host memory, for every
 // dtype (f32, f64, c64, c128, i64), each result compared with the value computed locally
 // from the formula that produced every rank's data. Values are small integers (Gaussian
 // integers for complex), so sums and products are exact in every dtype and any reduction
@@ -39,7 +39,7 @@ extern "C" {
 // cmocka defines a fail() macro, which would rewrite plm::fail in PLM_FAIL; we never use it.
 #undef fail
 
-#include "comm/distributed.hpp"
+#include "comm/agreement.hpp"
 
 using namespace plm;
 using namespace plm::comm;
@@ -64,8 +64,6 @@ const Communicator &C()
     if (!c) c = Communicator::create(MPI_COMM_WORLD, nullptr);
     return *c;
 }
-
-const Distributed D;
 
 int R() { return C().rank(); }
 int P() { return C().size(); }
@@ -267,9 +265,9 @@ template <typename T> std::vector<T> case_allreduce(Checker &ck, ReduceOp op, in
     }
     guarded(ck, what, [&] {
         if (in_place)
-            D.allreduce(C(), s, send.data(), send.data(), n, TypeInfo<T>::dt, op);
+            comm::allreduce(C(), Exec{s}, send.data(), send.data(), n, TypeInfo<T>::dt, op);
         else
-            D.allreduce(C(), s, send.data(), recv.data(), n, TypeInfo<T>::dt, op);
+            comm::allreduce(C(), Exec{s}, send.data(), recv.data(), n, TypeInfo<T>::dt, op);
     });
     if (in_place) {
         expect_equal(ck, send, want, what);
@@ -314,7 +312,7 @@ std::vector<T> case_allgatherv(Checker &ck, const std::vector<int64_t> &counts, 
         // a valid pointer even for an empty block (a rank with zero count)
         T dummy{};
         const void *send = mine.empty() ? static_cast<const void *>(&dummy) : mine.data();
-        D.allgatherv(C(), Space::host, send, recv.empty() ? static_cast<void *>(&dummy) : recv.data(), counts,
+        comm::allgatherv(C(), Exec{}, send, recv.empty() ? static_cast<void *>(&dummy) : recv.data(), counts,
                      TypeInfo<T>::dt, displs);
     });
     expect_equal(ck, recv, want, what);
@@ -344,7 +342,7 @@ template <typename T> std::vector<T> case_bcast(Checker &ck, int root, int64_t n
         want[i] = val<T>(root, i);
         if (R() == root) buf[i] = want[i];
     }
-    guarded(ck, what, [&] { D.bcast(C(), Space::host, buf.data(), n, TypeInfo<T>::dt, root); });
+    guarded(ck, what, [&] { comm::bcast(C(), Exec{}, buf.data(), n, TypeInfo<T>::dt, root); });
     expect_equal(ck, buf, want, what);  // the extra last element stays untouched
     return buf;
 }
@@ -359,26 +357,26 @@ template <typename T> std::vector<T> case_send_recv(Checker &ck, int64_t base)
         if (r % 2 == 0 && r + 1 < p) {
             std::vector<T> out(static_cast<size_t>(base + r));
             for (int64_t i = 0; i < base + r; ++i) out[i] = val<T>(r, i);
-            D.send(C(), Space::host, out.data(), base + r, TypeInfo<T>::dt, r + 1, 5);
+            comm::send(C(), Exec{}, out.data(), base + r, TypeInfo<T>::dt, r + 1, 5);
             got.assign(static_cast<size_t>(base + r + 1) + 1, sentinel<T>());
-            D.recv(C(), Space::host, got.data(), base + r + 1, TypeInfo<T>::dt, r + 1, 6);
+            comm::recv(C(), Exec{}, got.data(), base + r + 1, TypeInfo<T>::dt, r + 1, 6);
             std::vector<T> want(got.size(), sentinel<T>());
             for (int64_t i = 0; i < base + r + 1; ++i) want[i] = val<T>(r + 1, i) * mk<T>(2, 0);
             expect_equal(ck, got, want, what + " (even side)");
         } else if (r % 2 == 1) {
             got.assign(static_cast<size_t>(base + r - 1) + 1, sentinel<T>());
-            D.recv(C(), Space::host, got.data(), base + r - 1, TypeInfo<T>::dt, r - 1, 5);
+            comm::recv(C(), Exec{}, got.data(), base + r - 1, TypeInfo<T>::dt, r - 1, 5);
             std::vector<T> want(got.size(), sentinel<T>());
             for (int64_t i = 0; i < base + r - 1; ++i) want[i] = val<T>(r - 1, i);
             expect_equal(ck, got, want, what + " (odd side)");
             std::vector<T> out(static_cast<size_t>(base + r));
             for (int64_t i = 0; i < base + r; ++i) out[i] = val<T>(r, i) * mk<T>(2, 0);
-            D.send(C(), Space::host, out.data(), base + r, TypeInfo<T>::dt, r - 1, 6);
+            comm::send(C(), Exec{}, out.data(), base + r, TypeInfo<T>::dt, r - 1, 6);
         }
         // no partner: a send to / receive from kNoPeer does nothing
         std::vector<T> none(4, sentinel<T>()), data(4, mk<T>(1, 1));
-        D.send(C(), Space::host, data.data(), 4, TypeInfo<T>::dt, kNoPeer, 9);
-        D.recv(C(), Space::host, none.data(), 4, TypeInfo<T>::dt, kNoPeer, 9);
+        comm::send(C(), Exec{}, data.data(), 4, TypeInfo<T>::dt, kNoPeer, 9);
+        comm::recv(C(), Exec{}, none.data(), 4, TypeInfo<T>::dt, kNoPeer, 9);
         expect_equal(ck, none, std::vector<T>(4, sentinel<T>()), what + " (recv from kNoPeer)");
     });
     return got;
@@ -390,8 +388,8 @@ template <typename T> void case_send_recv_empty(Checker &ck)
     const int r = R(), p = P();
     guarded(ck, tag<T>("send/recv n=0"), [&] {
         T x = sentinel<T>();
-        if (r % 2 == 0 && r + 1 < p) D.send(C(), Space::host, &x, 0, TypeInfo<T>::dt, r + 1, 3);
-        if (r % 2 == 1) D.recv(C(), Space::host, &x, 0, TypeInfo<T>::dt, r - 1, 3);
+        if (r % 2 == 0 && r + 1 < p) comm::send(C(), Exec{}, &x, 0, TypeInfo<T>::dt, r + 1, 3);
+        if (r % 2 == 1) comm::recv(C(), Exec{}, &x, 0, TypeInfo<T>::dt, r - 1, 3);
         ck.expect(x == sentinel<T>(), "send/recv n=0 wrote data");
     });
 }
@@ -408,7 +406,7 @@ template <typename T> std::vector<T> case_sendrecv_ring(Checker &ck, int64_t bas
     std::vector<T> want(in.size(), sentinel<T>());
     for (int64_t i = 0; i < nr; ++i) want[i] = val<T>(src, i) + mk<T>(0, 7);
     guarded(ck, what, [&] {
-        D.sendrecv(C(), Space::host, out.data(), ns, dest, 21, in.data(), nr, src, 21, TypeInfo<T>::dt);
+        comm::sendrecv(C(), Exec{}, out.data(), ns, dest, 21, in.data(), nr, src, 21, TypeInfo<T>::dt);
     });
     expect_equal(ck, in, want, what);
     // the reverse direction, other tags
@@ -418,13 +416,13 @@ template <typename T> std::vector<T> case_sendrecv_ring(Checker &ck, int64_t bas
     std::vector<T> want2(in2.size(), sentinel<T>());
     for (int64_t i = 0; i < ns; ++i) want2[i] = val<T>(dest, i) * mk<T>(-1, 0);
     guarded(ck, what + " reverse", [&] {
-        D.sendrecv(C(), Space::host, out2.data(), nr, src, 22, in2.data(), ns, dest, 22, TypeInfo<T>::dt);
+        comm::sendrecv(C(), Exec{}, out2.data(), nr, src, 22, in2.data(), ns, dest, 22, TypeInfo<T>::dt);
     });
     expect_equal(ck, in2, want2, what + " reverse");
     // both partners absent: nothing moves
     std::vector<T> none(3, sentinel<T>());
     guarded(ck, what + " kNoPeer", [&] {
-        D.sendrecv(C(), Space::host, out.data(), 3, kNoPeer, 1, none.data(), 3, kNoPeer, 1, TypeInfo<T>::dt);
+        comm::sendrecv(C(), Exec{}, out.data(), 3, kNoPeer, 1, none.data(), 3, kNoPeer, 1, TypeInfo<T>::dt);
     });
     expect_equal(ck, none, std::vector<T>(3, sentinel<T>()), what + " kNoPeer");
     in.insert(in.end(), in2.begin(), in2.end());
@@ -464,7 +462,7 @@ template <typename T> std::vector<T> case_alltoallv(Checker &ck, int k, bool gap
         for (int64_t j = 0; j < rc[q]; ++j) want[rd[q] + j] = a2a_val<T>(q, r, j);
     }
     guarded(ck, what, [&] {
-        D.alltoallv(C(), Space::host, sbuf.data(), sc, sd, rbuf.data(), rc, rd, TypeInfo<T>::dt);
+        comm::alltoallv(C(), Exec{}, sbuf.data(), sc, sd, rbuf.data(), rc, rd, TypeInfo<T>::dt);
     });
     expect_equal(ck, rbuf, want, what);
     return rbuf;
@@ -490,7 +488,7 @@ template <typename T> std::vector<T> case_neighbour_exchange(Checker &ck, int k)
     std::vector<T> want_prev(from_prev.size(), sentinel<T>()), want_next(from_next.size(), sentinel<T>());
     for (int64_t j = 0; j < fp; ++j) want_prev[j] = halo_next_val<T>(r - 1, j);
     for (int64_t j = 0; j < fn; ++j) want_next[j] = halo_prev_val<T>(r + 1, j);
-    Distributed::Halo h;
+    Halo h;
     h.to_prev = to_prev.data();
     h.n_to_prev = np;
     h.from_prev = from_prev.data();
@@ -499,7 +497,7 @@ template <typename T> std::vector<T> case_neighbour_exchange(Checker &ck, int k)
     h.n_to_next = nn;
     h.from_next = from_next.data();
     h.n_from_next = fn;
-    guarded(ck, what, [&] { D.neighbour_exchange(C(), Space::host, TypeInfo<T>::dt, h); });
+    guarded(ck, what, [&] { comm::neighbour_exchange(C(), Exec{}, TypeInfo<T>::dt, h); });
     expect_equal(ck, from_prev, want_prev, what + " from_prev");
     expect_equal(ck, from_next, want_next, what + " from_next");
     from_prev.insert(from_prev.end(), from_next.begin(), from_next.end());
@@ -513,7 +511,7 @@ template <typename T> void case_neighbour_ends(Checker &ck)
     const int r = R(), p = P();
     std::vector<T> to(2, mk<T>(5, 5)), from_prev(2, sentinel<T>()), from_next(2, sentinel<T>());
     std::vector<T> want_prev(2, sentinel<T>()), want_next(2, sentinel<T>());
-    Distributed::Halo h;
+    Halo h;
     // everybody exchanges 2 elements both ways; rank 0 and the last rank ask it of nobody
     h.to_prev = to.data();
     h.n_to_prev = 2;
@@ -525,7 +523,7 @@ template <typename T> void case_neighbour_ends(Checker &ck)
     h.n_from_next = 2;
     if (r > 0) want_prev.assign(2, mk<T>(5, 5));
     if (r + 1 < p) want_next.assign(2, mk<T>(5, 5));
-    guarded(ck, what, [&] { D.neighbour_exchange(C(), Space::host, TypeInfo<T>::dt, h); });
+    guarded(ck, what, [&] { comm::neighbour_exchange(C(), Exec{}, TypeInfo<T>::dt, h); });
     expect_equal(ck, from_prev, want_prev, what + " from_prev");
     expect_equal(ck, from_next, want_next, what + " from_next");
 }
@@ -535,7 +533,7 @@ std::vector<int64_t> case_allgather_i64(Checker &ck)
     const int r = R(), p = P();
     const std::vector<int64_t> mine = {r, r * r - 7, -r, (int64_t{1} << 40) + r};
     std::vector<int64_t> all;
-    guarded(ck, "allgather_i64", [&] { all = D.allgather_i64(C(), mine); });
+    guarded(ck, "allgather_i64", [&] { all = comm::allgather_i64(C(), mine); });
     std::vector<int64_t> want;
     for (int q = 0; q < p; ++q) {
         const std::vector<int64_t> m = {q, q * q - 7, -q, (int64_t{1} << 40) + q};
@@ -544,7 +542,7 @@ std::vector<int64_t> case_allgather_i64(Checker &ck)
     expect_equal(ck, all, want, "allgather_i64");
     // an empty contribution
     std::vector<int64_t> none;
-    guarded(ck, "allgather_i64 empty", [&] { none = D.allgather_i64(C(), {}); });
+    guarded(ck, "allgather_i64 empty", [&] { none = comm::allgather_i64(C(), {}); });
     ck.expect(none.empty(), "allgather_i64 of nothing returned %zu values", none.size());
     return all;
 }
@@ -556,13 +554,13 @@ void case_allreduce_i64(Checker &ck)
     for (int q = 1; q <= p; ++q) fact *= q;
     guarded(ck, "allreduce_i64", [&] {
         const int64_t v = R() + 1;
-        ck.expect(D.allreduce_i64(C(), v, ReduceOp::sum) == p * (p + 1) / 2, "allreduce_i64 sum");
-        ck.expect(D.allreduce_i64(C(), v, ReduceOp::max) == p, "allreduce_i64 max");
-        ck.expect(D.allreduce_i64(C(), v, ReduceOp::min) == 1, "allreduce_i64 min");
-        ck.expect(D.allreduce_i64(C(), v, ReduceOp::prod) == fact, "allreduce_i64 prod");
+        ck.expect(comm::allreduce_i64(C(), v, ReduceOp::sum) == p * (p + 1) / 2, "allreduce_i64 sum");
+        ck.expect(comm::allreduce_i64(C(), v, ReduceOp::max) == p, "allreduce_i64 max");
+        ck.expect(comm::allreduce_i64(C(), v, ReduceOp::min) == 1, "allreduce_i64 min");
+        ck.expect(comm::allreduce_i64(C(), v, ReduceOp::prod) == fact, "allreduce_i64 prod");
         const int64_t big = (int64_t{1} << 50) + R();
-        ck.expect(D.allreduce_i64(C(), big, ReduceOp::max) == (int64_t{1} << 50) + p - 1, "allreduce_i64 max 2^50");
-        ck.expect(D.allreduce_i64(C(), -big, ReduceOp::min) == -((int64_t{1} << 50) + p - 1),
+        ck.expect(comm::allreduce_i64(C(), big, ReduceOp::max) == (int64_t{1} << 50) + p - 1, "allreduce_i64 max 2^50");
+        ck.expect(comm::allreduce_i64(C(), -big, ReduceOp::min) == -((int64_t{1} << 50) + p - 1),
                   "allreduce_i64 min -2^50");
     });
 }
@@ -600,9 +598,9 @@ template <typename T> void complex_minmax(Checker &ck)
     std::vector<T> a(5, mk<T>(1, 2)), b(5);
     for (ReduceOp op : {ReduceOp::max, ReduceOp::min}) {
         const plm_status_t s1 =
-            status_of([&] { D.allreduce(C(), Space::host, a.data(), b.data(), 5, TypeInfo<T>::dt, op); });
+            status_of([&] { comm::allreduce(C(), Exec{}, a.data(), b.data(), 5, TypeInfo<T>::dt, op); });
         const plm_status_t s2 =
-            status_of([&] { D.allreduce(C(), Space::host, a.data(), a.data(), 5, TypeInfo<T>::dt, op); });
+            status_of([&] { comm::allreduce(C(), Exec{}, a.data(), a.data(), 5, TypeInfo<T>::dt, op); });
         ck.expect(s1 == PLM_ERR_NOT_SUPPORTED, "%s %s: %s, expected PLM_ERR_NOT_SUPPORTED", tag<T>("allreduce").c_str(),
                   op_name(op), plm_status_string(s1));
         ck.expect(s2 == PLM_ERR_NOT_SUPPORTED, "%s %s in place: %s, expected PLM_ERR_NOT_SUPPORTED",
@@ -737,7 +735,7 @@ void test_metadata_helpers(void **)
 }
 
 // ---------------------------------------------------------------------------------------
-// agree() and capture()
+// Agreement error propagation and capture()
 // ---------------------------------------------------------------------------------------
 
 struct Caught {
@@ -749,7 +747,9 @@ Caught agree_with(const std::optional<Error> &local)
 {
     Caught c;
     try {
-        D.agree(C(), local);
+        Agreement ag(C(), "agree");
+        ag.add_error(local);
+        ag.run();
     } catch (const Error &e) {
         c.status = e.status();
         c.what = e.what();
@@ -861,20 +861,20 @@ void test_device_space_unavailable(void **)
         std::function<void()> f;
     };
     const Call calls[] = {
-        {"allreduce", [&] { D.allreduce(C(), dev, a.data(), b.data(), 8, DType::f64, ReduceOp::sum); }},
-        {"allgatherv", [&] { D.allgatherv(C(), dev, a.data(), b.data(), cnt, DType::f64); }},
-        {"bcast", [&] { D.bcast(C(), dev, a.data(), 8, DType::f64, 0); }},
-        {"send", [&] { D.send(C(), dev, a.data(), 8, DType::f64, kNoPeer, 0); }},
-        {"recv", [&] { D.recv(C(), dev, b.data(), 8, DType::f64, kNoPeer, 0); }},
-        {"sendrecv", [&] { D.sendrecv(C(), dev, a.data(), 1, kNoPeer, 0, b.data(), 1, kNoPeer, 0, DType::f64); }},
-        {"alltoallv", [&] { D.alltoallv(C(), dev, a.data(), cnt, dsp, b.data(), cnt, dsp, DType::f64); }},
+        {"allreduce", [&] { comm::allreduce(C(), Exec{dev}, a.data(), b.data(), 8, DType::f64, ReduceOp::sum); }},
+        {"allgatherv", [&] { comm::allgatherv(C(), Exec{dev}, a.data(), b.data(), cnt, DType::f64); }},
+        {"bcast", [&] { comm::bcast(C(), Exec{dev}, a.data(), 8, DType::f64, 0); }},
+        {"send", [&] { comm::send(C(), Exec{dev}, a.data(), 8, DType::f64, kNoPeer, 0); }},
+        {"recv", [&] { comm::recv(C(), Exec{dev}, b.data(), 8, DType::f64, kNoPeer, 0); }},
+        {"sendrecv", [&] { comm::sendrecv(C(), Exec{dev}, a.data(), 1, kNoPeer, 0, b.data(), 1, kNoPeer, 0, DType::f64); }},
+        {"alltoallv", [&] { comm::alltoallv(C(), Exec{dev}, a.data(), cnt, dsp, b.data(), cnt, dsp, DType::f64); }},
         {"neighbour_exchange", [&] {
-             Distributed::Halo h;
+             Halo h;
              h.to_next = a.data();
              h.n_to_next = R() + 1 < P() ? 1 : 0;
              h.from_prev = b.data();
              h.n_from_prev = R() > 0 ? 1 : 0;
-             D.neighbour_exchange(C(), dev, DType::f64, h);
+             comm::neighbour_exchange(C(), Exec{dev}, DType::f64, h);
          }},
     };
     for (const Call &call : calls) {
@@ -892,13 +892,13 @@ void test_invalid_peers(void **)
     Checker ck;
     double x = 1, y = 2;
     const int p = P();
-    const plm_status_t s1 = status_of([&] { D.bcast(C(), Space::host, &x, 1, DType::f64, p); });
-    const plm_status_t s2 = status_of([&] { D.bcast(C(), Space::host, &x, 1, DType::f64, -1); });
-    const plm_status_t s3 = status_of([&] { D.send(C(), Space::host, &x, 1, DType::f64, p, 0); });
-    const plm_status_t s4 = status_of([&] { D.recv(C(), Space::host, &y, 1, DType::f64, p + 3, 0); });
+    const plm_status_t s1 = status_of([&] { comm::bcast(C(), Exec{}, &x, 1, DType::f64, p); });
+    const plm_status_t s2 = status_of([&] { comm::bcast(C(), Exec{}, &x, 1, DType::f64, -1); });
+    const plm_status_t s3 = status_of([&] { comm::send(C(), Exec{}, &x, 1, DType::f64, p, 0); });
+    const plm_status_t s4 = status_of([&] { comm::recv(C(), Exec{}, &y, 1, DType::f64, p + 3, 0); });
     const plm_status_t s5 =
-        status_of([&] { D.sendrecv(C(), Space::host, &x, 1, -2, 0, &y, 1, kNoPeer, 0, DType::f64); });
-    const plm_status_t s6 = status_of([&] { D.sendrecv(C(), Space::host, &x, 1, kNoPeer, 0, &y, 1, p, 0, DType::f64); });
+        status_of([&] { comm::sendrecv(C(), Exec{}, &x, 1, -2, 0, &y, 1, kNoPeer, 0, DType::f64); });
+    const plm_status_t s6 = status_of([&] { comm::sendrecv(C(), Exec{}, &x, 1, kNoPeer, 0, &y, 1, p, 0, DType::f64); });
     ck.expect(s1 == PLM_ERR_INVALID_ARG, "bcast root P: %s", plm_status_string(s1));
     ck.expect(s2 == PLM_ERR_INVALID_ARG, "bcast root -1: %s", plm_status_string(s2));
     ck.expect(s3 == PLM_ERR_INVALID_ARG, "send to P: %s", plm_status_string(s3));
@@ -919,12 +919,12 @@ void test_primitives_on_split(void **)
     assert_all_ranks_true(sub != nullptr);
     const int sr = sub->rank(), sp = sub->size();
     double v = R(), s = 0;
-    guarded(ck, "allreduce on split", [&] { D.allreduce(*sub, Space::host, &v, &s, 1, DType::f64, ReduceOp::sum); });
+    guarded(ck, "allreduce on split", [&] { comm::allreduce(*sub, Exec{}, &v, &s, 1, DType::f64, ReduceOp::sum); });
     double want = 0;
     for (int q = R() % 2; q < P(); q += 2) want += q;
     ck.expect(s == want, "allreduce on the parity split: %g, expected %g", s, want);
     std::vector<int64_t> all;
-    guarded(ck, "allgather_i64 on split", [&] { all = D.allgather_i64(*sub, {R()}); });
+    guarded(ck, "allgather_i64 on split", [&] { all = comm::allgather_i64(*sub, {R()}); });
     ck.expect(static_cast<int>(all.size()) == sp, "allgather_i64 on split: %zu values for %d ranks", all.size(), sp);
     for (int q = 0; q < static_cast<int>(all.size()); ++q)
         ck.expect(all[q] == R() % 2 + 2 * q, "allgather_i64 on split: [%d] = %lld", q, static_cast<long long>(all[q]));
@@ -1093,7 +1093,7 @@ void test_chunked_alltoallv_mixed_paths(void **)
         for (int64_t j = 0; j < rc[q]; ++j) want[rd[q] + j] = 100.0 * q + 10.0 * r + j;
     }
     guarded(ck, "alltoallv with mixed fast/fallback paths", [&] {
-        D.alltoallv(C(), Space::host, sbuf.data(), sc, sd, rbuf.data(), rc, rd, DType::f64);
+        comm::alltoallv(C(), Exec{}, sbuf.data(), sc, sd, rbuf.data(), rc, rd, DType::f64);
     });
     expect_equal(ck, rbuf, want, "alltoallv mixed paths");
     alarm(0);

@@ -101,7 +101,7 @@ template <typename T> double ref_norm(NormKind kind, double p, const T *x, int64
 double norm1(DType dt, NormKind kind, double p, int64_t n, const void *x)
 {
     double out = -1;
-    norm_partial(Space::host, dt, kind, p, 1, n, 1, x, &out);
+    norm_partial(Exec{}, dt, kind, p, 1, n, 1, x, &out);
     return out;
 }
 
@@ -266,7 +266,7 @@ template <typename T> void strided()
     x[static_cast<size_t>((1 * n + 2) * inner + 1)] = make<T>(kNaN, 0);  // column (o=1, i=1)
     for (const Kind &k : kKinds) {
         std::vector<double> out(static_cast<size_t>(outer * inner));
-        norm_partial(Space::host, dtype_of<T>(), k.kind, k.p, outer, n, inner, x.data(), out.data());
+        norm_partial(Exec{}, dtype_of<T>(), k.kind, k.p, outer, n, inner, x.data(), out.data());
         for (int64_t o = 0; o < outer; ++o)
             for (int64_t i = 0; i < inner; ++i) {
                 std::vector<T> col;
@@ -312,7 +312,7 @@ void test_sums_ulps_1e7(void **)
         q.add(ld(x[i]) * ld(x[i]));
     }
     double dot_got = 0;
-    dot(Space::host, DType::f64, n, x.data(), y.data(), false, &dot_got);
+    dot(Exec{}, DType::f64, n, x.data(), y.data(), false, &dot_got);
     const double u_dot = ulps(dot_got, d.value());
     const double u_1 = ulps(norm1(DType::f64, NormKind::pow_sum, 1, n, x.data()), a.value());
     const double u_2 = ulps(norm1(DType::f64, NormKind::pow_sum, 2, n, x.data()), q.value());
@@ -333,7 +333,7 @@ void test_f32_sums_1e6(void **)
         q.add(ld(x[i]) * ld(x[i]));
     }
     float got = 0;
-    dot(Space::host, DType::f32, n, x.data(), y.data(), false, &got);
+    dot(Exec{}, DType::f32, n, x.data(), y.data(), false, &got);
     const float want = static_cast<float>(d.value());
     assert_true(got == want || got == std::nextafter(want, 1e30f) || got == std::nextafter(want, -1e30f));
     assert_true(close(norm1(DType::f32, NormKind::pow_sum, 1, n, x.data()), double(a.value()), 1e-14));
@@ -357,7 +357,7 @@ template <typename T> void dot_case(int64_t n, bool conjugate)
         scale += std::abs(a) * std::abs(b);
     }
     T got{};
-    dot(Space::host, dtype_of<T>(), n, x.data(), y.data(), conjugate, &got);
+    dot(Exec{}, dtype_of<T>(), n, x.data(), y.data(), conjugate, &got);
     // Error relative to sum |x||y| (the condition of a signed dot), plus the final rounding.
     const ld eps = std::numeric_limits<real_t<T>>::epsilon();
     assert_true(std::fabs(ld(std::real(got)) - re.value()) <= 8 * eps * (scale + std::fabs(re.value())));
@@ -373,11 +373,11 @@ template <typename T> void dot_cases()
     // NaN and Inf propagate; inf * 0 is NaN, as in NumPy.
     std::vector<T> x = {make<T>(1, 1), make<T>(kNaN, 0), make<T>(2, 0)}, y(3, make<T>(1, 0));
     T got{};
-    dot(Space::host, dtype_of<T>(), 3, x.data(), y.data(), false, &got);
+    dot(Exec{}, dtype_of<T>(), 3, x.data(), y.data(), false, &got);
     assert_true(std::isnan(std::real(got)));
     x[1] = make<T>(kInf, 0);
     y[1] = make<T>(0, 0);
-    dot(Space::host, dtype_of<T>(), 3, x.data(), y.data(), false, &got);
+    dot(Exec{}, dtype_of<T>(), 3, x.data(), y.data(), false, &got);
     assert_true(std::isnan(std::real(got)));
 }
 
@@ -390,7 +390,7 @@ void test_dot(void **)
     // float32 products of 1e20 (1e40) do not overflow: they are summed in double.
     std::vector<float> x = {1e20f, -1e20f}, y = {1e20f, 1e20f};
     float got = -1;
-    dot(Space::host, DType::f32, 2, x.data(), y.data(), false, &got);
+    dot(Exec{}, DType::f32, 2, x.data(), y.data(), false, &got);
     assert_true(got == 0.0f);
 }
 
@@ -424,37 +424,37 @@ template <typename T> void blas_conventions()
 
     // beta = 0: y is never read, y = alpha x exactly.
     fill_junk(y);
-    axpby(Space::host, dt, n, &two, x.data(), &zero, y.data());
+    axpby(Exec{}, dt, n, &two, x.data(), &zero, y.data());
     for (int64_t i = 0; i < n; ++i) assert_true(near(y[i], T(two * x[i])));
 
     // alpha = 0: x is never read, y = beta y.
     std::vector<T> xj(static_cast<size_t>(n)), y0 = random_vec<T>(n, -1, 1, 52);
     fill_junk(xj);
     y = y0;
-    axpby(Space::host, dt, n, &zero, xj.data(), &half, y.data());
+    axpby(Exec{}, dt, n, &zero, xj.data(), &half, y.data());
     for (int64_t i = 0; i < n; ++i) assert_true(near(y[i], T(half * y0[i])));
 
     // Both zero: zeros, neither read.
     fill_junk(y);
-    axpby(Space::host, dt, n, &zero, xj.data(), &zero, y.data());
+    axpby(Exec{}, dt, n, &zero, xj.data(), &zero, y.data());
     for (int64_t i = 0; i < n; ++i) assert_true(same(y[i], zero));
 
     // General case: alpha x + beta y.
     y = y0;
-    axpby(Space::host, dt, n, &two, x.data(), &half, y.data());
+    axpby(Exec{}, dt, n, &two, x.data(), &half, y.data());
     for (int64_t i = 0; i < n; ++i) {
         assert_true(near(y[i], T(two * x[i] + half * y0[i])));
     }
 
     // scale by 0 writes zeros over NaN and Inf; by 1 changes nothing.
     fill_junk(y);
-    scale(Space::host, dt, n, &zero, y.data());
+    scale(Exec{}, dt, n, &zero, y.data());
     for (int64_t i = 0; i < n; ++i) assert_true(same(y[i], zero));
     y = x;
     const T one = make<T>(1, 0);
-    scale(Space::host, dt, n, &one, y.data());
+    scale(Exec{}, dt, n, &one, y.data());
     for (int64_t i = 0; i < n; ++i) assert_true(same(y[i], x[i]));
-    scale(Space::host, dt, n, &two, y.data());
+    scale(Exec{}, dt, n, &two, y.data());
     for (int64_t i = 0; i < n; ++i) assert_true(near(y[i], T(two * x[i])));
 }
 
@@ -472,13 +472,13 @@ template <typename T> void complex_mul_conj()
 {
     const int64_t n = 41;
     std::vector<T> x = random_vec<T>(n, -2, 2, 61), y = random_vec<T>(n, -2, 2, 62), z(static_cast<size_t>(n));
-    binary(Space::host, dtype_of<T>(), Binary::mul, n, x.data(), y.data(), z.data());
+    binary(Exec{}, dtype_of<T>(), Binary::mul, n, x.data(), y.data(), z.data());
     for (int64_t i = 0; i < n; ++i) {
         const T a = x[i], b = y[i];
         const T want(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
         assert_true(near(z[i], want));
     }
-    conj(Space::host, dtype_of<T>(), n, x.data(), z.data());
+    conj(Exec{}, dtype_of<T>(), n, x.data(), z.data());
     for (int64_t i = 0; i < n; ++i) assert_true(same(z[i], std::conj(x[i])));
 }
 

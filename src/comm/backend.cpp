@@ -1,0 +1,136 @@
+#include "comm/backend.hpp"
+
+#include "core/error.hpp"
+
+namespace plm::comm {
+
+namespace {
+
+// Completes its parts in order, then runs its actions.
+class Group final : public Pending {
+public:
+    Group(std::vector<Request> parts, std::vector<std::function<void()>> after)
+        : parts_(std::move(parts)), after_(std::move(after))
+    {
+    }
+    bool test() override
+    {
+        for (Request &r : parts_)
+            if (!r.test()) return false;
+        finish();
+        return true;
+    }
+    void wait() override
+    {
+        for (Request &r : parts_) r.wait();
+        finish();
+    }
+
+private:
+    void finish()
+    {
+        std::vector<std::function<void()>> after;
+        after.swap(after_);
+        for (auto &f : after) f();
+    }
+    std::vector<Request> parts_;
+    std::vector<std::function<void()>> after_;
+};
+
+}  // namespace
+
+Request &Request::operator=(Request &&o) noexcept
+{
+    if (this != &o) {
+        finish_quietly();
+        p_ = std::move(o.p_);
+    }
+    return *this;
+}
+
+Request::~Request() { finish_quietly(); }
+
+void Request::finish_quietly() noexcept
+{
+    if (!p_) return;
+    try {
+        p_->wait();
+    } catch (...) {  // a destructor cannot report; callers who care call wait()
+    }
+    p_.reset();
+}
+
+bool Request::test()
+{
+    if (!p_) return true;
+    std::unique_ptr<Pending> p = std::move(p_);  // an error leaves the request complete
+    if (!p->test()) {
+        p_ = std::move(p);
+        return false;
+    }
+    return true;
+}
+
+void Request::wait()
+{
+    if (!p_) return;
+    std::unique_ptr<Pending> p = std::move(p_);
+    p->wait();
+}
+
+Request Request::all(std::vector<Request> rs)
+{
+    return Request(std::make_unique<Group>(std::move(rs), std::vector<std::function<void()>>{}));
+}
+
+Request Request::then(std::function<void()> f) &&
+{
+    std::vector<Request> one;
+    one.push_back(std::move(*this));
+    std::vector<std::function<void()>> after{std::move(f)};
+    return Request(std::make_unique<Group>(std::move(one), std::move(after)));
+}
+
+const char *Backend::name() const { return plm_backend_name(kind()); }
+
+void Backend::unsupported(const char *what) const
+{
+    PLM_FAIL(PLM_ERR_NOT_SUPPORTED, "the %s backend does not implement %s", name(), what);
+}
+
+Request Backend::iallreduce(const Exec &, const void *, void *, int64_t, DType, ReduceOp) { unsupported("allreduce"); }
+Request Backend::iallgatherv(const Exec &, const void *, void *, const int64_t *, const int64_t *, DType)
+{
+    unsupported("allgatherv");
+}
+Request Backend::ibcast(const Exec &, void *, int64_t, DType, int) { unsupported("bcast"); }
+Request Backend::isend(const Exec &, const void *, int64_t, DType, int, int) { unsupported("send"); }
+Request Backend::irecv(const Exec &, void *, int64_t, DType, int, int) { unsupported("recv"); }
+Request Backend::ialltoallv(const Exec &, const void *, const int64_t *, const int64_t *, void *, const int64_t *,
+                            const int64_t *, DType, int)
+{
+    unsupported("alltoallv");
+}
+std::unique_ptr<Backend> Backend::split(const CommView &) const { unsupported("split"); }
+
+bool backend_built(plm_backend_t b)
+{
+    switch (b) {
+    case PLM_BACKEND_MPI_HOST: return true;
+    // Both MPI device paths need device memory; NCCL comes with the GPU work.
+    case PLM_BACKEND_MPI_CUDA_AWARE:
+    case PLM_BACKEND_MPI_STAGED: return space_ops(Space::device) != nullptr;
+    default: return false;
+    }
+}
+
+void mpi_check(int rc, const char *what)
+{
+    if (rc == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    PLM_FAIL(PLM_ERR_MPI, "%s: %.*s", what, len, text);
+}
+
+}  // namespace plm::comm

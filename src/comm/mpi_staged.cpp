@@ -1,0 +1,206 @@
+// Host-staged MPI for memory MPI cannot read (device memory when MPI is not CUDA-aware):
+// copy the outgoing data to a host staging buffer on the producer's stream, wait for that
+// stream, run buffered MPI on the staging buffers, and copy the incoming data back when the
+// request completes. Staging buffers come from a per-backend cache (pinned host memory on
+// CUDA builds), so steady-state calls allocate nothing.
+#include <algorithm>
+#include <mutex>
+
+#include "comm/backend.hpp"
+#include "core/error.hpp"
+
+namespace plm::comm {
+
+namespace {
+
+// Keeps released staging buffers for reuse, up to `limit` bytes; freed with the backend.
+class StagingCache {
+public:
+    StagingCache(Space s, std::size_t limit) : space_(s), limit_(limit) {}
+
+    Buffer take(std::size_t bytes)
+    {
+        {
+            std::lock_guard<std::mutex> g(lock_);
+            // The smallest cached buffer that is big enough.
+            auto best = free_.end();
+            for (auto it = free_.begin(); it != free_.end(); ++it)
+                if (it->bytes() >= bytes && (best == free_.end() || it->bytes() < best->bytes())) best = it;
+            if (best != free_.end()) {
+                Buffer b = std::move(*best);
+                free_.erase(best);
+                kept_ -= b.bytes();
+                return b;
+            }
+        }
+        return Buffer::allocate(space_, std::max<std::size_t>(bytes, 1));
+    }
+
+    void give(Buffer b)
+    {
+        std::lock_guard<std::mutex> g(lock_);
+        if (b.bytes() > limit_) return;
+        // Make room by dropping the oldest buffers.
+        while (!free_.empty() && kept_ + b.bytes() > limit_) {
+            kept_ -= free_.front().bytes();
+            free_.erase(free_.begin());
+        }
+        kept_ += b.bytes();
+        free_.push_back(std::move(b));
+    }
+
+private:
+    Space space_;
+    std::size_t limit_;
+    std::mutex lock_;
+    std::vector<Buffer> free_;
+    std::size_t kept_ = 0;
+};
+
+// A staging buffer on loan: goes back to the cache when the operation is done with it.
+struct Loan {
+    std::shared_ptr<StagingCache> cache;
+    Buffer buf;
+    Loan(std::shared_ptr<StagingCache> c, std::size_t bytes) : cache(std::move(c)), buf(cache->take(bytes)) {}
+    Loan(Loan &&) = default;
+    ~Loan()
+    {
+        if (cache && buf.data()) cache->give(std::move(buf));
+    }
+    char *data() const { return static_cast<char *>(buf.data()); }
+};
+
+std::size_t bytes_of(int64_t n, DType dt) { return static_cast<std::size_t>(std::max<int64_t>(n, 0)) * dtype_size(dt); }
+
+// Elements spanned by blocks (count, displ): the extent a v-collective touches.
+int64_t extent(const int64_t *counts, const int64_t *displs, int n)
+{
+    int64_t e = 0;
+    for (int k = 0; k < n; ++k)
+        if (counts[k] > 0) e = std::max(e, displs[k] + counts[k]);
+    return e;
+}
+
+void sync(Space memory, const Exec &e) { require_space(memory).synchronize(e.stream); }
+
+// Staging to memory, ordered on the stream and waited for: the staging buffer goes back to
+// the cache as soon as the request completes.
+void stage_in(Space memory, Space staging, const Exec &e, void *dst, const void *src, std::size_t n)
+{
+    if (!n) return;
+    copy_bytes(memory, dst, staging, src, n, e.stream);
+    sync(memory, e);
+}
+
+class StagedBackend final : public Backend {
+public:
+    StagedBackend(const CommView &v, Space memory, Space staging, std::size_t cache_bytes)
+        : Backend(v), memory_(memory), staging_(staging), cache_bytes_(cache_bytes),
+          cache_(std::make_shared<StagingCache>(staging, cache_bytes)), host_(make_mpi_host(v))
+    {
+        require_space(memory);
+        require_space(staging);
+    }
+
+    plm_backend_t kind() const override { return PLM_BACKEND_MPI_STAGED; }
+
+    Request iallreduce(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op) override
+    {
+        auto s = std::make_shared<Loan>(cache_, bytes_of(count, dt));
+        stage_out(e, s->data(), send, bytes_of(count, dt));
+        Request r = host_->iallreduce(host_exec(), s->data(), s->data(), count, dt, op);
+        return std::move(r).then([m = memory_, st = staging_, e, s, recv, n = bytes_of(count, dt)] { stage_in(m, st, e, recv, s->data(), n); });
+    }
+
+    Request ibcast(const Exec &e, void *buf, int64_t count, DType dt, int root) override
+    {
+        auto s = std::make_shared<Loan>(cache_, bytes_of(count, dt));
+        const bool root_rank = root == view_.rank;
+        if (root_rank) stage_out(e, s->data(), buf, bytes_of(count, dt));
+        Request r = host_->ibcast(host_exec(), s->data(), count, dt, root);
+        return std::move(r).then([m = memory_, st = staging_, e, s, buf, root_rank, n = bytes_of(count, dt)] {
+            if (!root_rank) stage_in(m, st, e, buf, s->data(), n);
+        });
+    }
+
+    Request isend(const Exec &e, const void *buf, int64_t count, DType dt, int dest, int tag) override
+    {
+        auto s = std::make_shared<Loan>(cache_, bytes_of(count, dt));
+        stage_out(e, s->data(), buf, bytes_of(count, dt));
+        Request r = host_->isend(host_exec(), s->data(), count, dt, dest, tag);
+        return std::move(r).then([s] {});
+    }
+
+    Request irecv(const Exec &e, void *buf, int64_t count, DType dt, int source, int tag) override
+    {
+        auto s = std::make_shared<Loan>(cache_, bytes_of(count, dt));
+        Request r = host_->irecv(host_exec(), s->data(), count, dt, source, tag);
+        return std::move(r).then([m = memory_, st = staging_, e, s, buf, n = bytes_of(count, dt)] { stage_in(m, st, e, buf, s->data(), n); });
+    }
+
+    Request iallgatherv(const Exec &e, const void *send, void *recv, const int64_t *counts, const int64_t *displs,
+                        DType dt) override
+    {
+        const int me = view_.rank, np = view_.size;
+        auto s = std::make_shared<Loan>(cache_, bytes_of(extent(counts, displs, np), dt));
+        char *mine = s->data() + bytes_of(displs[me], dt);
+        stage_out(e, mine, send, bytes_of(counts[me], dt));
+        Request r = host_->iallgatherv(host_exec(), mine, s->data(), counts, displs, dt);
+        std::vector<int64_t> c(counts, counts + np), d(displs, displs + np);
+        return std::move(r).then([m = memory_, st = staging_, e, s, recv, dt, c = std::move(c), d = std::move(d)] {
+            for (size_t k = 0; k < c.size(); ++k)
+                stage_in(m, st, e, static_cast<char *>(recv) + bytes_of(d[k], dt), s->data() + bytes_of(d[k], dt),
+                         bytes_of(c[k], dt));
+        });
+    }
+
+    Request ialltoallv(const Exec &e, const void *sbuf, const int64_t *scounts, const int64_t *sdispls, void *rbuf,
+                       const int64_t *rcounts, const int64_t *rdispls, DType dt, int tag) override
+    {
+        const int np = view_.size;
+        auto s = std::make_shared<Loan>(cache_, bytes_of(extent(scounts, sdispls, np), dt));
+        auto r = std::make_shared<Loan>(cache_, bytes_of(extent(rcounts, rdispls, np), dt));
+        for (int k = 0; k < np; ++k)
+            stage_out(e, s->data() + bytes_of(sdispls[k], dt), static_cast<const char *>(sbuf) + bytes_of(sdispls[k], dt),
+                      bytes_of(scounts[k], dt), false);
+        sync(e);
+        Request q = host_->ialltoallv(host_exec(), s->data(), scounts, sdispls, r->data(), rcounts, rdispls, dt, tag);
+        std::vector<int64_t> c(rcounts, rcounts + np), d(rdispls, rdispls + np);
+        return std::move(q).then([m = memory_, st = staging_, e, s, r, rbuf, dt, c = std::move(c), d = std::move(d)] {
+            for (size_t k = 0; k < c.size(); ++k)
+                stage_in(m, st, e, static_cast<char *>(rbuf) + bytes_of(d[k], dt), r->data() + bytes_of(d[k], dt),
+                         bytes_of(c[k], dt));
+        });
+    }
+
+    std::unique_ptr<Backend> split(const CommView &sub) const override
+    {
+        return std::make_unique<StagedBackend>(sub, memory_, staging_, cache_bytes_);
+    }
+
+private:
+    static Exec host_exec() { return Exec{}; }
+
+    void sync(const Exec &e) const { comm::sync(memory_, e); }
+
+    // Device to staging, ordered on the producer's stream; MPI may read it once synced.
+    void stage_out(const Exec &e, void *dst, const void *src, std::size_t n, bool then_sync = true) const
+    {
+        if (n) copy_bytes(staging_, dst, memory_, src, n, e.stream);
+        if (then_sync) sync(e);
+    }
+
+    Space memory_, staging_;
+    std::size_t cache_bytes_;
+    std::shared_ptr<StagingCache> cache_;
+    std::unique_ptr<Backend> host_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_mpi_staged(const CommView &v, Space memory, Space staging, std::size_t cache_bytes)
+{
+    return std::make_unique<StagedBackend>(v, memory, staging, cache_bytes);
+}
+
+}  // namespace plm::comm
