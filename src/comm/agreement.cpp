@@ -98,30 +98,6 @@ const WordOp &ensure_word_op()
     return w;
 }
 
-// Lets MPI return errors raised outside any communicator we own (a bad handle is reported
-// on MPI_COMM_SELF or MPI_COMM_WORLD, whose default handler aborts).
-class ReturnErrors {
-public:
-    ReturnErrors()
-    {
-        for (int i = 0; i < 2; ++i) {
-            MPI_Comm_get_errhandler(comms_[i], &old_[i]);
-            MPI_Comm_set_errhandler(comms_[i], MPI_ERRORS_RETURN);
-        }
-    }
-    ~ReturnErrors()
-    {
-        for (int i = 0; i < 2; ++i) {
-            MPI_Comm_set_errhandler(comms_[i], old_[i]);
-            MPI_Errhandler_free(&old_[i]);
-        }
-    }
-
-private:
-    MPI_Comm comms_[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
-    MPI_Errhandler old_[2] = {MPI_ERRHANDLER_NULL, MPI_ERRHANDLER_NULL};
-};
-
 }  // namespace
 
 Agreement::Agreement(const Communicator &c, const char *what) : c_(c), what_(what), words_(kHeader)

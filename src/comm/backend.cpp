@@ -113,6 +113,29 @@ Request Backend::ialltoallv(const Exec &, const void *, const int64_t *, const i
 }
 std::unique_ptr<Backend> Backend::split(const CommView &) const { unsupported("split"); }
 
+Request Backend::iexchange(const Exec &e, DType dt, const Message *msgs, std::size_t n)
+{
+    std::vector<Request> rs;
+    for (std::size_t i = 0; i < n; ++i) {
+        const Message &m = msgs[i];
+        rs.push_back(m.send ? isend(e, m.buf, m.count, dt, m.peer, m.tag) : irecv(e, m.buf, m.count, dt, m.peer, m.tag));
+    }
+    return Request::all(std::move(rs));
+}
+
+void Backend::allreduce(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op)
+{
+    iallreduce(e, send, recv, count, dt, op).wait();
+}
+
+void Backend::allgatherv(const Exec &e, const void *send, void *recv, const int64_t *counts, const int64_t *displs,
+                         DType dt)
+{
+    iallgatherv(e, send, recv, counts, displs, dt).wait();
+}
+
+void Backend::bcast(const Exec &e, void *buf, int64_t count, DType dt, int root) { ibcast(e, buf, count, dt, root).wait(); }
+
 bool backend_built(plm_backend_t b)
 {
     switch (b) {
@@ -131,6 +154,22 @@ void mpi_check(int rc, const char *what)
     int len = 0;
     MPI_Error_string(rc, text, &len);
     PLM_FAIL(PLM_ERR_MPI, "%s: %.*s", what, len, text);
+}
+
+ReturnErrors::ReturnErrors()
+{
+    for (int i = 0; i < 2; ++i) {
+        MPI_Comm_get_errhandler(comms_[i], &old_[i]);
+        MPI_Comm_set_errhandler(comms_[i], MPI_ERRORS_RETURN);
+    }
+}
+
+ReturnErrors::~ReturnErrors()
+{
+    for (int i = 0; i < 2; ++i) {
+        MPI_Comm_set_errhandler(comms_[i], old_[i]);
+        MPI_Errhandler_free(&old_[i]);
+    }
 }
 
 }  // namespace plm::comm

@@ -21,6 +21,17 @@ void require_per_rank(const Communicator &c, const std::vector<int64_t> &v, cons
                 what, v.size(), c.size());
 }
 
+std::vector<int64_t> exclusive_sum(const std::vector<int64_t> &v)
+{
+    std::vector<int64_t> out(v.size());
+    int64_t off = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+        out[i] = off;
+        off += v[i];
+    }
+    return out;
+}
+
 // Both shifts run concurrently along the chain (no rank waits on a ripple). A zero count
 // drops a partner; a missing partner sends and receives nothing.
 Request halo_requests(const Communicator &c, const Exec &e, DType dt, const Halo &h, int tag_up, int tag_down)
@@ -28,12 +39,13 @@ Request halo_requests(const Communicator &c, const Exec &e, DType dt, const Halo
     Backend &b = c.backend(e.space);  // even with no partner: the space must be usable
     const int prev = c.rank() > 0 ? c.rank() - 1 : kNoPeer;
     const int next = c.rank() + 1 < c.size() ? c.rank() + 1 : kNoPeer;
-    std::vector<Request> rs;
-    if (h.n_from_prev && prev != kNoPeer) rs.push_back(b.irecv(e, h.from_prev, h.n_from_prev, dt, prev, tag_up));
-    if (h.n_from_next && next != kNoPeer) rs.push_back(b.irecv(e, h.from_next, h.n_from_next, dt, next, tag_down));
-    if (h.n_to_next && next != kNoPeer) rs.push_back(b.isend(e, h.to_next, h.n_to_next, dt, next, tag_up));
-    if (h.n_to_prev && prev != kNoPeer) rs.push_back(b.isend(e, h.to_prev, h.n_to_prev, dt, prev, tag_down));
-    return Request::all(std::move(rs));
+    Backend::Message m[4];
+    std::size_t n = 0;
+    if (h.n_from_prev && prev != kNoPeer) m[n++] = {false, h.from_prev, h.n_from_prev, prev, tag_up};
+    if (h.n_from_next && next != kNoPeer) m[n++] = {false, h.from_next, h.n_from_next, next, tag_down};
+    if (h.n_to_next && next != kNoPeer) m[n++] = {true, const_cast<void *>(h.to_next), h.n_to_next, next, tag_up};
+    if (h.n_to_prev && prev != kNoPeer) m[n++] = {true, const_cast<void *>(h.to_prev), h.n_to_prev, prev, tag_down};
+    return b.iexchange(e, dt, m, n);
 }
 
 }  // namespace
@@ -46,21 +58,14 @@ Request iallreduce(const Communicator &c, const Exec &e, const void *send, void 
 
 void allreduce(const Communicator &c, const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op)
 {
-    iallreduce(c, e, send, recv, count, dt, op).wait();
+    c.backend(e.space).allreduce(e, send, recv, count, dt, op);
 }
 
 Request iallgatherv(const Communicator &c, const Exec &e, const void *send, void *recv,
                     const std::vector<int64_t> &counts, DType dt, std::vector<int64_t> displs)
 {
     require_per_rank(c, counts, "allgatherv counts");
-    if (displs.empty()) {
-        displs.resize(counts.size());
-        int64_t off = 0;
-        for (size_t r = 0; r < counts.size(); ++r) {
-            displs[r] = off;
-            off += counts[r];
-        }
-    }
+    if (displs.empty()) displs = exclusive_sum(counts);
     require_per_rank(c, displs, "allgatherv displacements");
     return c.backend(e.space).iallgatherv(e, send, recv, counts.data(), displs.data(), dt);
 }
@@ -68,7 +73,10 @@ Request iallgatherv(const Communicator &c, const Exec &e, const void *send, void
 void allgatherv(const Communicator &c, const Exec &e, const void *send, void *recv, const std::vector<int64_t> &counts,
                 DType dt, std::vector<int64_t> displs)
 {
-    iallgatherv(c, e, send, recv, counts, dt, std::move(displs)).wait();
+    require_per_rank(c, counts, "allgatherv counts");
+    if (displs.empty()) displs = exclusive_sum(counts);
+    require_per_rank(c, displs, "allgatherv displacements");
+    c.backend(e.space).allgatherv(e, send, recv, counts.data(), displs.data(), dt);
 }
 
 Request ibcast(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int root)
@@ -79,7 +87,8 @@ Request ibcast(const Communicator &c, const Exec &e, void *buf, int64_t count, D
 
 void bcast(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int root)
 {
-    ibcast(c, e, buf, count, dt, root).wait();
+    PLM_REQUIRE(root >= 0 && root < c.size(), PLM_ERR_INVALID_ARG, "bcast root %d outside 0..%d", root, c.size() - 1);
+    c.backend(e.space).bcast(e, buf, count, dt, root);
 }
 
 Request isend(const Communicator &c, const Exec &e, const void *buf, int64_t count, DType dt, int dest, int tag)
@@ -109,10 +118,9 @@ void sendrecv(const Communicator &c, const Exec &e, const void *sbuf, int64_t sc
 {
     require_peer(c, dest, "sendrecv destination");
     require_peer(c, source, "sendrecv source");
-    std::vector<Request> rs;
-    rs.push_back(irecv(c, e, rbuf, rcount, dt, source, rtag));
-    rs.push_back(isend(c, e, sbuf, scount, dt, dest, stag));
-    Request::all(std::move(rs)).wait();
+    const Backend::Message m[2] = {{false, rbuf, rcount, source, rtag},
+                                   {true, const_cast<void *>(sbuf), scount, dest, stag}};
+    c.backend(e.space).iexchange(e, dt, m, 2).wait();
 }
 
 Request ialltoallv(const Communicator &c, const Exec &e, const void *sbuf, const std::vector<int64_t> &scounts,

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <climits>
 #include <deque>
+#include <stdexcept>
 #include <vector>
 
 #include "comm/backend.hpp"
@@ -64,14 +65,22 @@ bool fits(const int64_t *v, int n, int64_t max)
     return std::all_of(v, v + n, [max](int64_t x) { return x >= 0 && x <= max; });
 }
 
+#if defined(MPICH)
+using QuietOnMpich = ReturnErrors;
+#else
+struct QuietOnMpich {
+};
+#endif
+
 // The MPI requests of one operation, and the int arrays MPI reads until they complete.
 class MpiPending final : public Pending {
 public:
     ~MpiPending() override
     {
-        // Reached with live requests only when posting or completing failed: MPI may still
-        // use the buffers, so let it finish before they can be freed.
-        if (!reqs_.empty()) MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
+        // Reached with live requests only when posting failed: MPI may still use the
+        // buffers, so let it finish before they can be freed.
+        for (MPI_Request &r : reqs_)
+            if (r != MPI_REQUEST_NULL) MPI_Wait(&r, MPI_STATUS_IGNORE);
     }
     // Adds the request a call made, or throws (the ones posted so far are waited for).
     // r by reference: it is read after the call that sets it has run.
@@ -85,26 +94,47 @@ public:
         keep_.push_back(std::move(v));
         return keep_.back();
     }
+    // Open MPI reports a failed request on its communicator, whose handler returns; MPICH
+    // (4.0) reports it on MPI_COMM_WORLD's, fatal by default, so it is made to return.
     bool test() override
     {
-        int flag = 0;
-        mpi_check(MPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), &flag, MPI_STATUSES_IGNORE),
-                  "MPI_Testall");
-        if (flag) reqs_.clear();
-        return flag != 0;
+        [[maybe_unused]] QuietOnMpich quiet;
+        for (MPI_Request &r : reqs_) {
+            int flag = 0;
+            const int rc = MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS) give_up(r, rc, "MPI_Test");
+            if (!flag) return false;
+        }
+        reqs_.clear();
+        return true;
     }
     void wait() override
     {
-        const int rc = MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
+        [[maybe_unused]] QuietOnMpich quiet;
+        for (MPI_Request &r : reqs_) {
+            const int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS) give_up(r, rc, "MPI_Wait");
+        }
         reqs_.clear();
-        mpi_check(rc, "MPI_Waitall");
     }
 
 private:
+    // The failed request is done; the others are finished before the error is thrown.
+    [[noreturn]] void give_up(MPI_Request &failed, int rc, const char *what)
+    {
+        failed = MPI_REQUEST_NULL;
+        for (MPI_Request &r : reqs_)
+            if (r != MPI_REQUEST_NULL) MPI_Wait(&r, MPI_STATUS_IGNORE);
+        reqs_.clear();
+        mpi_check(rc, what);
+        throw std::logic_error("unreachable");
+    }
     std::vector<MPI_Request> reqs_;
     std::deque<std::vector<int>> keep_;  // a deque: keep() references stay valid
 };
 
+// Collectives are written once for both modes: Blocking runs the blocking MPI call (MPI's
+// blocking collectives are the better tuned ones), otherwise the MPI_I* call is posted.
 class MpiBackend final : public Backend {
 public:
     MpiBackend(const CommView &v, bool cuda_aware) : Backend(v), cuda_aware_(cuda_aware) {}
@@ -113,82 +143,50 @@ public:
 
     Request iallreduce(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op) override
     {
-        PLM_REQUIRE(!is_complex(dt) || op == ReduceOp::sum || op == ReduceOp::prod, PLM_ERR_NOT_SUPPORTED,
-                    "allreduce MAX/MIN is not defined for complex data");
-        ready(e);
-        auto p = std::make_unique<MpiPending>();
-        const bool in_place = send == recv;
-        const int64_t max = g_max_count.load();
-        for (int64_t off = 0; off < count; off += max) {
-            const int n = static_cast<int>(std::min(max, count - off));
-            MPI_Request r;
-            p->post(MPI_Iallreduce(in_place ? MPI_IN_PLACE : at(send, off, dt), at(recv, off, dt), n, mpi_type(dt),
-                                   mpi_op(op), view_.mpi, &r),
-                    r, "MPI_Iallreduce");
-        }
-        return Request(std::move(p));
+        return allreduce_<false>(e, send, recv, count, dt, op);
     }
-
+    void allreduce(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op) override
+    {
+        allreduce_<true>(e, send, recv, count, dt, op);
+    }
     Request ibcast(const Exec &e, void *buf, int64_t count, DType dt, int root) override
     {
         ready(e);
         auto p = std::make_unique<MpiPending>();
-        bcast_into(*p, buf, count, dt, root);
+        bcast_into<false>(p.get(), buf, count, dt, root);
         return Request(std::move(p));
+    }
+    void bcast(const Exec &e, void *buf, int64_t count, DType dt, int root) override
+    {
+        ready(e);
+        bcast_into<true>(nullptr, buf, count, dt, root);
+    }
+    Request iallgatherv(const Exec &e, const void *send, void *recv, const int64_t *counts, const int64_t *displs,
+                        DType dt) override
+    {
+        return allgatherv_<false>(e, send, recv, counts, displs, dt);
+    }
+    void allgatherv(const Exec &e, const void *send, void *recv, const int64_t *counts, const int64_t *displs,
+                    DType dt) override
+    {
+        allgatherv_<true>(e, send, recv, counts, displs, dt);
     }
 
     Request isend(const Exec &e, const void *buf, int64_t count, DType dt, int dest, int tag) override
     {
-        ready(e);
-        auto p = std::make_unique<MpiPending>();
-        send_into(*p, buf, count, dt, dest, tag);
-        return Request(std::move(p));
+        Message m{true, const_cast<void *>(buf), count, dest, tag};
+        return iexchange(e, dt, &m, 1);
     }
-
     Request irecv(const Exec &e, void *buf, int64_t count, DType dt, int source, int tag) override
     {
-        ready(e);
-        auto p = std::make_unique<MpiPending>();
-        recv_into(*p, buf, count, dt, source, tag);
-        return Request(std::move(p));
+        Message m{false, buf, count, source, tag};
+        return iexchange(e, dt, &m, 1);
     }
-
-    Request iallgatherv(const Exec &e, const void *send, void *recv, const int64_t *counts, const int64_t *displs,
-                        DType dt) override
+    Request iexchange(const Exec &e, DType dt, const Message *msgs, std::size_t n) override
     {
         ready(e);
-        const int me = view_.rank, np = view_.size;
-        const int64_t n = counts[me];
-        // One rank: a local copy. (MPICH 4.0.2 also ignores displs[0] in a 1-rank
-        // MPI_Allgatherv and writes at recv + 0; Open MPI honours it.)
-        if (np == 1) {
-            copy_local(at(recv, displs[0], dt), send, n, dt);
-            return Request();
-        }
         auto p = std::make_unique<MpiPending>();
-        const int64_t max = g_max_count.load();
-        // MPI forbids a send buffer that overlaps the receive buffer unless it says so.
-        if (send == at(recv, displs[me], dt)) send = MPI_IN_PLACE;
-        MPI_Request r;
-        if (fits(counts, np, max) && fits(displs, np, max)) {
-            bool uniform = true;
-            for (int k = 0; k < np; ++k) uniform = uniform && counts[k] == n && displs[k] == k * n;
-            if (uniform) {
-                p->post(MPI_Iallgather(send, static_cast<int>(n), mpi_type(dt), recv, static_cast<int>(n),
-                                       mpi_type(dt), view_.mpi, &r),
-                        r, "MPI_Iallgather");
-            } else {
-                std::vector<int> &cnt = p->keep(std::vector<int>(counts, counts + np));
-                std::vector<int> &dsp = p->keep(std::vector<int>(displs, displs + np));
-                p->post(MPI_Iallgatherv(send, static_cast<int>(n), mpi_type(dt), recv, cnt.data(), dsp.data(),
-                                        mpi_type(dt), view_.mpi, &r),
-                        r, "MPI_Iallgatherv");
-            }
-            return Request(std::move(p));
-        }
-        // Past int counts or displacements: every rank broadcasts its block in chunks.
-        if (send != MPI_IN_PLACE) copy_local(at(recv, displs[me], dt), send, n, dt);
-        for (int k = 0; k < np; ++k) bcast_into(*p, at(recv, displs[k], dt), counts[k], dt, k);
+        for (std::size_t i = 0; i < n; ++i) message_into(*p, msgs[i], dt);
         return Request(std::move(p));
     }
 
@@ -201,11 +199,12 @@ public:
         // Receives first, so every send finds its match posted; empty blocks send nothing.
         for (int k = 1; k < np; ++k) {
             const int src = (me - k + np) % np;
-            if (rcounts[src] > 0) recv_into(*p, at(rbuf, rdispls[src], dt), rcounts[src], dt, src, tag);
+            if (rcounts[src] > 0) message_into(*p, {false, at(rbuf, rdispls[src], dt), rcounts[src], src, tag}, dt);
         }
         for (int k = 1; k < np; ++k) {
             const int dest = (me + k) % np;
-            if (scounts[dest] > 0) send_into(*p, at(sbuf, sdispls[dest], dt), scounts[dest], dt, dest, tag);
+            if (scounts[dest] > 0)
+                message_into(*p, {true, const_cast<char *>(at(sbuf, sdispls[dest], dt)), scounts[dest], dest, tag}, dt);
         }
         copy_local(at(rbuf, rdispls[me], dt), at(sbuf, sdispls[me], dt), std::min(scounts[me], rcounts[me]), dt);
         return Request(std::move(p));
@@ -231,37 +230,106 @@ private:
         copy_bytes(s, dst, s, src, static_cast<std::size_t>(n) * dtype_size(dt));
     }
 
-    void bcast_into(MpiPending &p, void *buf, int64_t count, DType dt, int root) const
+    template <bool Blocking>
+    Request allreduce_(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op)
+    {
+        PLM_REQUIRE(!is_complex(dt) || op == ReduceOp::sum || op == ReduceOp::prod, PLM_ERR_NOT_SUPPORTED,
+                    "allreduce MAX/MIN is not defined for complex data");
+        ready(e);
+        auto p = Blocking ? nullptr : std::make_unique<MpiPending>();
+        const bool in_place = send == recv;
+        const int64_t max = g_max_count.load();
+        for (int64_t off = 0; off < count; off += max) {
+            const int n = static_cast<int>(std::min(max, count - off));
+            const void *s = in_place ? MPI_IN_PLACE : at(send, off, dt);
+            if constexpr (Blocking) {
+                mpi_check(MPI_Allreduce(s, at(recv, off, dt), n, mpi_type(dt), mpi_op(op), view_.mpi), "MPI_Allreduce");
+            } else {
+                MPI_Request r;
+                p->post(MPI_Iallreduce(s, at(recv, off, dt), n, mpi_type(dt), mpi_op(op), view_.mpi, &r), r,
+                        "MPI_Iallreduce");
+            }
+        }
+        return Blocking ? Request() : Request(std::move(p));
+    }
+
+    template <bool Blocking>
+    Request allgatherv_(const Exec &e, const void *send, void *recv, const int64_t *counts, const int64_t *displs,
+                        DType dt)
+    {
+        ready(e);
+        const int me = view_.rank, np = view_.size;
+        const int64_t n = counts[me];
+        // One rank: a local copy. (MPICH 4.0.2 also ignores displs[0] in a 1-rank
+        // MPI_Allgatherv and writes at recv + 0; Open MPI honours it.)
+        if (np == 1) {
+            copy_local(at(recv, displs[0], dt), send, n, dt);
+            return Request();
+        }
+        auto p = Blocking ? nullptr : std::make_unique<MpiPending>();
+        const int64_t max = g_max_count.load();
+        // MPI forbids a send buffer that overlaps the receive buffer unless it says so.
+        if (send == at(recv, displs[me], dt)) send = MPI_IN_PLACE;
+        if (!fits(counts, np, max) || !fits(displs, np, max)) {
+            // Past int counts or displacements: every rank broadcasts its block in chunks.
+            if (send != MPI_IN_PLACE) copy_local(at(recv, displs[me], dt), send, n, dt);
+            for (int k = 0; k < np; ++k) bcast_into<Blocking>(p.get(), at(recv, displs[k], dt), counts[k], dt, k);
+            return Blocking ? Request() : Request(std::move(p));
+        }
+        bool uniform = true;
+        for (int k = 0; k < np; ++k) uniform = uniform && counts[k] == n && displs[k] == k * n;
+        const MPI_Datatype t = mpi_type(dt);
+        const int ni = static_cast<int>(n);
+        if (uniform) {
+            if constexpr (Blocking) {
+                mpi_check(MPI_Allgather(send, ni, t, recv, ni, t, view_.mpi), "MPI_Allgather");
+            } else {
+                MPI_Request r;
+                p->post(MPI_Iallgather(send, ni, t, recv, ni, t, view_.mpi, &r), r, "MPI_Iallgather");
+            }
+            return Blocking ? Request() : Request(std::move(p));
+        }
+        std::vector<int> cnt(counts, counts + np), dsp(displs, displs + np);
+        if constexpr (Blocking) {
+            mpi_check(MPI_Allgatherv(send, ni, t, recv, cnt.data(), dsp.data(), t, view_.mpi), "MPI_Allgatherv");
+            return Request();
+        } else {
+            // MPI reads the count arrays until the operation completes: the request keeps them.
+            std::vector<int> &c = p->keep(std::move(cnt));
+            std::vector<int> &d = p->keep(std::move(dsp));
+            MPI_Request r;
+            p->post(MPI_Iallgatherv(send, ni, t, recv, c.data(), d.data(), t, view_.mpi, &r), r, "MPI_Iallgatherv");
+            return Request(std::move(p));
+        }
+    }
+
+    template <bool Blocking> void bcast_into(MpiPending *p, void *buf, int64_t count, DType dt, int root) const
     {
         const int64_t max = g_max_count.load();
         for (int64_t off = 0; off < count; off += max) {
-            MPI_Request r;
-            p.post(MPI_Ibcast(at(buf, off, dt), static_cast<int>(std::min(max, count - off)), mpi_type(dt), root,
-                              view_.mpi, &r),
-                   r, "MPI_Ibcast");
+            const int n = static_cast<int>(std::min(max, count - off));
+            if constexpr (Blocking) {
+                mpi_check(MPI_Bcast(at(buf, off, dt), n, mpi_type(dt), root, view_.mpi), "MPI_Bcast");
+            } else {
+                MPI_Request r;
+                p->post(MPI_Ibcast(at(buf, off, dt), n, mpi_type(dt), root, view_.mpi, &r), r, "MPI_Ibcast");
+            }
         }
     }
 
     // A message of n elements is always nchunks(n) messages (one empty message for n == 0),
     // so both sides agree on the count from the same n.
-    void send_into(MpiPending &p, const void *buf, int64_t count, DType dt, int dest, int tag) const
+    void message_into(MpiPending &p, const Message &m, DType dt) const
     {
         const int64_t max = g_max_count.load();
-        for (int64_t k = 0, m = nchunks(count, max); k < m; ++k) {
+        for (int64_t k = 0, nc = nchunks(m.count, max); k < nc; ++k) {
             MPI_Request r;
-            p.post(MPI_Isend(at(buf, k * max, dt), chunk(count, k, max), mpi_type(dt), peer(dest), tag, view_.mpi, &r),
-                   r, "MPI_Isend");
-        }
-    }
-
-    void recv_into(MpiPending &p, void *buf, int64_t count, DType dt, int source, int tag) const
-    {
-        const int64_t max = g_max_count.load();
-        for (int64_t k = 0, m = nchunks(count, max); k < m; ++k) {
-            MPI_Request r;
-            p.post(MPI_Irecv(at(buf, k * max, dt), chunk(count, k, max), mpi_type(dt), peer(source), tag, view_.mpi,
-                             &r),
-                   r, "MPI_Irecv");
+            void *b = at(m.buf, k * max, dt);
+            const int n = chunk(m.count, k, max);
+            if (m.send)
+                p.post(MPI_Isend(b, n, mpi_type(dt), peer(m.peer), m.tag, view_.mpi, &r), r, "MPI_Isend");
+            else
+                p.post(MPI_Irecv(b, n, mpi_type(dt), peer(m.peer), m.tag, view_.mpi, &r), r, "MPI_Irecv");
         }
     }
 
