@@ -68,110 +68,60 @@ Scalar make_scalar(DType dt, double re, double im, const char *what)
     return s;
 }
 
-int normalize_axis(int axis, int ndim)
+// Checks dtype, memory and user data for a local block of shape mine, and allocates or wraps it.
+void DistributedArray::set_data(const Shape &mine, int dtype, int memory, void *user_data)
 {
-    PLM_REQUIRE(axis >= -ndim && axis < ndim, PLM_ERR_INVALID_ARG, "axis %d out of range for %d dimensions", axis,
-                ndim);
-    return axis < 0 ? axis + ndim : axis;
+    dtype_ = from_public(dtype);
+    space_ = space_from_public(memory);
+    require_space(space_);
+    const size_t bytes = static_cast<size_t>(product(mine)) * dtype_size(dtype_);
+    if (user_data) {
+        PLM_REQUIRE(reinterpret_cast<uintptr_t>(user_data) % element_alignment(dtype_) == 0, PLM_ERR_INVALID_ARG,
+                    "user_data %p is not aligned for %s elements", user_data, dtype_name(dtype_));
+        buffer_ = Buffer::wrap(space_, user_data, bytes);
+    } else {
+        buffer_ = Buffer::allocate(space_, bytes);
+    }
 }
 
 DistributedArray::Ptr DistributedArray::create(comm::Agreement &ag, const ArraySpec &s)
 {
-    const comm::Communicator &c = ag.comm();
     Ptr a(new DistributedArray());
-    a->base_ = s.comm;
-    const int ndim = static_cast<int>(s.global.size());
-    Layout &l = a->layout_;
-    Shape mine;
+    ArrayLayout::Draft d = ArrayLayout::check(ag, s.layout);
     ag.check([&] {
-        PLM_REQUIRE(ndim >= 1 && ndim <= PLM_MAX_NDIM, PLM_ERR_INVALID_ARG, "ndim %d outside 1..%d", ndim,
-                    PLM_MAX_NDIM);
-        for (int64_t e : s.global)
-            PLM_REQUIRE(e >= 0, PLM_ERR_INVALID_ARG, "global extent %lld is negative", static_cast<long long>(e));
-        l.global = s.global;
-        l.axis = normalize_axis(s.axis, ndim);
-        PLM_REQUIRE(s.partition >= PLM_PARTITION_SCATTER && s.partition <= PLM_PARTITION_UNSAFE_BROADCAST,
-                    PLM_ERR_INVALID_ARG, "unknown partition %d", s.partition);
-        l.partition = static_cast<plm_partition_t>(s.partition);
-        a->dtype_ = from_public(s.dtype);
-        a->space_ = space_from_public(s.memory);
-        require_space(a->space_);
-        checked_mul(product_checked(s.global), static_cast<int64_t>(dtype_size(a->dtype_)), "global size in bytes");
-        if (s.has_mask) {
-            PLM_REQUIRE(static_cast<int>(s.mask.size()) == c.size(), PLM_ERR_SIZE_MISMATCH,
-                        "mask has %zu entries, the communicator has %d ranks", s.mask.size(), c.size());
-            for (int m : s.mask) PLM_REQUIRE(m >= 0, PLM_ERR_INVALID_ARG, "mask group id %d is negative", m);
-        }
-        mine = s.my_local_shape ? Shape(s.my_local_shape, s.my_local_shape + ndim)
-                                : default_local_shapes(s.global, l.axis, l.partition, c.size())[static_cast<size_t>(c.rank())];
-        validate_own_shape(l, mine, c.rank());
+        checked_mul(product(d.layout.global), static_cast<int64_t>(dtype_size(from_public(s.dtype))),
+                    "global size in bytes");
         // Allocate before agreeing, so a failed allocation fails every rank.
-        const size_t bytes = static_cast<size_t>(product(mine)) * dtype_size(a->dtype_);
-        if (s.user_data) {
-            PLM_REQUIRE(reinterpret_cast<uintptr_t>(s.user_data) % element_alignment(a->dtype_) == 0,
-                        PLM_ERR_INVALID_ARG, "user_data %p is not aligned for %s elements", s.user_data,
-                        dtype_name(a->dtype_));
-            a->buffer_ = Buffer::wrap(a->space_, s.user_data, bytes);
-        } else {
-            a->buffer_ = Buffer::allocate(a->space_, bytes);
-        }
+        a->set_data(d.mine, s.dtype, s.memory, s.user_data);
     });
-    for (int64_t v : {int64_t(ndim), int64_t(l.axis), int64_t(s.partition), int64_t(s.dtype), int64_t(s.memory),
-                      int64_t(s.my_local_shape != nullptr), int64_t(s.has_mask)})
-        ag.fold(v);
-    ag.fold_all(s.global);
-    ag.fold_all(s.mask);
+    ag.fold(s.dtype);
+    ag.fold(s.memory);
     ag.run();
-
-    if (s.my_local_shape) {
-        std::vector<int64_t> all = comm::allgather_i64(c, mine);
-        for (int r = 0; r < c.size(); ++r) l.local.emplace_back(all.begin() + r * ndim, all.begin() + (r + 1) * ndim);
-        validate_local_shapes(l);  // the same data on every rank: the same verdict
-    } else {
-        l.local = default_local_shapes(s.global, l.axis, l.partition, c.size());
-    }
-    a->mask_ = s.mask;
-    a->group_ = s.has_mask ? c.split(s.mask[static_cast<size_t>(c.rank())], c.rank()) : a->base_;
-    a->set_groups();
+    a->lay_ = ArrayLayout::finish(std::move(d));
     return a;
 }
 
-void DistributedArray::set_groups()
+DistributedArray::Ptr DistributedArray::create_from_layout(ArrayLayout::Ptr l, int dtype, int memory, void *user_data)
 {
-    std::vector<int> ids(mask_);
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    ngroups_ = std::max<int>(1, static_cast<int>(ids.size()));
-    group_index_ = mask_.empty() ? 0
-                                 : static_cast<int>(std::lower_bound(ids.begin(), ids.end(), mask_[static_cast<size_t>(rank())]) - ids.begin());
-    uint64_t h = 1469598103934665603ull;
-    auto mix = [&](int64_t v) {
-        for (int i = 0; i < 8; ++i) {
-            h ^= static_cast<uint64_t>(v >> (8 * i)) & 0xffu;
-            h *= 1099511628211ull;
-        }
-    };
-    for (const Shape &sh : layout_.local)
-        for (int64_t e : sh) mix(e);
-    for (int m : mask_) mix(m);
-    layout_hash_ = h;
+    checked_mul(product(l->layout().global), static_cast<int64_t>(dtype_size(from_public(dtype))),
+                "global size in bytes");
+    Ptr a(new DistributedArray());
+    a->set_data(l->local_shape(), dtype, memory, user_data);
+    a->lay_ = std::move(l);
+    return a;
 }
 
-DistributedArray::Ptr DistributedArray::with_layout(const Layout &l) const
+DistributedArray::Ptr DistributedArray::with_layout(ArrayLayout::Ptr l) const
 {
     Ptr a(new DistributedArray());
-    a->layout_ = l;
     a->dtype_ = dtype_;
     a->space_ = space_;
-    a->base_ = base_;
-    a->group_ = group_;
-    a->mask_ = mask_;
-    a->set_groups();
-    a->buffer_ = Buffer::allocate(space_, static_cast<size_t>(a->local_size()) * dtype_size(dtype_));
+    a->buffer_ = Buffer::allocate(space_, static_cast<size_t>(l->local_size()) * dtype_size(dtype_));
+    a->lay_ = std::move(l);
     return a;
 }
 
-DistributedArray::Ptr DistributedArray::empty_like() const { return with_layout(layout_); }
+DistributedArray::Ptr DistributedArray::empty_like() const { return with_layout(lay_); }
 
 DistributedArray::Ptr DistributedArray::zeros_like() const
 {
@@ -194,28 +144,19 @@ void DistributedArray::require_compatible(const DistributedArray &o, const char 
                 dtype_name(o.dtype_));
     PLM_REQUIRE(o.space_ == space_, PLM_ERR_INVALID_ARG, "%s: memory spaces %s and %s differ", what,
                 space_name(space_), space_name(o.space_));
-    PLM_REQUIRE(o.layout_.partition == layout_.partition, PLM_ERR_SIZE_MISMATCH, "%s: partitions differ", what);
-    PLM_REQUIRE(o.layout_.same_as(layout_), PLM_ERR_SIZE_MISMATCH,
-                "%s: global shapes, distributed axes or local shapes differ", what);
-    PLM_REQUIRE(o.mask_ == mask_, PLM_ERR_SIZE_MISMATCH, "%s: masks differ", what);
-    PLM_REQUIRE(o.base_->size() == base_->size(), PLM_ERR_SIZE_MISMATCH, "%s: communicator sizes differ", what);
-    PLM_REQUIRE(comm::same_ranks(*o.base_, *base_), PLM_ERR_INVALID_ARG,
-                "%s: operands live on communicators with other ranks or another rank order", what);
+    lay_->require_same(*o.lay_, what);
 }
 
 void DistributedArray::fold_layout(comm::Agreement &ag) const
 {
     ag.fold(static_cast<int64_t>(dtype_));
     ag.fold(static_cast<int64_t>(space_));
-    ag.fold(layout_.axis);
-    ag.fold(layout_.partition);
-    ag.fold_all(layout_.global);
-    ag.fold(static_cast<int64_t>(layout_hash_));
+    lay_->fold(ag);
 }
 
 void DistributedArray::sync_broadcast()
 {
-    if (layout_.partition == PLM_PARTITION_BROADCAST) comm::bcast(*base_, exec(), data(), local_size(), dtype_, 0);
+    if (lay_->layout().partition == PLM_PARTITION_BROADCAST) comm::bcast(lay_->comm(), exec(), data(), local_size(), dtype_, 0);
 }
 
 void DistributedArray::fill(const Scalar &value) { kernels::fill(exec(), dtype_, local_size(), value.data(), data()); }
@@ -229,9 +170,9 @@ void DistributedArray::binary(kernels::Binary op, const DistributedArray &x, con
 
 void DistributedArray::replicated_share(int64_t *begin, int64_t *count) const
 {
-    const int64_t rows = layout_.global[0];
-    const int64_t row_elems = Layout::inner(layout_.global, 0);
-    const int g = group_->size(), me = group_->rank();
+    const int64_t rows = lay_->layout().global[0];
+    const int64_t row_elems = Layout::inner(lay_->layout().global, 0);
+    const int g = lay_->group().size(), me = lay_->group().rank();
     int64_t first = 0;
     for (int q = 0; q < me; ++q) first += split_count(rows, g, q);
     *begin = first * row_elems;
@@ -246,26 +187,26 @@ size_t DistributedArray::add_dot(comm::Agreement &ag, const DistributedArray *y,
     });
     fold_layout(ag);
     ag.fold(conjugate);
-    const size_t lane = ag.add_lanes(2 * static_cast<size_t>(ngroups_), comm::LaneOp::sum);
+    const size_t lane = ag.add_lanes(2 * static_cast<size_t>(lay_->ngroups()), comm::LaneOp::sum);
     if (!ag.ok()) return lane;
     int64_t begin = 0, count = local_size();
-    if (!layout_.scattered()) replicated_share(&begin, &count);
+    if (!lay_->layout().scattered()) replicated_share(&begin, &count);
     alignas(16) unsigned char part[16] = {};
     kernels::dot(exec(), dtype_, count, at(data(), begin, dtype_), at(y->data(), begin, dtype_), conjugate, part);
     dispatch_float(dtype_, [&](auto t) {
         using T = decltype(t);
         T v;
         std::memcpy(&v, part, sizeof v);
-        ag.set(lane + 2 * static_cast<size_t>(group_index_), static_cast<double>(std::real(v)));
-        ag.set(lane + 2 * static_cast<size_t>(group_index_) + 1, static_cast<double>(std::imag(v)));
+        ag.set(lane + 2 * static_cast<size_t>(lay_->group_index()), static_cast<double>(std::real(v)));
+        ag.set(lane + 2 * static_cast<size_t>(lay_->group_index()) + 1, static_cast<double>(std::imag(v)));
     });
     return lane;
 }
 
 void DistributedArray::read_dot(const comm::Agreement &ag, size_t lane, double *re, double *im) const
 {
-    *re = ag.get(lane + 2 * static_cast<size_t>(group_index_));
-    if (im) *im = ag.get(lane + 2 * static_cast<size_t>(group_index_) + 1);
+    *re = ag.get(lane + 2 * static_cast<size_t>(lay_->group_index()));
+    if (im) *im = ag.get(lane + 2 * static_cast<size_t>(lay_->group_index()) + 1);
 }
 
 void DistributedArray::dot(comm::Agreement &ag, const DistributedArray *y, bool conjugate, double *re,
@@ -286,20 +227,20 @@ DistributedArray::NormLanes DistributedArray::add_norm(comm::Agreement &ag, doub
     ag.check([&] { n = plan_norm(ord); });
     fold_layout(ag);
     ag.fold_double(ord);
-    const size_t lane = ag.add_lanes(static_cast<size_t>(ngroups_), n.op);
+    const size_t lane = ag.add_lanes(static_cast<size_t>(lay_->ngroups()), n.op);
     if (ag.ok()) {
         int64_t begin = 0, count = local_size();
-        if (!layout_.scattered()) replicated_share(&begin, &count);
+        if (!lay_->layout().scattered()) replicated_share(&begin, &count);
         double part = 0;
         kernels::norm_partial(exec(), dtype_, n.kind, n.p, 1, count, 1, at(data(), begin, dtype_), &part);
-        ag.set(lane + static_cast<size_t>(group_index_), part);
+        ag.set(lane + static_cast<size_t>(lay_->group_index()), part);
     }
     return {static_cast<int>(n.kind), n.p, lane};
 }
 
 double DistributedArray::read_norm(const comm::Agreement &ag, const NormLanes &n) const
 {
-    return finish_norm(static_cast<kernels::NormKind>(n.kind), n.p, ag.get(n.lane + static_cast<size_t>(group_index_)));
+    return finish_norm(static_cast<kernels::NormKind>(n.kind), n.p, ag.get(n.lane + static_cast<size_t>(lay_->group_index())));
 }
 
 double DistributedArray::norm(comm::Agreement &ag, double ord) const
@@ -317,17 +258,17 @@ void DistributedArray::norm_axis(comm::Agreement &ag, double ord, int axis, doub
     Gather g{};
     ag.check([&] {
         n = plan_norm(ord);
-        ax = normalize_axis(axis, layout_.ndim());
+        ax = normalize_axis(axis, lay_->layout().ndim());
         PLM_REQUIRE(out, PLM_ERR_INVALID_ARG, "norm_axis: out is NULL");
-        const int64_t want = product(drop_axis(layout_.global, ax));
+        const int64_t want = product(drop_axis(lay_->layout().global, ax));
         PLM_REQUIRE(n_out == want, PLM_ERR_SIZE_MISMATCH, "norm along axis %d has %lld values, n_out is %lld", ax,
                     static_cast<long long>(want), static_cast<long long>(n_out));
         const Shape &L = local_shape();
         mine.resize(static_cast<size_t>(Layout::outer(L, ax) * Layout::inner(L, ax)));
-        if (layout_.scattered() && ax != layout_.axis) {
+        if (lay_->layout().scattered() && ax != lay_->layout().axis) {
             std::vector<Shape> shapes;
-            for (const Shape &sh : layout_.local) shapes.push_back(drop_axis(sh, ax));
-            g = plan_gather(*base_, Space::host, DType::f64, std::move(shapes), layout_.axis - (ax < layout_.axis ? 1 : 0));
+            for (const Shape &sh : lay_->layout().local) shapes.push_back(drop_axis(sh, ax));
+            g = plan_gather(lay_->comm(), Space::host, DType::f64, std::move(shapes), lay_->layout().axis - (ax < lay_->layout().axis ? 1 : 0));
         }
     });
     fold_layout(ag);
@@ -337,10 +278,10 @@ void DistributedArray::norm_axis(comm::Agreement &ag, double ord, int axis, doub
     const Shape &L = local_shape();
     const int64_t outer = Layout::outer(L, ax), inner = Layout::inner(L, ax);
     kernels::norm_partial(exec(), dtype_, n.kind, n.p, outer, L[static_cast<size_t>(ax)], inner, data(), mine.data());
-    if (layout_.scattered() && ax == layout_.axis) {
+    if (lay_->layout().scattered() && ax == lay_->layout().axis) {
         // Partial norms combine over the mask group; after the agreement nothing can fail
         // locally, so a second, payload-only agreement on the group carries them (NaN kept).
-        comm::Agreement sum(*group_, "norm_axis partials");
+        comm::Agreement sum(lay_->group(), "norm_axis partials");
         const size_t lane = sum.add_lanes(mine.size(), n.op);
         for (size_t i = 0; i < mine.size(); ++i) sum.set(lane + i, mine[i]);
         sum.run();
@@ -348,7 +289,7 @@ void DistributedArray::norm_axis(comm::Agreement &ag, double ord, int axis, doub
         return;
     }
     for (double &v : mine) v = finish_norm(n.kind, n.p, v);
-    if (!layout_.scattered()) {  // BROADCAST kinds hold everything already
+    if (!lay_->layout().scattered()) {  // BROADCAST kinds hold everything already
         std::copy(mine.begin(), mine.end(), out);
         return;
     }
@@ -394,27 +335,27 @@ void DistributedArray::gather_blocks(Gather &g, Space sp, DType dt, const void *
 
 int64_t DistributedArray::gathered_size(bool masked) const
 {
-    if (!layout_.scattered()) return product(layout_.global);
+    if (!lay_->layout().scattered()) return product(lay_->layout().global);
     int64_t n = 0;
-    for (int r = 0; r < base_->size(); ++r)
-        if (!masked || !has_mask() || mask_[static_cast<size_t>(r)] == mask_[static_cast<size_t>(rank())])
-            n += layout_.local_size(r);
+    for (int r = 0; r < lay_->comm().size(); ++r)
+        if (!masked || !has_mask() || lay_->mask()[static_cast<size_t>(r)] == lay_->mask()[static_cast<size_t>(rank())])
+            n += lay_->layout().local_size(r);
     return n;
 }
 
 DistributedArray::Gather DistributedArray::plan_asarray(bool masked) const
 {
-    if (!layout_.scattered()) return Gather{base_.get(), {}, 0, {}};
+    if (!lay_->layout().scattered()) return Gather{&lay_->comm(), {}, 0, {}};
     std::vector<Shape> shapes;
-    for (int r = 0; r < base_->size(); ++r)
-        if (!masked || !has_mask() || mask_[static_cast<size_t>(r)] == mask_[static_cast<size_t>(rank())])
-            shapes.push_back(layout_.local[static_cast<size_t>(r)]);
-    return plan_gather(masked ? *group_ : *base_, space_, dtype_, std::move(shapes), layout_.axis);
+    for (int r = 0; r < lay_->comm().size(); ++r)
+        if (!masked || !has_mask() || lay_->mask()[static_cast<size_t>(r)] == lay_->mask()[static_cast<size_t>(rank())])
+            shapes.push_back(lay_->layout().local[static_cast<size_t>(r)]);
+    return plan_gather(masked ? lay_->group() : lay_->comm(), space_, dtype_, std::move(shapes), lay_->layout().axis);
 }
 
 void DistributedArray::gather_into(Gather &g, void *out) const
 {
-    if (!layout_.scattered()) {
+    if (!lay_->layout().scattered()) {
         kernels::copy(exec(), dtype_, local_size(), data(), out);
         return;
     }
@@ -442,39 +383,39 @@ void DistributedArray::set_global(comm::Agreement &ag, const void *global)
     ag.check([&] { PLM_REQUIRE(global, PLM_ERR_INVALID_ARG, "set_global: global is NULL"); });
     fold_layout(ag);
     ag.run();
-    if (layout_.scattered()) {
+    if (lay_->layout().scattered()) {
         const Shape &L = local_shape();
-        const int ax = layout_.axis;
+        const int ax = lay_->layout().axis;
         kernels::copy_slab(exec(), dtype_, Layout::outer(L, ax), Layout::inner(L, ax), global,
-                           layout_.global[static_cast<size_t>(ax)], layout_.offset(rank()), data(),
+                           lay_->layout().global[static_cast<size_t>(ax)], lay_->layout().offset(rank()), data(),
                            L[static_cast<size_t>(ax)], 0, L[static_cast<size_t>(ax)]);
         return;
     }
-    if (layout_.partition == PLM_PARTITION_UNSAFE_BROADCAST || rank() == 0)
+    if (lay_->layout().partition == PLM_PARTITION_UNSAFE_BROADCAST || rank() == 0)
         kernels::copy(exec(), dtype_, local_size(), global, data());
     sync_broadcast();
 }
 
 Shape DistributedArray::ghost_shape(int64_t before, int64_t after) const
 {
-    PLM_REQUIRE(layout_.scattered(), PLM_ERR_INVALID_ARG, "ghost cells need a SCATTER array");
+    PLM_REQUIRE(lay_->layout().scattered(), PLM_ERR_INVALID_ARG, "ghost cells need a SCATTER array");
     PLM_REQUIRE(before >= 0 && after >= 0, PLM_ERR_INVALID_ARG, "ghost cell counts must be non-negative");
-    const int64_t n = layout_.global[static_cast<size_t>(layout_.axis)];
+    const int64_t n = lay_->layout().global[static_cast<size_t>(lay_->layout().axis)];
     // Bounded by the global extent, so the grown shape below cannot overflow.
     PLM_REQUIRE(before <= n && after <= n, PLM_ERR_SIZE_MISMATCH,
                 "ghost cell counts %lld and %lld exceed the global extent %lld along axis %d",
-                static_cast<long long>(before), static_cast<long long>(after), static_cast<long long>(n), layout_.axis);
+                static_cast<long long>(before), static_cast<long long>(after), static_cast<long long>(n), lay_->layout().axis);
     Shape s = local_shape();
-    const int P = base_->size();
-    s[static_cast<size_t>(layout_.axis)] += (rank() > 0 ? before : 0) + (rank() < P - 1 ? after : 0);
+    const int P = lay_->comm().size();
+    s[static_cast<size_t>(lay_->layout().axis)] += (rank() > 0 ? before : 0) + (rank() < P - 1 ? after : 0);
     return s;
 }
 
 void DistributedArray::add_ghost_cells(comm::Agreement &ag, int64_t before, int64_t after, void *out,
                                        int64_t n_out) const
 {
-    const int P = base_->size(), me = rank(), ax = layout_.axis;
-    auto held = [&](int r) { return layout_.local[static_cast<size_t>(r)][static_cast<size_t>(ax)]; };
+    const int P = lay_->comm().size(), me = rank(), ax = lay_->layout().axis;
+    auto held = [&](int r) { return lay_->layout().local[static_cast<size_t>(r)][static_cast<size_t>(ax)]; };
     const int64_t recv_prev = me > 0 ? before : 0, recv_next = me < P - 1 ? after : 0;
     Buffer pack;
     ag.check([&] {
@@ -488,13 +429,13 @@ void DistributedArray::add_ghost_cells(comm::Agreement &ag, int64_t before, int6
                      "rank %d asks for %lld cells before it, rank %d holds %lld along axis %d; use at most "
                      "max(1, %lld / cells) ranks",
                      me, static_cast<long long>(before), me - 1, static_cast<long long>(held(me - 1)), ax,
-                     static_cast<long long>(layout_.global[static_cast<size_t>(ax)]));
+                     static_cast<long long>(lay_->layout().global[static_cast<size_t>(ax)]));
         if (me < P - 1 && after > held(me + 1))
             PLM_FAIL(PLM_ERR_SIZE_MISMATCH,
                      "rank %d asks for %lld cells after it, rank %d holds %lld along axis %d; use at most "
                      "max(1, %lld / cells) ranks",
                      me, static_cast<long long>(after), me + 1, static_cast<long long>(held(me + 1)), ax,
-                     static_cast<long long>(layout_.global[static_cast<size_t>(ax)]));
+                     static_cast<long long>(lay_->layout().global[static_cast<size_t>(ax)]));
         const Shape &L = local_shape();
         if (Layout::outer(L, ax) != 1) {  // slabs are strided: pack; neighbours take at most my block each
             const int64_t slab = Layout::outer(L, ax) * Layout::inner(L, ax);
@@ -516,7 +457,7 @@ void DistributedArray::add_ghost_cells(comm::Agreement &ag, int64_t before, int6
     counts.n_to_next = me < P - 1 ? 1 : 0;
     counts.from_prev = &prev_after;
     counts.n_from_prev = me > 0 ? 1 : 0;
-    comm::neighbour_exchange(*base_, Exec{}, DType::i64, counts);
+    comm::neighbour_exchange(lay_->comm(), Exec{}, DType::i64, counts);
 
     const Shape &L = local_shape();
     const int64_t outer = Layout::outer(L, ax), inner = Layout::inner(L, ax), n = held(me);
@@ -542,7 +483,7 @@ void DistributedArray::add_ghost_cells(comm::Agreement &ag, int64_t before, int6
         h.from_prev = p2;
         h.from_next = p3;
     }
-    comm::neighbour_exchange(*base_, exec(), dtype_, h);
+    comm::neighbour_exchange(lay_->comm(), exec(), dtype_, h);
     kernels::copy_slab(exec(), dtype_, outer, inner, data(), n, 0, out, total, recv_prev, n);
     if (outer != 1) {
         kernels::copy_slab(exec(), dtype_, outer, inner, h.from_prev, recv_prev, 0, out, total, 0, recv_prev);
@@ -552,22 +493,22 @@ void DistributedArray::add_ghost_cells(comm::Agreement &ag, int64_t before, int6
 
 DistributedArray::Ptr DistributedArray::redistribute(comm::Agreement &ag, int axis) const
 {
-    int b = layout_.axis;
-    const int a = layout_.axis, P = base_->size(), me = rank(), nd = layout_.ndim();
+    int b = lay_->layout().axis;
+    const int a = lay_->layout().axis, P = lay_->comm().size(), me = rank(), nd = lay_->layout().ndim();
     Ptr y;
-    Layout target = layout_;
+    Layout target = lay_->layout();
     std::vector<int64_t> sc(P), sd(P), rc(P), rd(P);
     std::vector<Shape> sbox(P), rbox(P);
     Buffer sbuf, rbuf;
     ag.check([&] {
         b = normalize_axis(axis, nd);
-        if (!layout_.scattered() || b == a) {
+        if (!lay_->layout().scattered() || b == a) {
             y = duplicate();
             return;
         }
         target.axis = b;
-        target.local = default_local_shapes(layout_.global, b, layout_.partition, P);
-        y = with_layout(target);
+        target.local = default_local_shapes(lay_->layout().global, b, lay_->layout().partition, P);
+        y = with_layout(lay_->with(target));
         // Send to d: my block restricted to d's new range along b. Receive from s: s's old
         // range along a, my new range along b, placed at s's old offset.
         const Shape &L = local_shape();
@@ -577,7 +518,7 @@ DistributedArray::Ptr DistributedArray::redistribute(comm::Agreement &ag, int ax
             sbox[r] = L;
             sbox[r][b] = target.local[static_cast<size_t>(r)][b];
             rbox[r] = N;
-            rbox[r][a] = layout_.local[static_cast<size_t>(r)][a];
+            rbox[r][a] = lay_->layout().local[static_cast<size_t>(r)][a];
             sc[r] = product(sbox[r]);
             rc[r] = product(rbox[r]);
             sd[r] = soff;
@@ -591,7 +532,7 @@ DistributedArray::Ptr DistributedArray::redistribute(comm::Agreement &ag, int ax
     fold_layout(ag);
     ag.fold(b);
     ag.run();
-    if (!layout_.scattered() || b == a) return y;
+    if (!lay_->layout().scattered() || b == a) return y;
 
     const Shape &L = local_shape();
     const Shape &N = target.local[static_cast<size_t>(me)];
@@ -602,10 +543,10 @@ DistributedArray::Ptr DistributedArray::redistribute(comm::Agreement &ag, int ax
         kernels::copy_box(exec(), dtype_, nd, data(), L.data(), start.data(), at(sbuf.data(), sd[r], dtype_),
                           sbox[r].data(), zero.data(), sbox[r].data());
     }
-    comm::alltoallv(*base_, exec(), sbuf.data(), sc, sd, rbuf.data(), rc, rd, dtype_);
+    comm::alltoallv(lay_->comm(), exec(), sbuf.data(), sc, sd, rbuf.data(), rc, rd, dtype_);
     for (int r = 0; r < P; ++r) {
         Shape start = zero;
-        start[a] = layout_.offset(r);
+        start[a] = lay_->layout().offset(r);
         kernels::copy_box(exec(), dtype_, nd, at(rbuf.data(), rd[r], dtype_), rbox[r].data(), zero.data(), y->data(),
                           N.data(), start.data(), rbox[r].data());
     }

@@ -1,29 +1,20 @@
-// DistributedArray: a layout, a memory buffer (owned or wrapped) and the communicators it
-// reduces over. All communication goes through the communication layer (comm/distributed.hpp).
+// DistributedArray: a shared layout object (communicator, shapes, mask), a dtype and a
+// memory buffer (owned or wrapped). All communication goes through the communication layer (comm/distributed.hpp).
 #pragma once
 
 #include <memory>
 #include <optional>
 
-#include "array/layout.hpp"
-#include "comm/agreement.hpp"
+#include "array/array_layout.hpp"
 #include "kernels/kernels.hpp"
 
 namespace plm {
 
-using CommPtr = std::shared_ptr<comm::Communicator>;
-
 struct ArraySpec {
-    CommPtr comm;
-    Shape global;
-    int axis = 0;  // may be negative
+    LayoutSpec layout;
     // Raw enum values from the caller, validated in create().
-    int partition = PLM_PARTITION_SCATTER;
     int dtype = PLM_FLOAT64;
     int memory = PLM_MEMORY_HOST;
-    const int64_t *my_local_shape = nullptr;  // this rank's row, or nullptr for the default split
-    std::vector<int> mask;                    // empty: no mask
-    bool has_mask = false;
     void *user_data = nullptr;
 };
 
@@ -41,30 +32,33 @@ class DistributedArray {
 public:
     using Ptr = std::shared_ptr<DistributedArray>;
 
-    // Collective on spec.comm (ag is built on it): checks, allocates, then agrees.
+    // Collective on spec.layout.comm (ag is built on it): checks, allocates, then agrees.
     static Ptr create(comm::Agreement &ag, const ArraySpec &spec);
+    // Not collective: the layout was agreed when it was made.
+    static Ptr create_from_layout(ArrayLayout::Ptr l, int dtype, int memory, void *user_data);
 
     Ptr empty_like() const;  // not collective: shares comm and mask group
     Ptr zeros_like() const;
     Ptr duplicate() const;
 
-    const Layout &layout() const { return layout_; }
+    const Layout &layout() const { return lay_->layout(); }
+    const ArrayLayout::Ptr &layout_object() const { return lay_; }
     DType dtype() const { return dtype_; }
     Space space() const { return space_; }
     // The execution context of work on this array: its space, device and stream.
-    Exec exec() const { return base_->exec(space_); }
-    const comm::Communicator &base() const { return *base_; }
-    const comm::Communicator &group() const { return *group_; }
-    const CommPtr &base_ptr() const { return base_; }
-    const std::vector<int> &mask() const { return mask_; }
-    bool has_mask() const { return !mask_.empty(); }
-    int rank() const { return base_->rank(); }
-    const Shape &local_shape() const { return layout_.local[static_cast<size_t>(rank())]; }
-    int64_t local_size() const { return layout_.local_size(rank()); }
+    Exec exec() const { return lay_->comm().exec(space_); }
+    const comm::Communicator &base() const { return lay_->comm(); }
+    const comm::Communicator &group() const { return lay_->group(); }
+    const CommPtr &base_ptr() const { return lay_->comm_ptr(); }
+    const std::vector<int> &mask() const { return lay_->mask(); }
+    bool has_mask() const { return !lay_->mask().empty(); }
+    int rank() const { return lay_->rank(); }
+    const Shape &local_shape() const { return lay_->local_shape(); }
+    int64_t local_size() const { return lay_->local_size(); }
     void *data() const { return buffer_.data(); }
 
     // Throws DTYPE_MISMATCH / SIZE_MISMATCH / INVALID_ARG unless o has this array's dtype,
-    // space, layout and ranks.
+    // space, layout and ranks. O(1) in the rank count.
     void require_compatible(const DistributedArray &o, const char *what) const;
     // Folds what every rank must agree on about this array: dtype, space and layout.
     void fold_layout(comm::Agreement &ag) const;
@@ -108,29 +102,21 @@ public:
 
 private:
     DistributedArray() = default;
-    // New array on this array's communicators and mask with another layout (not collective).
-    Ptr with_layout(const Layout &l) const;
+    // New array with this array's dtype and space on layout l (not collective).
+    Ptr with_layout(ArrayLayout::Ptr l) const;
+    void set_data(const Shape &mine, int dtype, int memory, void *user_data);
     // For BROADCAST kinds: this rank's contiguous share of the flat data (its slab along
     // axis 0 over the mask group), so replicated data are reduced once.
     void replicated_share(int64_t *begin, int64_t *count) const;
     // Gather blocks of g.shapes (one per rank of g.c, in rank order) along g.axis into out.
     Gather plan_gather(const comm::Communicator &c, Space sp, DType dt, std::vector<Shape> shapes, int axis) const;
     void gather_blocks(Gather &g, Space sp, DType dt, const void *mine, void *out) const;
-    void set_groups();
 
-    Layout layout_;
+    ArrayLayout::Ptr lay_;  // shared with every array and plm_layout_t made from it
     DType dtype_ = DType::f64;
     Space space_ = Space::host;
-    CommPtr base_;
-    CommPtr group_;  // mask group; base_ without a mask
-    std::vector<int> mask_;
-    int group_index_ = 0;  // the caller's group among the sorted distinct mask ids
-    int ngroups_ = 1;
-    uint64_t layout_hash_ = 0;  // local shapes and mask, folded in O(1) per call
     Buffer buffer_;
 };
 
-// Normalises an axis in -ndim..ndim-1 to 0..ndim-1, or throws INVALID_ARG.
-int normalize_axis(int axis, int ndim);
 
 }  // namespace plm

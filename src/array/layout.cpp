@@ -116,4 +116,11 @@ Shape drop_axis(const Shape &s, int a)
     return out;
 }
 
+int normalize_axis(int axis, int ndim)
+{
+    PLM_REQUIRE(axis >= -ndim && axis < ndim, PLM_ERR_INVALID_ARG, "axis %d out of range for %d dimensions", axis,
+                ndim);
+    return axis < 0 ? axis + ndim : axis;
+}
+
 }  // namespace plm

@@ -48,6 +48,9 @@ void validate_local_shapes(const Layout &l);
 // extent along it. So every later product of local extents fits in 64 bits.
 void validate_own_shape(const Layout &l, const Shape &mine, int rank);
 
+// Normalises an axis in -ndim..ndim-1 to 0..ndim-1, or throws INVALID_ARG.
+int normalize_axis(int axis, int ndim);
+
 // shape without axis a
 Shape drop_axis(const Shape &s, int a);
 

@@ -19,30 +19,14 @@ plm_status_t create(plm_comm_t comm, int ndim, const int64_t *global_shape, int 
         if (out) *out = nullptr;  // cleared even when the comm handle is bad
         comm::Communicator &c = detail::comm_of(comm);
         ArraySpec spec;
-        spec.comm = comm->comm;
+        spec.layout.comm = comm->comm;
         comm::Agreement ag(c, "array_create");
         ag.check([&] {
             detail::clear_out(out, "out");
-            PLM_REQUIRE(ndim >= 1 && ndim <= PLM_MAX_NDIM, PLM_ERR_INVALID_ARG, "ndim %d outside 1..%d", ndim,
-                        PLM_MAX_NDIM);
-            PLM_REQUIRE(global_shape, PLM_ERR_INVALID_ARG, "global_shape is NULL");
-            spec.global.assign(global_shape, global_shape + ndim);
-            spec.axis = axis;
-            spec.partition = enum_value(partition);
+            spec.layout = detail::layout_spec(comm, ndim, global_shape, axis, partition, nlocal, local_shapes, nmask,
+                                              mask);
             spec.dtype = enum_value(dtype);
             spec.memory = enum_value(memory);
-            PLM_REQUIRE(nlocal == 0 || nlocal == c.size(), PLM_ERR_SIZE_MISMATCH,
-                        "local_shapes has %d rows, the communicator has %d ranks", nlocal, c.size());
-            PLM_REQUIRE((nlocal == 0) == (local_shapes == nullptr), PLM_ERR_INVALID_ARG,
-                        "local_shapes must be NULL exactly when nlocal is 0");
-            if (local_shapes) spec.my_local_shape = local_shapes + static_cast<int64_t>(c.rank()) * ndim;
-            PLM_REQUIRE(nmask >= 0, PLM_ERR_INVALID_ARG, "nmask is negative");
-            PLM_REQUIRE((nmask == 0) == (mask == nullptr), PLM_ERR_INVALID_ARG,
-                        "mask must be NULL exactly when nmask is 0");
-            if (mask) {
-                spec.has_mask = true;
-                spec.mask.assign(mask, mask + nmask);
-            }
             spec.user_data = user_data;
         });
         // The handle is allocated before the agreement too.

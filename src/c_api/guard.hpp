@@ -1,6 +1,7 @@
 // The exception firewall and handle plumbing shared by every extern "C" function.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <new>
 
@@ -21,6 +22,13 @@ struct plm_array_s {
     bool borrowed = false;  // lent out by a stack: plm_array_destroy refuses it
 };
 
+struct plm_layout_s {
+    uint32_t magic;
+    std::atomic<int> refs{1};  // plm_layout_retain / plm_layout_destroy
+    plm::ArrayLayout::Ptr layout;
+    plm_comm_s comm_handle;  // what plm_layout_get_comm() lends out
+};
+
 struct plm_stacked_s {
     uint32_t magic;
     plm::StackedArray::Ptr stack;
@@ -29,7 +37,8 @@ struct plm_stacked_s {
 
 namespace plm::detail {
 
-constexpr uint32_t kCommMagic = 0x504c4d31u, kArrayMagic = 0x504c4d32u, kStackMagic = 0x504c4d33u;
+constexpr uint32_t kCommMagic = 0x504c4d31u, kArrayMagic = 0x504c4d32u, kStackMagic = 0x504c4d33u,
+                   kLayoutMagic = 0x504c4d34u;
 
 void record_error(const char *message);
 const char *last_error();
@@ -60,6 +69,13 @@ comm::Communicator &comm_of(const plm_comm_s *h);
 DistributedArray &array_of(const plm_array_s *h);
 StackedArray &stack_of(const plm_stacked_s *h);
 plm_array_s *new_array_handle(DistributedArray::Ptr a);
+const ArrayLayout::Ptr &layout_of(const plm_layout_s *h);
+plm_layout_s *new_layout_handle(ArrayLayout::Ptr l);
+
+// The layout arguments shared by plm_layout_create and plm_array_create_ex, checked
+// (throws INVALID_ARG / SIZE_MISMATCH); c is the communicator they are for.
+LayoutSpec layout_spec(const plm_comm_s *comm, int ndim, const int64_t *global_shape, int axis,
+                       plm_partition_t partition, int nlocal, const int64_t *local_shapes, int nmask, const int *mask);
 
 // Checks an output pointer, then clears what it points to.
 template <typename T> void clear_out(T **out, const char *name)

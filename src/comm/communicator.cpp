@@ -106,6 +106,15 @@ Backend &Communicator::backend(Space s) const
     return *b;
 }
 
+const Communicator &Communicator::mask_group(const std::vector<int> &mask) const
+{
+    std::lock_guard<std::mutex> g(groups_lock_);
+    auto it = groups_.find(mask);
+    if (it == groups_.end())
+        it = groups_.emplace(mask, split(mask[static_cast<size_t>(rank())], rank())).first;
+    return *it->second;
+}
+
 int Communicator::next_plan_tags(int n) const
 {
     // Tags kPlanTagBase.. are the plans'; they wrap well below the MPI minimum of 32767.
@@ -138,7 +147,8 @@ std::shared_ptr<Communicator> Communicator::split(int color, int key) const
 
 Communicator::~Communicator()
 {
-    // Backends go first: their state may refer to the MPI communicator.
+    // Mask groups and backends go first: their state may refer to the MPI communicator.
+    groups_.clear();
     host_.reset();
     device_.reset();
     if (view_.mpi == MPI_COMM_NULL) return;

@@ -4,8 +4,11 @@
 // memory space, chosen once at creation and agreed across ranks.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 #include "comm/backend.hpp"
 #include "comm/select.hpp"
@@ -52,6 +55,10 @@ public:
     Backend &backend(Space s) const;
     // The execution context of work on this communicator's arrays in space s.
     Exec exec(Space s) const { return Exec{s, cfg_.device, Stream{cfg_.stream}}; }
+    // The sub-communicator of the ranks sharing this rank's id in mask (one id per rank).
+    // Collective on the first call for a mask, which creates it; later calls return the
+    // cached one. Freed with this communicator, so an array's destroy never frees MPI state.
+    const Communicator &mask_group(const std::vector<int> &mask) const;
     // n consecutive private tags for a persistent plan. Ranks create plans in the same order,
     // so a plan gets the same tags on every rank.
     int next_plan_tags(int n) const;
@@ -62,6 +69,8 @@ private:
     CommView view_{};
     std::unique_ptr<Backend> host_, device_;
     mutable int next_tag_ = 0;
+    mutable std::mutex groups_lock_;
+    mutable std::map<std::vector<int>, std::shared_ptr<Communicator>> groups_;
     Config cfg_{};
     PolicyState policy_{};
     plm_cuda_aware_source_t cuda_aware_source_ = PLM_CUDA_AWARE_FROM_DEFAULT;

@@ -1,0 +1,81 @@
+// ArrayLayout: what a plm_layout_t is. Immutable and shared (by every array made from it,
+// and later by operators as their domain and range): the communicator, the layout math
+// (global shape, axis, partition, every rank's local shape), the mask and its group
+// communicator, and a fingerprint of all of it, so operand checks are O(1).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "array/layout.hpp"
+#include "comm/agreement.hpp"
+
+namespace plm {
+
+using CommPtr = std::shared_ptr<comm::Communicator>;
+
+// The caller's arguments, unchecked (raw enum values).
+struct LayoutSpec {
+    CommPtr comm;
+    Shape global;
+    int axis = 0;  // may be negative
+    int partition = PLM_PARTITION_SCATTER;
+    const int64_t *my_local_shape = nullptr;  // this rank's row, or nullptr for the default split
+    std::vector<int> mask;                    // empty: no mask
+    bool has_mask = false;
+};
+
+class ArrayLayout {
+public:
+    using Ptr = std::shared_ptr<const ArrayLayout>;
+
+    // Collective creation in two steps around the caller's agreement: check() validates the
+    // caller's arguments into ag and folds them; after ag.run(), finish() completes the
+    // layout (gathers given local shapes, validates them, gets the mask group).
+    struct Draft {
+        CommPtr comm;
+        Layout layout;
+        Shape mine;
+        bool custom = false;
+        std::vector<int> mask;
+    };
+    static Draft check(comm::Agreement &ag, const LayoutSpec &s);
+    static Ptr finish(Draft d);
+
+    // The same communicator, mask and group with other layout math (redistribute). Not collective.
+    Ptr with(const Layout &l) const;
+
+    const Layout &layout() const { return layout_; }
+    const comm::Communicator &comm() const { return *comm_; }
+    const CommPtr &comm_ptr() const { return comm_; }
+    const comm::Communicator &group() const { return *group_; }  // the caller's mask group
+    const std::vector<int> &mask() const { return mask_; }
+    int group_index() const { return group_index_; }  // the caller's group among the distinct ids
+    int ngroups() const { return ngroups_; }
+    uint64_t fingerprint() const { return fingerprint_; }
+    int rank() const { return comm_->rank(); }
+    const Shape &local_shape() const { return layout_.local[static_cast<size_t>(rank())]; }
+    int64_t local_size() const { return layout_.local_size(rank()); }
+
+    // Same layout on the same ranks: the same object, or an equal fingerprint on a
+    // communicator with the same ranks in the same order. O(1) in the rank count.
+    bool same_as(const ArrayLayout &o) const;
+    // Throws SIZE_MISMATCH (or INVALID_ARG for other ranks) naming what differs.
+    void require_same(const ArrayLayout &o, const char *what) const;
+    // Folds what every rank must agree on about this layout.
+    void fold(comm::Agreement &ag) const;
+
+private:
+    ArrayLayout() = default;
+    void set_derived();  // group index, group count, fingerprint
+
+    CommPtr comm_;
+    const comm::Communicator *group_ = nullptr;  // owned by comm_'s mask-group cache, or comm_
+    Layout layout_;
+    std::vector<int> mask_;
+    int group_index_ = 0;
+    int ngroups_ = 1;
+    uint64_t fingerprint_ = 0;
+};
+
+}  // namespace plm
