@@ -182,6 +182,8 @@ PLM_API size_t plm_dtype_size(plm_dtype_t dtype);
 
 typedef struct plm_comm_s *plm_comm_t;                     /**< communicator */
 typedef const struct plm_comm_s *plm_const_comm_t;
+typedef struct plm_layout_s *plm_layout_t;                 /**< how a global array is split over ranks */
+typedef const struct plm_layout_s *plm_const_layout_t;
 typedef struct plm_array_s *plm_array_t;                   /**< distributed array */
 typedef const struct plm_array_s *plm_const_array_t;
 typedef struct plm_stacked_s *plm_stacked_t;               /**< stack of distributed arrays */
@@ -295,6 +297,66 @@ PLM_API plm_status_t plm_comm_get_cuda_aware(plm_const_comm_t comm, int *yes, pl
 
 /** Largest number of dimensions of an array. */
 #define PLM_MAX_NDIM 8
+
+/**
+ * Create a layout: how an array of global_shape is split over comm's ranks along axis -
+ * partition, local shapes and mask as in plm_array_create_ex(). A layout is immutable and
+ * reference-counted: every array made from it (plm_array_create_from_layout()) or asked for
+ * it (plm_array_get_layout()) shares it, queries need no communication, and operands with
+ * the same layout object are checked in O(1). Operators describe their domain and range
+ * with layouts. A mask's group communicator is made once per distinct mask and cached on
+ * comm. Collective on comm: every argument but the caller's own local-shape row must be
+ * equal on every rank.
+ * @param[in]  nlocal, local_shapes, nmask, mask  as in plm_array_create_ex()
+ * @param[out] out  new layout holding one reference; release it with plm_layout_destroy()
+ */
+PLM_API plm_status_t plm_layout_create(plm_comm_t comm, int ndim, const int64_t *global_shape, int axis,
+                                       plm_partition_t partition, int nlocal, const int64_t *local_shapes, int nmask,
+                                       const int *mask, plm_layout_t *out);
+
+/** Add a reference to a layout handle (each needs its own plm_layout_destroy()). Not collective. */
+PLM_API plm_status_t plm_layout_retain(plm_layout_t layout);
+
+/** Drop one reference and set *layout to NULL; arrays made from it keep the layout alive.
+ *  NULL or *layout NULL: no-op. Not collective. */
+PLM_API plm_status_t plm_layout_destroy(plm_layout_t *layout);
+
+/* Layout queries: host memory outputs, no communication. Not collective. */
+PLM_API plm_status_t plm_layout_ndim(plm_const_layout_t layout, int *ndim);
+/** @param[out] shape ndim extents */
+PLM_API plm_status_t plm_layout_global_shape(plm_const_layout_t layout, int64_t *shape);
+/** @param[out] shape ndim extents of the caller's block */
+PLM_API plm_status_t plm_layout_local_shape(plm_const_layout_t layout, int64_t *shape);
+/** @param[out] shapes size x ndim extents, rank-major */
+PLM_API plm_status_t plm_layout_local_shapes(plm_const_layout_t layout, int64_t *shapes);
+/** @param[out] n elements of the caller's block */
+PLM_API plm_status_t plm_layout_local_size(plm_const_layout_t layout, int64_t *n);
+/** @param[out] offset global index along the axis of the caller's first entry (0 for BROADCAST kinds) */
+PLM_API plm_status_t plm_layout_local_offset(plm_const_layout_t layout, int64_t *offset);
+/** @param[out] axis the distributed axis, 0..ndim-1 */
+PLM_API plm_status_t plm_layout_axis(plm_const_layout_t layout, int *axis);
+PLM_API plm_status_t plm_layout_partition(plm_const_layout_t layout, plm_partition_t *partition);
+/** @param[out] has_mask 1 or 0
+ *  @param[out] mask     size group ids when has_mask (may be NULL) */
+PLM_API plm_status_t plm_layout_mask(plm_const_layout_t layout, int *has_mask, int *mask);
+/** The layout's communicator, lent: valid while the layout handle lives; never destroy it. */
+PLM_API plm_status_t plm_layout_get_comm(plm_const_layout_t layout, plm_comm_t *comm);
+/** *equal = 1 when a and b describe the same split (global shape, axis, partition, local
+ *  shapes, mask) over the same ranks in the same order, else 0. O(1) in the rank count. */
+PLM_API plm_status_t plm_layout_equal(plm_const_layout_t a, plm_const_layout_t b, int *equal);
+
+/**
+ * New array on a layout, uninitialised. Not collective (the layout was agreed on when it was
+ * made): an error here is the caller's alone.
+ * @param[in] user_data NULL to allocate, or the caller's memory as in plm_array_create_ex()
+ * @param[out] out      new array; destroy with plm_array_destroy()
+ */
+PLM_API plm_status_t plm_array_create_from_layout(plm_const_layout_t layout, plm_dtype_t dtype, plm_memory_t memory,
+                                                  void *user_data, plm_array_t *out);
+
+/** The array's layout as a new handle (one reference; release with plm_layout_destroy()).
+ *  Arrays made by *_like, duplicate and plm_array_create_from_layout share it. Not collective. */
+PLM_API plm_status_t plm_array_get_layout(plm_const_array_t x, plm_layout_t *layout);
 
 /**
  * Create an array with the default layout: along `axis`, rank r of P gets n/P + 1 entries if
@@ -455,7 +517,7 @@ PLM_API plm_status_t plm_array_norm(plm_const_array_t x, double ord, double *res
 
 /**
  * Norm along one axis. The result has the global shape without `axis` (C order, n_out
- * elements, float64) and is the same on every rank. Along the distributed axis the partial
+ * elements, float64, in host memory) and is the same on every rank. Along the distributed axis the partial
  * norms are reduced over the mask group; along another axis each rank's block is computed
  * locally and gathered over the whole communicator (BROADCAST arrays: computed locally).
  * Collective on the whole communicator: ord and axis must be equal on every rank.
@@ -473,11 +535,33 @@ PLM_API plm_status_t plm_array_norm_axis(plm_const_array_t x, double ord, int ax
 PLM_API plm_status_t plm_array_asarray(plm_const_array_t x, int masked, void *out, int64_t n_out);
 
 /**
- * Set the array from a global array `global` (global shape, C order) that every rank holds:
- * each rank copies its block (PyLops-MPI's to_dist). BROADCAST: rank 0's copy wins.
- * Collective on the array's communicator.
+ * Set the array from a global array `global` (global shape, C order, in the array's memory
+ * space) that every rank holds: each rank copies its block (PyLops-MPI's to_dist).
+ * BROADCAST: rank 0's copy wins. For data that only one rank holds, use
+ * plm_array_scatter_from(). Collective on the array's communicator.
  */
 PLM_API plm_status_t plm_array_set_global(plm_array_t x, const void *global);
+
+/**
+ * Gather the global array (global shape, C order) on `root` only - PETSc's scatter-to-zero -
+ * so no other rank holds more than its block. Point-to-point to the root through the
+ * communication layer. BROADCAST kinds: the root copies its own data.
+ * Collective on the whole communicator: root must be equal on every rank.
+ * @param[in]  root  0..size-1
+ * @param[out] out   on root: n_out elements of the dtype in **host memory** (also for device
+ *                   arrays); ignored elsewhere (may be NULL)
+ * @param[in]  n_out on root: the global element count (PLM_ERR_SIZE_MISMATCH otherwise)
+ */
+PLM_API plm_status_t plm_array_gather_to(plm_const_array_t x, int root, void *out, int64_t n_out);
+
+/**
+ * Set the array from a global array (global shape, C order) that only `root` holds: each
+ * rank receives its block from the root. BROADCAST kinds: the root's array is broadcast.
+ * Collective on the whole communicator: root must be equal on every rank.
+ * @param[in] global on root: the global array in **host memory** (also for device arrays);
+ *                   ignored elsewhere (may be NULL)
+ */
+PLM_API plm_status_t plm_array_scatter_from(plm_array_t x, int root, const void *global);
 
 /**
  * Shape of the block plm_array_add_ghost_cells() returns: the local shape with the axis
@@ -492,7 +576,8 @@ PLM_API plm_status_t plm_array_ghost_shape(plm_const_array_t x, int64_t before, 
  * own counts). SCATTER arrays only. A rank asked for more slices than it holds makes every
  * rank return PLM_ERR_SIZE_MISMATCH (each rank checks its own counts against its
  * neighbours' blocks; only the counts themselves travel, to the two neighbours). Collective.
- * @param[out] out   n_out elements laid out as plm_array_ghost_shape() says
+ * @param[out] out   n_out elements laid out as plm_array_ghost_shape() says, in the array's
+ *                   memory space
  */
 PLM_API plm_status_t plm_array_add_ghost_cells(plm_const_array_t x, int64_t before, int64_t after, void *out,
                                                int64_t n_out);

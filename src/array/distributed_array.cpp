@@ -396,6 +396,147 @@ void DistributedArray::set_global(comm::Agreement &ag, const void *global)
     sync_broadcast();
 }
 
+namespace {
+constexpr int kTagGatherTo = 31, kTagScatterFrom = 32;
+}
+
+DistributedArray::Blocks DistributedArray::blocks() const
+{
+    const Layout &l = lay_->layout();
+    Blocks b;
+    for (int r = 0; r < l.nranks(); ++r) {
+        b.count.push_back(l.local_size(r));
+        b.displ.push_back(b.total);
+        b.total += b.count.back();
+    }
+    return b;
+}
+
+// Rank blocks are slabs along the axis: [outer, n_r, inner] inside [outer, n, inner].
+void DistributedArray::place_blocks(const Blocks &b, const void *packed, void *global) const
+{
+    const Layout &l = lay_->layout();
+    const int ax = l.axis;
+    const int64_t outer = Layout::outer(l.global, ax), inner = Layout::inner(l.global, ax);
+    const int64_t n = l.global[static_cast<size_t>(ax)];
+    for (int r = 0; r < l.nranks(); ++r) {
+        const int64_t n_r = l.local[static_cast<size_t>(r)][static_cast<size_t>(ax)];
+        kernels::copy_slab(Exec{}, dtype_, outer, inner, at(const_cast<void *>(packed), b.displ[static_cast<size_t>(r)], dtype_), n_r, 0,
+                           global, n, l.offset(r), n_r);
+    }
+}
+
+void DistributedArray::pack_blocks(const Blocks &b, const void *global, void *packed) const
+{
+    const Layout &l = lay_->layout();
+    const int ax = l.axis;
+    const int64_t outer = Layout::outer(l.global, ax), inner = Layout::inner(l.global, ax);
+    const int64_t n = l.global[static_cast<size_t>(ax)];
+    for (int r = 0; r < l.nranks(); ++r) {
+        const int64_t n_r = l.local[static_cast<size_t>(r)][static_cast<size_t>(ax)];
+        kernels::copy_slab(Exec{}, dtype_, outer, inner, global, n, l.offset(r),
+                           at(packed, b.displ[static_cast<size_t>(r)], dtype_), n_r, 0, n_r);
+    }
+}
+
+void DistributedArray::gather_to(comm::Agreement &ag, int root, void *out, int64_t n_out) const
+{
+    const comm::Communicator &c = lay_->comm();
+    const bool me_root = c.rank() == root;
+    const Layout &l = lay_->layout();
+    Blocks b;
+    Buffer packed, host;
+    ag.check([&] {
+        PLM_REQUIRE(root >= 0 && root < c.size(), PLM_ERR_INVALID_ARG, "gather_to: root %d outside 0..%d", root,
+                    c.size() - 1);
+        if (!me_root) return;
+        const int64_t want = product(l.global);
+        PLM_REQUIRE(n_out == want, PLM_ERR_SIZE_MISMATCH, "gather_to: the global array has %lld elements, n_out is %lld",
+                    static_cast<long long>(want), static_cast<long long>(n_out));
+        PLM_REQUIRE(out || want == 0, PLM_ERR_INVALID_ARG, "gather_to: out is NULL on the root");
+        if (!l.scattered()) return;
+        b = blocks();
+        const size_t bytes = static_cast<size_t>(b.total) * dtype_size(dtype_);
+        packed = Buffer::allocate(space_, bytes);
+        if (space_ != Space::host) host = Buffer::allocate(Space::host, bytes);
+    });
+    fold_layout(ag);
+    ag.fold(root);
+    ag.run();
+    const size_t esize = dtype_size(dtype_);
+    if (!l.scattered()) {  // every rank holds the whole array
+        if (me_root) copy_bytes(Space::host, out, space_, data(), static_cast<size_t>(local_size()) * esize);
+        return;
+    }
+    if (!me_root) {
+        if (local_size() > 0) comm::send(c, exec(), data(), local_size(), dtype_, root, kTagGatherTo);
+        return;
+    }
+    std::vector<comm::Request> rs;
+    for (int r = 0; r < c.size(); ++r) {
+        void *dst = at(packed.data(), b.displ[static_cast<size_t>(r)], dtype_);
+        if (r == root)
+            copy_bytes(space_, dst, space_, data(), static_cast<size_t>(local_size()) * esize);
+        else if (b.count[static_cast<size_t>(r)] > 0)
+            rs.push_back(comm::irecv(c, exec(), dst, b.count[static_cast<size_t>(r)], dtype_, r, kTagGatherTo));
+    }
+    comm::Request::all(std::move(rs)).wait();
+    const void *src = packed.data();
+    if (host.data()) {
+        copy_bytes(Space::host, host.data(), space_, packed.data(), static_cast<size_t>(b.total) * esize);
+        src = host.data();
+    }
+    place_blocks(b, src, out);
+}
+
+void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *global)
+{
+    const comm::Communicator &c = lay_->comm();
+    const bool me_root = c.rank() == root;
+    const Layout &l = lay_->layout();
+    Blocks b;
+    Buffer packed, dev;
+    ag.check([&] {
+        PLM_REQUIRE(root >= 0 && root < c.size(), PLM_ERR_INVALID_ARG, "scatter_from: root %d outside 0..%d", root,
+                    c.size() - 1);
+        if (!me_root) return;
+        PLM_REQUIRE(global || product(l.global) == 0, PLM_ERR_INVALID_ARG, "scatter_from: global is NULL on the root");
+        if (!l.scattered()) return;
+        b = blocks();
+        const size_t bytes = static_cast<size_t>(b.total) * dtype_size(dtype_);
+        packed = Buffer::allocate(Space::host, bytes);
+        if (space_ != Space::host) dev = Buffer::allocate(space_, bytes);
+    });
+    fold_layout(ag);
+    ag.fold(root);
+    ag.run();
+    const size_t esize = dtype_size(dtype_);
+    if (!l.scattered()) {  // the root's global array goes to every rank
+        if (me_root) copy_bytes(space_, data(), Space::host, global, static_cast<size_t>(local_size()) * esize);
+        comm::bcast(c, exec(), data(), local_size(), dtype_, root);
+        return;
+    }
+    if (!me_root) {
+        if (local_size() > 0) comm::recv(c, exec(), data(), local_size(), dtype_, root, kTagScatterFrom);
+        return;
+    }
+    pack_blocks(b, global, packed.data());
+    const void *src = packed.data();
+    if (dev.data()) {
+        copy_bytes(space_, dev.data(), Space::host, packed.data(), static_cast<size_t>(b.total) * esize);
+        src = dev.data();
+    }
+    std::vector<comm::Request> rs;
+    for (int r = 0; r < c.size(); ++r) {
+        const void *blk = at(const_cast<void *>(src), b.displ[static_cast<size_t>(r)], dtype_);
+        if (r == root)
+            copy_bytes(space_, data(), space_, blk, static_cast<size_t>(local_size()) * esize);
+        else if (b.count[static_cast<size_t>(r)] > 0)
+            rs.push_back(comm::isend(c, exec(), blk, b.count[static_cast<size_t>(r)], dtype_, r, kTagScatterFrom));
+    }
+    comm::Request::all(std::move(rs)).wait();
+}
+
 Shape DistributedArray::ghost_shape(int64_t before, int64_t after) const
 {
     PLM_REQUIRE(lay_->layout().scattered(), PLM_ERR_INVALID_ARG, "ghost cells need a SCATTER array");

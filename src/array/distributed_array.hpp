@@ -96,6 +96,9 @@ public:
     void gather_into(Gather &g, void *out) const;  // after the agreement
     int64_t gathered_size(bool masked) const;
     void set_global(comm::Agreement &ag, const void *global);
+    // Root-based: the global array (host memory, C order) only on root.
+    void gather_to(comm::Agreement &ag, int root, void *out, int64_t n_out) const;
+    void scatter_from(comm::Agreement &ag, int root, const void *global);
     Shape ghost_shape(int64_t before, int64_t after) const;
     void add_ghost_cells(comm::Agreement &ag, int64_t before, int64_t after, void *out, int64_t n_out) const;
     Ptr redistribute(comm::Agreement &ag, int axis) const;
@@ -105,6 +108,15 @@ private:
     // New array with this array's dtype and space on layout l (not collective).
     Ptr with_layout(ArrayLayout::Ptr l) const;
     void set_data(const Shape &mine, int dtype, int memory, void *user_data);
+    // Rank r's block inside the global array: counts and offsets in rank order, for root.
+    struct Blocks {
+        std::vector<int64_t> count, displ;
+        int64_t total = 0;
+    };
+    Blocks blocks() const;
+    // Copies between the packed rank-order blocks (host) and the global C-order array.
+    void place_blocks(const Blocks &b, const void *packed, void *global) const;
+    void pack_blocks(const Blocks &b, const void *global, void *packed) const;
     // For BROADCAST kinds: this rank's contiguous share of the flat data (its slab along
     // axis 0 over the mask group), so replicated data are reduced once.
     void replicated_share(int64_t *begin, int64_t *count) const;

@@ -132,48 +132,42 @@ PLM_API plm_status_t plm_array_duplicate(plm_const_array_t x, plm_array_t *out)
 
 PLM_API plm_status_t plm_array_ndim(plm_const_array_t x, int *ndim)
 {
-    return query(x, ndim, [&](const DistributedArray &a) { *ndim = a.layout().ndim(); });
+    return query(x, ndim, [&](const DistributedArray &a) { detail::layout_query::ndim(*a.layout_object(), ndim); });
 }
 
 PLM_API plm_status_t plm_array_global_shape(plm_const_array_t x, int64_t *shape)
 {
-    return query(x, shape, [&](const DistributedArray &a) {
-        std::copy(a.layout().global.begin(), a.layout().global.end(), shape);
-    });
+    return query(x, shape, [&](const DistributedArray &a) { detail::layout_query::global_shape(*a.layout_object(), shape); });
 }
 
 PLM_API plm_status_t plm_array_local_shape(plm_const_array_t x, int64_t *shape)
 {
-    return query(x, shape, [&](const DistributedArray &a) {
-        std::copy(a.local_shape().begin(), a.local_shape().end(), shape);
-    });
+    return query(x, shape, [&](const DistributedArray &a) { detail::layout_query::local_shape(*a.layout_object(), shape); });
 }
 
 PLM_API plm_status_t plm_array_local_shapes(plm_const_array_t x, int64_t *shapes)
 {
-    return query(x, shapes, [&](const DistributedArray &a) {
-        for (const Shape &s : a.layout().local) shapes = std::copy(s.begin(), s.end(), shapes);
-    });
+    return query(x, shapes, [&](const DistributedArray &a) { detail::layout_query::local_shapes(*a.layout_object(), shapes); });
 }
 
 PLM_API plm_status_t plm_array_local_size(plm_const_array_t x, int64_t *n)
 {
-    return query(x, n, [&](const DistributedArray &a) { *n = a.local_size(); });
+    return query(x, n, [&](const DistributedArray &a) { detail::layout_query::local_size(*a.layout_object(), n); });
 }
 
 PLM_API plm_status_t plm_array_local_offset(plm_const_array_t x, int64_t *offset)
 {
-    return query(x, offset, [&](const DistributedArray &a) { *offset = a.layout().offset(a.rank()); });
+    return query(x, offset, [&](const DistributedArray &a) { detail::layout_query::local_offset(*a.layout_object(), offset); });
 }
 
 PLM_API plm_status_t plm_array_axis(plm_const_array_t x, int *axis)
 {
-    return query(x, axis, [&](const DistributedArray &a) { *axis = a.layout().axis; });
+    return query(x, axis, [&](const DistributedArray &a) { detail::layout_query::axis(*a.layout_object(), axis); });
 }
 
 PLM_API plm_status_t plm_array_partition(plm_const_array_t x, plm_partition_t *partition)
 {
-    return query(x, partition, [&](const DistributedArray &a) { *partition = a.layout().partition; });
+    return query(x, partition, [&](const DistributedArray &a) { detail::layout_query::partition(*a.layout_object(), partition); });
 }
 
 PLM_API plm_status_t plm_array_dtype(plm_const_array_t x, plm_dtype_t *dtype)
@@ -188,10 +182,7 @@ PLM_API plm_status_t plm_array_memory(plm_const_array_t x, plm_memory_t *memory)
 
 PLM_API plm_status_t plm_array_mask(plm_const_array_t x, int *has_mask, int *mask)
 {
-    return query(x, has_mask, [&](const DistributedArray &a) {
-        *has_mask = a.has_mask() ? 1 : 0;
-        if (mask && a.has_mask()) std::copy(a.mask().begin(), a.mask().end(), mask);
-    });
+    return query(x, has_mask, [&](const DistributedArray &a) { detail::layout_query::mask(*a.layout_object(), has_mask, mask); });
 }
 
 PLM_API plm_status_t plm_array_get_comm(plm_const_array_t x, plm_comm_t *comm)
@@ -372,6 +363,24 @@ PLM_API plm_status_t plm_array_set_global(plm_array_t x, const void *global)
         DistributedArray &a = array_of(x);
         comm::Agreement ag(a.base(), "set_global");
         a.set_global(ag, global);
+    });
+}
+
+PLM_API plm_status_t plm_array_gather_to(plm_const_array_t x, int root, void *out, int64_t n_out)
+{
+    return guard([&] {
+        const DistributedArray &a = array_of(x);
+        comm::Agreement ag(a.base(), "gather_to");
+        a.gather_to(ag, root, out, n_out);
+    });
+}
+
+PLM_API plm_status_t plm_array_scatter_from(plm_array_t x, int root, const void *global)
+{
+    return guard([&] {
+        DistributedArray &a = array_of(x);
+        comm::Agreement ag(a.base(), "scatter_from");
+        a.scatter_from(ag, root, global);
     });
 }
 

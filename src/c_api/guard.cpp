@@ -58,12 +58,17 @@ const ArrayLayout::Ptr &layout_of(const plm_layout_s *h)
 plm_layout_s *new_layout_handle(ArrayLayout::Ptr l)
 {
     auto *h = new plm_layout_s();
+    fill_layout_handle(h, std::move(l));
+    return h;
+}
+
+void fill_layout_handle(plm_layout_s *h, ArrayLayout::Ptr l)
+{
     h->magic = kLayoutMagic;
     h->comm_handle.magic = kCommMagic;
     h->comm_handle.comm = l->comm_ptr();
     h->comm_handle.borrowed = true;
     h->layout = std::move(l);
-    return h;
 }
 
 LayoutSpec layout_spec(const plm_comm_s *comm, int ndim, const int64_t *global_shape, int axis,

@@ -1,6 +1,7 @@
 // The exception firewall and handle plumbing shared by every extern "C" function.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <new>
@@ -71,11 +72,38 @@ StackedArray &stack_of(const plm_stacked_s *h);
 plm_array_s *new_array_handle(DistributedArray::Ptr a);
 const ArrayLayout::Ptr &layout_of(const plm_layout_s *h);
 plm_layout_s *new_layout_handle(ArrayLayout::Ptr l);
+void fill_layout_handle(plm_layout_s *h, ArrayLayout::Ptr l);
 
 // The layout arguments shared by plm_layout_create and plm_array_create_ex, checked
 // (throws INVALID_ARG / SIZE_MISMATCH); c is the communicator they are for.
 LayoutSpec layout_spec(const plm_comm_s *comm, int ndim, const int64_t *global_shape, int axis,
                        plm_partition_t partition, int nlocal, const int64_t *local_shapes, int nmask, const int *mask);
+
+// Layout queries shared by plm_layout_* and plm_array_* (out is checked by the caller).
+namespace layout_query {
+inline void ndim(const ArrayLayout &l, int *out) { *out = l.layout().ndim(); }
+inline void global_shape(const ArrayLayout &l, int64_t *out)
+{
+    std::copy(l.layout().global.begin(), l.layout().global.end(), out);
+}
+inline void local_shape(const ArrayLayout &l, int64_t *out)
+{
+    std::copy(l.local_shape().begin(), l.local_shape().end(), out);
+}
+inline void local_shapes(const ArrayLayout &l, int64_t *out)
+{
+    for (const Shape &s : l.layout().local) out = std::copy(s.begin(), s.end(), out);
+}
+inline void local_size(const ArrayLayout &l, int64_t *out) { *out = l.local_size(); }
+inline void local_offset(const ArrayLayout &l, int64_t *out) { *out = l.layout().offset(l.rank()); }
+inline void axis(const ArrayLayout &l, int *out) { *out = l.layout().axis; }
+inline void partition(const ArrayLayout &l, plm_partition_t *out) { *out = l.layout().partition; }
+inline void mask(const ArrayLayout &l, int *has_mask, int *out)
+{
+    *has_mask = l.mask().empty() ? 0 : 1;
+    if (out) std::copy(l.mask().begin(), l.mask().end(), out);
+}
+}  // namespace layout_query
 
 // Checks an output pointer, then clears what it points to.
 template <typename T> void clear_out(T **out, const char *name)

@@ -177,6 +177,46 @@ static plm_status_t row_set_global(int bad)
     return st;
 }
 
+static plm_status_t row_layout_create(int bad)
+{
+    plm_layout_t l = NULL;
+    plm_status_t st = plm_layout_create(tu_comm, 2, G2, bad ? 1 : 0, PLM_PARTITION_SCATTER, 0, NULL, 0, NULL, &l);
+    plm_layout_destroy(&l);
+    return st;
+}
+
+static plm_status_t row_layout_create_null_out(int bad)
+{
+    plm_layout_t l = NULL;
+    plm_status_t st = plm_layout_create(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, 0, NULL, 0, NULL, bad ? NULL : &l);
+    plm_layout_destroy(&l);
+    return st;
+}
+
+/* root: 0 on good ranks; on the bad rank the last rank (differing) or one past it (invalid) */
+static plm_status_t row_gather_to(int bad, int invalid)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
+    double *g = tu_alloc(nones());
+    plm_status_t st = plm_array_gather_to(x, bad ? tu_size - 1 + invalid : 0, g, nones());
+    free(g);
+    plm_array_destroy(&x);
+    return st;
+}
+static plm_status_t row_gather_to_root_differs(int bad) { return row_gather_to(bad, 0); }
+static plm_status_t row_gather_to_root_invalid(int bad) { return row_gather_to(bad, 1); }
+
+static plm_status_t row_scatter_from(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
+    double *g = tu_alloc(nones());
+    for (int64_t i = 0; i < nones(); i++) g[i] = 1.0;
+    plm_status_t st = plm_array_scatter_from(x, bad ? tu_size - 1 : 0, g);
+    free(g);
+    plm_array_destroy(&x);
+    return st;
+}
+
 static plm_status_t row_add_ghost_cells(int bad)
 {
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
@@ -261,6 +301,11 @@ static const row_t ROWS[] = {
     {"plm_array_norm_axis", "axis differs", A, 1, row_norm_axis},
     {"plm_array_asarray", "masked differs", A, 1, row_asarray_masked},
     {"plm_array_set_global", "NULL global", A, 0, row_set_global},
+    {"plm_layout_create", "another axis", A, 1, row_layout_create},
+    {"plm_layout_create", "NULL out", A, 0, row_layout_create_null_out},
+    {"plm_array_gather_to", "root differs", A, 1, row_gather_to_root_differs},
+    {"plm_array_gather_to", "root out of range", A, 0, row_gather_to_root_invalid},
+    {"plm_array_scatter_from", "root differs", A, 1, row_scatter_from},
     {"plm_array_add_ghost_cells", "n_out one short", S, 0, row_add_ghost_cells},
     {"plm_array_redistribute", "axis differs", A, 1, row_redistribute},
     {"plm_stacked_dot", "NULL re", A, 0, row_stacked_dot},
