@@ -13,6 +13,8 @@ namespace plm {
 namespace {
 
 constexpr size_t kScalarBytes = 16;  // one element of the widest dtype
+// Up to this many lanes (16 bytes each), norm_axis partials ride in the agreement.
+constexpr size_t kFusedNormLanes = 4096;
 
 char *at(void *p, int64_t elems, DType dt) { return static_cast<char *>(p) + elems * static_cast<int64_t>(dtype_size(dt)); }
 
@@ -274,18 +276,38 @@ void DistributedArray::norm_axis(comm::Agreement &ag, double ord, int axis, doub
     fold_layout(ag);
     ag.fold_double(ord);
     ag.fold(ax);
-    ag.run();
+    const Layout &lg = lay_->layout();
+    const bool along = lg.scattered() && ax == lg.axis;
+    // Along the distributed axis the partial norms combine over the mask group. When they are
+    // few they travel with the agreement itself: the lane count must not depend on the
+    // arguments (ranks may differ in axis until the agreement says so), so each group gets a
+    // slot as large as the largest result of any axis.
+    size_t slot = 0;
+    for (int a2 = 0; a2 < lg.ndim(); ++a2) slot = std::max(slot, static_cast<size_t>(product(drop_axis(lg.global, a2))));
+    const size_t groups = static_cast<size_t>(lay_->ngroups());
+    const bool fused = lg.scattered() && slot * groups <= kFusedNormLanes;
+    const size_t lane = fused ? ag.add_lanes(slot * groups, n.op) : 0;
+    const size_t mine_at = lane + slot * static_cast<size_t>(lay_->group_index());
     const Shape &L = local_shape();
     const int64_t outer = Layout::outer(L, ax), inner = Layout::inner(L, ax);
-    kernels::norm_partial(exec(), dtype_, n.kind, n.p, outer, L[static_cast<size_t>(ax)], inner, data(), mine.data());
-    if (lay_->layout().scattered() && ax == lay_->layout().axis) {
-        // Partial norms combine over the mask group; after the agreement nothing can fail
-        // locally, so a second, payload-only agreement on the group carries them (NaN kept).
+    if (ag.ok()) {
+        kernels::norm_partial(exec(), dtype_, n.kind, n.p, outer, L[static_cast<size_t>(ax)], inner, data(), mine.data());
+        if (along && fused)
+            for (size_t i = 0; i < mine.size(); ++i) ag.set(mine_at + i, mine[i]);
+    }
+    ag.run();
+    if (along && fused) {
+        for (size_t i = 0; i < mine.size(); ++i) out[i] = finish_norm(n.kind, n.p, ag.get(mine_at + i));
+        return;
+    }
+    if (along) {
+        // Many partials: after the agreement nothing can fail locally, so a payload-only
+        // agreement on the group carries them.
         comm::Agreement sum(lay_->group(), "norm_axis partials");
-        const size_t lane = sum.add_lanes(mine.size(), n.op);
-        for (size_t i = 0; i < mine.size(); ++i) sum.set(lane + i, mine[i]);
+        const size_t l2 = sum.add_lanes(mine.size(), n.op);
+        for (size_t i = 0; i < mine.size(); ++i) sum.set(l2 + i, mine[i]);
         sum.run();
-        for (size_t i = 0; i < mine.size(); ++i) out[i] = finish_norm(n.kind, n.p, sum.get(lane + i));
+        for (size_t i = 0; i < mine.size(); ++i) out[i] = finish_norm(n.kind, n.p, sum.get(l2 + i));
         return;
     }
     for (double &v : mine) v = finish_norm(n.kind, n.p, v);

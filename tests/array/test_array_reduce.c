@@ -159,6 +159,53 @@ static void test_norm_axis(void **state)
     TU_DONE();
 }
 
+/* Results too many to ride in the agreement (more than 4096 lanes): the second, group-only
+ * reduction, with and without a mask. */
+static void test_norm_axis_many(void **state)
+{
+    (void)state;
+    const int64_t shape[2] = {tu_size + 2, 4100};
+    const int64_t n = shape[0] * shape[1];
+    int mask[64];
+    for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
+    double *g = tu_alloc(n), *ref = tu_alloc(n), *got = tu_alloc(n);
+    tu_gen(g, n, 5, PLM_FLOAT64, 1);
+    for (int m = 0; m < 2; m++) {
+        plm_array_t x = tu_make(2, shape, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, m ? mask : NULL, g);
+        const double ords[] = {2.0, INFINITY};
+        for (int o = 0; o < 2; o++) {
+            if (m) { /* the group's own rows: a reference over the group's blocks only */
+                int64_t off = 0, rows = 0;
+                for (int r = 0; r < tu_size; r++) {
+                    const int64_t k = tu_split(shape[0], tu_size, r);
+                    if (mask[r] == mask[tu_rank]) {
+                        memcpy(ref + 2 * rows * shape[1], g + 2 * off * shape[1], (size_t)(2 * k * shape[1]) * sizeof(double));
+                        rows += k;
+                    }
+                    off += k;
+                }
+                const int64_t sub[2] = {rows, shape[1]};
+                double *tmp = tu_alloc(shape[1]);
+                tu_ref_norm_axis(ref, 2, sub, 0, ords[o], tmp);
+                memcpy(ref, tmp, (size_t)shape[1] * sizeof(double));
+                free(tmp);
+            } else {
+                tu_ref_norm_axis(g, 2, shape, 0, ords[o], ref);
+            }
+            TU_CHECK_OK(plm_array_norm_axis(x, ords[o], 0, got, shape[1]));
+            int64_t bad = 0;
+            for (int64_t i = 0; i < shape[1]; i++) bad += !tu_close_rel(got[i], ref[i], 1e-12);
+            TU_EXPECT(bad == 0, "norm_axis over %lld results (mask %d, ord %g): %lld differ", (long long)shape[1], m,
+                      ords[o], (long long)bad);
+        }
+        plm_array_destroy(&x);
+    }
+    free(g);
+    free(ref);
+    free(got);
+    TU_DONE();
+}
+
 /* Masked SCATTER arrays: dot and norm reduce over the group's own data; norm_axis along the
  * distributed axis over the group, along another axis over the whole comm. */
 static void test_masked_reductions(void **state)
@@ -359,7 +406,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         TU_TEST(test_dot),
         TU_TEST(test_norm),
-        TU_TEST(test_norm_axis),
+        TU_TEST(test_norm_axis), TU_TEST(test_norm_axis_many),
         TU_TEST(test_masked_reductions),
         TU_TEST(test_masked_replicated),
         TU_TEST(test_masked_broadcast_full),
