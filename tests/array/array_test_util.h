@@ -62,6 +62,10 @@ static TU_UNUSED void tu_on_alarm(int sig)
 
 #define TU_MARK() (tu_where_file = __FILE__, tu_where = __LINE__)
 
+/* Rank-sized scratch arrays in the tests hold this many ranks; tu_setup refuses more, with a
+ * message, instead of overrunning them. */
+#define TU_MAX_RANKS 256
+
 static TU_UNUSED int tu_setup(void **state)
 {
     (void)state;
@@ -77,6 +81,10 @@ static TU_UNUSED int tu_setup(void **state)
     tu_fail = 0;
     tu_checks = 0;
     tu_comm = NULL;
+    if (tu_size > TU_MAX_RANKS) {
+        if (tu_rank == 0) fprintf(stderr, "these tests run on at most %d ranks (TU_MAX_RANKS)\n", TU_MAX_RANKS);
+        return -1;
+    }
     plm_status_t st = plm_comm_create(MPI_COMM_WORLD, NULL, &tu_comm);
     if (st != PLM_SUCCESS)
         fprintf(stderr, "[rank %d/%d] plm_comm_create failed: %d %s\n", tu_rank, tu_size, (int)st, plm_last_error());

@@ -64,7 +64,7 @@ static plm_status_t row_array_create(int bad)
 static plm_status_t row_array_create_ex(int bad)
 {
     plm_array_t x = NULL;
-    int mask[8];
+    int mask[TU_MAX_RANKS];
     for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
     if (bad) mask[0] = 5; /* a valid mask, but another one */
     plm_status_t st = plm_array_create_ex(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, 0,
@@ -131,7 +131,7 @@ static plm_status_t row_norm_ord(int bad)
 /* A masked array: the bad rank's group fails, the other group must not be left waiting. */
 static plm_status_t row_norm_masked_nan(int bad)
 {
-    int mask[8];
+    int mask[TU_MAX_RANKS];
     for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
     plm_array_t x = ones(PLM_PARTITION_SCATTER, mask);
     double r = 0;
@@ -152,7 +152,7 @@ static plm_status_t row_norm_axis(int bad)
 
 static plm_status_t row_asarray_masked(int bad)
 {
-    int mask[8];
+    int mask[TU_MAX_RANKS];
     for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
     plm_array_t x = ones(PLM_PARTITION_SCATTER, mask);
     double *buf = tu_alloc(nones());
@@ -336,7 +336,7 @@ static void run_row(const row_t *row)
         plm_clear_last_error();
         plm_status_t st = row->run(tu_rank == bad);
         const plm_status_t want = row->differing && tu_size == 1 ? PLM_SUCCESS : row->expect;
-        int all[8] = {0};
+        int all[TU_MAX_RANKS] = {0};
         int mine = (int)st;
         MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
         for (int r = 0; r < tu_size; r++)

@@ -126,7 +126,7 @@ static void test_wrap_user_memory(void **state)
                     tu_default_rows(C->ndim, C->shape, C->axis, part, P, rows);
                 int64_t nloc = tu_prod(rows + tu_rank * C->ndim, 0, C->ndim);
                 int64_t n = tu_prod(C->shape, 0, C->ndim);
-                int64_t offs[8];
+                int64_t offs[TU_MAX_RANKS];
                 tu_offsets(C->ndim, rows, C->axis, P, offs);
                 int a = tu_axis(C->axis, C->ndim);
                 double *g = tu_alloc(n);
@@ -206,7 +206,7 @@ static void test_mask_query(void **state)
 {
     (void)state;
     int P = tu_size;
-    int mask[8], got[8];
+    int mask[TU_MAX_RANKS], got[TU_MAX_RANKS];
     int64_t shape[2] = {11, 3};
     int64_t rows[2 * 8];
     tu_default_rows(2, shape, 0, PLM_PARTITION_SCATTER, P, rows);
@@ -247,7 +247,7 @@ static void test_edge_shapes(void **state)
 {
     (void)state;
     int P = tu_size;
-    int64_t rows[PLM_MAX_NDIM * 8];
+    int64_t rows[PLM_MAX_NDIM * TU_MAX_RANKS];
     /* empty */
     int64_t z1[1] = {0};
     plm_array_t x = tu_make(1, z1, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);

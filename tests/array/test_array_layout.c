@@ -9,7 +9,7 @@ static void test_asarray(void **state)
 {
     (void)state;
     int P = tu_size;
-    int64_t rows[PLM_MAX_NDIM * 8];
+    int64_t rows[PLM_MAX_NDIM * TU_MAX_RANKS];
     for (int t = 0; t < 4; t++)
         for (int p = 0; p < 3; p++)
             for (int c = 0; c < TU_NCASES; c++)
@@ -44,8 +44,8 @@ static void test_asarray_masked(void **state)
 {
     (void)state;
     int P = tu_size;
-    int mask[8];
-    int64_t rows[PLM_MAX_NDIM * 8];
+    int mask[TU_MAX_RANKS];
+    int64_t rows[PLM_MAX_NDIM * TU_MAX_RANKS];
     for (int k = 0; k < TU_NMASKS; k++)
         for (int t = 0; t < 4; t++)
             for (int c = 0; c < TU_NCASES; c++)
@@ -85,7 +85,7 @@ static void test_set_global(void **state)
 {
     (void)state;
     int P = tu_size;
-    int64_t rows[PLM_MAX_NDIM * 8];
+    int64_t rows[PLM_MAX_NDIM * TU_MAX_RANKS];
     for (int t = 0; t < 4; t++)
         for (int p = 0; p < 3; p++)
             for (int c = 0; c < TU_NCASES; c++)
@@ -149,7 +149,7 @@ static void run_ghost_m(int ndim, const int64_t *shape, int axis, plm_dtype_t dt
 {
     int P = tu_size, r = tu_rank, a = tu_axis(axis, ndim);
     int64_t n = tu_prod(shape, 0, ndim);
-    int64_t er[PLM_MAX_NDIM * 8], offs[8];
+    int64_t er[PLM_MAX_NDIM * TU_MAX_RANKS], offs[TU_MAX_RANKS];
     if (rows)
         memcpy(er, rows, sizeof(int64_t) * (size_t)(ndim * P));
     else
@@ -187,7 +187,7 @@ static void test_ghost_cells(void **state)
 {
     (void)state;
     int P = tu_size;
-    int64_t before[8], after[8], rows[PLM_MAX_NDIM * 8];
+    int64_t before[8], after[8], rows[PLM_MAX_NDIM * TU_MAX_RANKS];
     struct { int ndim; int64_t shape[3]; int axis; } shp[] = {
         {1, {4 * 4 + 3}, 0}, {2, {19, 3}, 0}, {2, {3, 23}, 1}, {3, {2, 17, 3}, 1}, {3, {3, 2, 18}, -1},
     };
@@ -224,7 +224,7 @@ static void test_ghost_cells(void **state)
         }
         run_ghost(2, shape, 0, PLM_FLOAT64, NULL, before, after, "[ghost whole neighbour blocks]");
         /* the same with a mask: halos still come from the neighbours in the whole comm */
-        int mask[8];
+        int mask[TU_MAX_RANKS];
         for (int k = 0; k < TU_NMASKS; k++) {
             tu_mask(k, P, mask);
             run_ghost_m(2, shape, 0, PLM_COMPLEX64, NULL, mask, before, after, "[ghost masked array]");
@@ -250,8 +250,8 @@ static void test_redistribute(void **state)
 {
     (void)state;
     int P = tu_size;
-    int mask[8];
-    int64_t rows[PLM_MAX_NDIM * 8], er[PLM_MAX_NDIM * 8];
+    int mask[TU_MAX_RANKS];
+    int64_t rows[PLM_MAX_NDIM * TU_MAX_RANKS], er[PLM_MAX_NDIM * TU_MAX_RANKS];
     struct { int ndim; int64_t shape[3]; int from, to; } cs[] = {
         {2, {7, 10}, 0, 1}, {2, {7, 10}, 1, 0}, {3, {5, 3, 7}, 0, 2}, {3, {5, 3, 7}, 2, 1},
         {3, {2, 9, 5}, 1, 0}, {2, {3, 2}, 0, 1}, {2, {6, 5}, 1, 1},

@@ -11,14 +11,14 @@
  * only (other ranks pass NULL); a wrong n_out on the root fails every rank. */
 #include "array_test_util.h"
 
-static int64_t g_rows[64 * PLM_MAX_NDIM];
+static int64_t g_rows[TU_MAX_RANKS * PLM_MAX_NDIM];
 
 static void expect_layout(plm_const_layout_t l, const tu_case_t *c, plm_partition_t part, const int64_t *rows,
                           const int *mask)
 {
-    int ndim = 0, axis = -9, has_mask = -1, m[64];
+    int ndim = 0, axis = -9, has_mask = -1, m[TU_MAX_RANKS];
     plm_partition_t p = PLM_PARTITION_BROADCAST;
-    int64_t gs[PLM_MAX_NDIM], ls[PLM_MAX_NDIM], all[64 * PLM_MAX_NDIM], n = -1, off = -1, offs[64];
+    int64_t gs[PLM_MAX_NDIM], ls[PLM_MAX_NDIM], all[TU_MAX_RANKS * PLM_MAX_NDIM], n = -1, off = -1, offs[TU_MAX_RANKS];
     TU_CHECK_OK(plm_layout_ndim(l, &ndim));
     TU_CHECK_OK(plm_layout_global_shape(l, gs));
     TU_CHECK_OK(plm_layout_local_shape(l, ls));
@@ -45,7 +45,7 @@ static void expect_layout(plm_const_layout_t l, const tu_case_t *c, plm_partitio
 static void test_layout_queries(void **state)
 {
     (void)state;
-    int mask[64];
+    int mask[TU_MAX_RANKS];
     for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
     for (int i = 0; i < TU_NCASES; i++) {
         const tu_case_t *c = &TU_CASES[i];
@@ -160,7 +160,7 @@ static void test_layout_sharing(void **state)
 static void test_layout_mask_groups(void **state)
 {
     (void)state;
-    int mask[64];
+    int mask[TU_MAX_RANKS];
     for (int r = 0; r < tu_size; r++) mask[r] = (r * 7) % 3;
     int64_t g1[1] = {3 * tu_size + 2}, g2[2] = {2 * tu_size + 1, 3};
     plm_layout_t a = NULL, b = NULL;

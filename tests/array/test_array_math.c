@@ -12,8 +12,8 @@ typedef void (*combo_fn)(const tu_case_t *C, plm_partition_t part, plm_dtype_t d
 static void for_all_combos(combo_fn fn)
 {
     int P = tu_size;
-    int64_t rows[PLM_MAX_NDIM * 8];
-    int mask[8];
+    int64_t rows[PLM_MAX_NDIM * TU_MAX_RANKS];
+    int mask[TU_MAX_RANKS];
     int seed = 0;
     for (int t = 0; t < 4; t++)
         for (int p = 0; p < 3; p++)
@@ -73,7 +73,7 @@ static void do_copies(const tu_case_t *C, plm_partition_t part, plm_dtype_t dt, 
                       int seed, const char *what)
 {
     int64_t n = nglob(C);
-    int64_t er[PLM_MAX_NDIM * 8];
+    int64_t er[PLM_MAX_NDIM * TU_MAX_RANKS];
     expect_rows(C, part, rows, er);
     double *gx = tu_alloc(n), *gy = tu_alloc(n), *zero = tu_alloc(n);
     tu_gen(gx, n, seed, dt, 0);

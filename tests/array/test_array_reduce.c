@@ -26,7 +26,7 @@ static void test_dot(void **state)
 {
     (void)state;
     int P = tu_size;
-    int64_t rows[PLM_MAX_NDIM * 8];
+    int64_t rows[PLM_MAX_NDIM * TU_MAX_RANKS];
     for (int t = 0; t < 4; t++)
         for (int p = 0; p < 3; p++)
             for (int c = 0; c < TU_NCASES; c++)
@@ -76,7 +76,7 @@ static void test_norm(void **state)
 {
     (void)state;
     int P = tu_size;
-    int64_t rows[PLM_MAX_NDIM * 8];
+    int64_t rows[PLM_MAX_NDIM * TU_MAX_RANKS];
     for (int t = 0; t < 4; t++)
         for (int p = 0; p < 3; p++)
             for (int c = 0; c < TU_NCASES; c++) {
@@ -123,7 +123,7 @@ static void test_norm_axis(void **state)
                 double *g = tu_alloc(n);
                 tu_gen(g, n, c + 30 * t, dt, 1);
                 /* SCATTER: odd cases with the reversed split, so gathered blocks are uneven the other way */
-                int64_t rows[PLM_MAX_NDIM * 8];
+                int64_t rows[PLM_MAX_NDIM * TU_MAX_RANKS];
                 int rev = TU_PARTS[p] == PLM_PARTITION_SCATTER && (c % 2);
                 if (rev) tu_reversed_rows(C->ndim, C->shape, C->axis, tu_size, rows);
                 plm_array_t x = tu_make(C->ndim, C->shape, C->axis, TU_PARTS[p], dt, rev ? rows : NULL, NULL, g);
@@ -166,7 +166,7 @@ static void test_norm_axis_many(void **state)
     (void)state;
     const int64_t shape[2] = {tu_size + 2, 4100};
     const int64_t n = shape[0] * shape[1];
-    int mask[64];
+    int mask[TU_MAX_RANKS];
     for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
     double *g = tu_alloc(n), *ref = tu_alloc(n), *got = tu_alloc(n);
     tu_gen(g, n, 5, PLM_FLOAT64, 1);
@@ -212,8 +212,8 @@ static void test_masked_reductions(void **state)
 {
     (void)state;
     int P = tu_size;
-    int mask[8];
-    int64_t rows[PLM_MAX_NDIM * 8];
+    int mask[TU_MAX_RANKS];
+    int64_t rows[PLM_MAX_NDIM * TU_MAX_RANKS];
     for (int k = 0; k < TU_NMASKS; k++)
         for (int t = 0; t < 4; t++)
             for (int c = 0; c < TU_NCASES; c++) {
@@ -288,11 +288,11 @@ static void test_masked_replicated(void **state)
     (void)state;
     int P = tu_size;
     int nsub = P >= 2 && P % 2 == 0 ? 2 : 1;
-    int mask[8];
+    int mask[TU_MAX_RANKS];
     for (int r = 0; r < P; r++) mask[r] = r / (P / nsub);
     int gsize = P / nsub, grank = tu_rank % gsize;
     int64_t nvec = 301; /* per-group vector */
-    int64_t rows[8];
+    int64_t rows[TU_MAX_RANKS];
     for (int r = 0; r < P; r++) rows[r] = tu_split(nvec, gsize, r % gsize);
     int64_t gshape[1] = {nvec * nsub};
     for (int t = 0; t < 4; t++) {
@@ -333,7 +333,7 @@ static void test_masked_broadcast_full(void **state)
 {
     (void)state;
     int P = tu_size;
-    int mask[8];
+    int mask[TU_MAX_RANKS];
     int64_t shape[2] = {7, 9};
     int64_t n = 63;
     for (int k = 0; k < TU_NMASKS; k++)

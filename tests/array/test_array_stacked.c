@@ -305,7 +305,7 @@ static void test_stacked_masked_member(void **state)
 {
     (void)state;
     int P = tu_size;
-    int mask[8];
+    int mask[TU_MAX_RANKS];
     tu_mask(0, P, mask);
     for (int t = 0; t < 4; t++) {
         plm_dtype_t dt = TU_DTYPES[t];
@@ -314,7 +314,7 @@ static void test_stacked_masked_member(void **state)
         make_members(dt, 90 + t, -1, mask, xa, gx);
         make_members(dt, 95 + t, -1, mask, ya, gy);
         /* reference: member 0 replaced by its group's data */
-        int64_t rows[8], gs[1];
+        int64_t rows[TU_MAX_RANKS], gs[1];
         tu_default_rows(1, MEMBERS[0].shape, 0, PLM_PARTITION_SCATTER, P, rows);
         double *sx = tu_alloc(msize(0)), *sy = tu_alloc(msize(0));
         int64_t ng = tu_group_data(gx[0], 1, MEMBERS[0].shape, 0, rows, mask, sx, gs);
@@ -351,7 +351,7 @@ static void test_stacked_masked_member(void **state)
         TU_CHECK_OK(plm_stacked_zeros_like(x, &z));
         if (z) {
             plm_array_t m = NULL;
-            int has = 0, got[8];
+            int has = 0, got[TU_MAX_RANKS];
             TU_CHECK_OK(plm_stacked_get(z, 0, &m));
             if (m) {
                 TU_CHECK_OK(plm_array_mask(m, &has, got));
