@@ -71,15 +71,39 @@ template <int K> struct Cascade {
 // K sums over terms 0..n-1; term(i, j, acc) adds term i + j into acc[k][j]. Returns, per k,
 // the even lanes' sum then the odd lanes' (the real and imaginary parts of interleaved
 // complex data; blocks start at even indices, so lane parity is index parity).
-template <int K, int L, typename Term> PLM_INLINE Part<2 * K> sum_blocked(int64_t n, Term term)
+// Software prefetch a fixed distance ahead of one or two streams of Scale reals per term.
+// Past L2 the hardware prefetcher alone left plm_array_dot at ~20 GB/s here (1e5 doubles,
+// 60-85 us); with this it runs at 18-35 us, like OpenBLAS's ddot. The complex sums pass
+// NoAhead (no measured gain on this machine).
+template <typename R, int Scale = 1> struct Ahead {
+    const R *a;
+    const R *b = nullptr;
+    PLM_INLINE void operator()(int64_t i, int terms) const
+    {
+        constexpr int64_t ahead = 2048 / sizeof(R), line = 64 / sizeof(R);
+        for (int64_t k = i * Scale + ahead, last = (i + terms) * Scale + ahead; k < last; k += line) {
+            __builtin_prefetch(a + k);
+            if (b) __builtin_prefetch(b + k);
+        }
+    }
+};
+
+struct NoAhead {
+    void operator()(int64_t, int) const {}
+};
+
+template <int K, int L, typename Term, typename Prefetch>
+PLM_INLINE Part<2 * K> sum_blocked(int64_t n, Term term, Prefetch prefetch)
 {
     Cascade<2 * K> c;
     for (int64_t b = 0; b < n; b += kBlock) {
         const int64_t end = std::min(n, b + kBlock);
         double acc[K][L] = {};
         int64_t i = b;
-        for (; i + L <= end; i += L)
+        for (; i + L <= end; i += L) {
+            prefetch(i, L);
             for (int j = 0; j < L; ++j) term(i, j, acc);
+        }
         for (int j = 0; i + j < end; ++j) term(i, j, acc);
         // Fold the lanes pairwise, keeping even and odd lanes apart.
         Part<2 * K> s;
@@ -99,7 +123,7 @@ double both(Part<2> s) { return s[0] + s[1]; }
 // Real data. float terms are widened to double first (a float product is exact in double).
 template <typename R> PLM_CLONES double sum_abs(const R *x, int64_t n)
 {
-    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) { a[0][j] += std::fabs(double(x[i + j])); }));
+    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) { a[0][j] += std::fabs(double(x[i + j])); }, Ahead<R>{x}));
 }
 
 template <typename R> PLM_CLONES double sum_sq(const R *x, int64_t n)
@@ -107,17 +131,17 @@ template <typename R> PLM_CLONES double sum_sq(const R *x, int64_t n)
     return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) {
         const double v = x[i + j];
         a[0][j] += v * v;
-    }));
+    }, Ahead<R>{x}));
 }
 
 template <typename R> PLM_CLONES double sum_xy(const R *x, const R *y, int64_t n)
 {
-    return both(sum_blocked<1, 32>(n, [x, y](int64_t i, int j, auto &a) { a[0][j] += double(x[i + j]) * double(y[i + j]); }));
+    return both(sum_blocked<1, 32>(n, [x, y](int64_t i, int j, auto &a) { a[0][j] += double(x[i + j]) * double(y[i + j]); }, Ahead<R>{x, y}));
 }
 
 template <typename R> PLM_CLONES double count_nz(const R *x, int64_t n)
 {
-    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) { a[0][j] += x[i + j] != R(0) ? 1.0 : 0.0; }));
+    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) { a[0][j] += x[i + j] != R(0) ? 1.0 : 0.0; }, Ahead<R>{x}));
 }
 
 // Complex x, y as n (re, im) pairs: the sums of re_x re_y, im_x im_y, re_x im_y, im_x re_y.
@@ -129,7 +153,7 @@ template <typename R> PLM_CLONES Part<8> sum_cross(const R *x, const R *y, int64
         a[1][j] += xi * yi;
         a[2][j] += xr * yi;
         a[3][j] += xi * yr;
-    });
+    }, NoAhead{});
 }
 
 // |z| = sqrt(re^2 + im^2) in double: exact range for c64; c128 callers check the range.
@@ -138,14 +162,14 @@ template <typename R> PLM_CLONES double sum_cabs(const R *x, int64_t n)
     return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) {
         const double re = x[2 * (i + j)], im = x[2 * (i + j) + 1];
         a[0][j] += std::sqrt(re * re + im * im);
-    }));
+    }, NoAhead{}));
 }
 
 template <typename R> PLM_CLONES double count_nz_pairs(const R *x, int64_t n)
 {
     return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) {
         a[0][j] += (x[2 * (i + j)] != R(0)) | (x[2 * (i + j) + 1] != R(0)) ? 1.0 : 0.0;
-    }));
+    }, NoAhead{}));
 }
 
 // |x| in double; complex: hypot, so no overflow or underflow in between.
@@ -158,12 +182,12 @@ template <typename T> double absd(T v)
 // Exact (hypot) magnitudes and general powers: libm calls, not vectorised; same blocking.
 template <typename T> double sum_pow(const T *x, int64_t n, double p)
 {
-    return both(sum_blocked<1, 4>(n, [x, p](int64_t i, int j, auto &a) { a[0][j] += std::pow(absd(x[i + j]), p); }));
+    return both(sum_blocked<1, 4>(n, [x, p](int64_t i, int j, auto &a) { a[0][j] += std::pow(absd(x[i + j]), p); }, NoAhead{}));
 }
 
 template <typename T> double sum_absd(const T *x, int64_t n)
 {
-    return both(sum_blocked<1, 4>(n, [x](int64_t i, int j, auto &a) { a[0][j] += absd(x[i + j]); }));
+    return both(sum_blocked<1, 4>(n, [x](int64_t i, int j, auto &a) { a[0][j] += absd(x[i + j]); }, NoAhead{}));
 }
 
 // ---------------------------------------------------------------------------------------
