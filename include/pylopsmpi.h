@@ -67,7 +67,8 @@ typedef enum plm_status {
     PLM_ERR_SIZE_MISMATCH = 8,       /**< shapes, local shapes, partitions, masks or lengths differ */
     PLM_ERR_NOT_CONVERGED = 9,       /**< a solver stopped without meeting its tolerance */
     PLM_ERR_INTERNAL = 10,
-    PLM_ERR_DTYPE_MISMATCH = 11      /**< operands have dtypes that cannot be combined */
+    PLM_ERR_DTYPE_MISMATCH = 11,     /**< operands have dtypes that cannot be combined */
+    PLM_ERR_CALLBACK = 12            /**< a user callback returned non-zero */
 } plm_status_t;
 
 /** Static English name of a status ("PLM_ERR_MPI: MPI call failed"). Never NULL. Not collective. */
@@ -188,8 +189,10 @@ typedef struct plm_array_s *plm_array_t;                   /**< distributed arra
 typedef const struct plm_array_s *plm_const_array_t;
 typedef struct plm_stacked_s *plm_stacked_t;               /**< stack of distributed arrays */
 typedef const struct plm_stacked_s *plm_const_stacked_t;
-typedef struct plm_op_s *plm_op_t;                         /**< linear operator (operators issue) */
+typedef struct plm_op_s *plm_op_t;                         /**< linear operator */
 typedef const struct plm_op_s *plm_const_op_t;
+typedef struct plm_solver_info_s *plm_solver_info_t;       /**< what a solver reports */
+typedef const struct plm_solver_info_s *plm_const_solver_info_t;
 #define PLM_NULL_HANDLE NULL
 
 /* ------------------------------------------------------------------------------------------ */
@@ -623,6 +626,142 @@ PLM_API plm_status_t plm_stacked_dot(plm_const_stacked_t x, plm_const_stacked_t 
 PLM_API plm_status_t plm_stacked_norm(plm_const_stacked_t x, double ord, double *result);
 /** Flattened members' global arrays, concatenated (n_out elements). Collective. */
 PLM_API plm_status_t plm_stacked_asarray(plm_const_stacked_t x, void *out, int64_t n_out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Linear operators                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Two kinds of plm_op_t. A **local** operator (dense, diagonal, identity, zero, callback) is a
+ * matrix on local buffers; it is a building block, applied by the distributed operators that
+ * hold it. A **distributed** operator (block-diagonal, vertical or horizontal stack) maps
+ * arrays on its domain layout to arrays on its range layout (1-D vectors, as in PyLops-MPI).
+ * Composites (adjoint, scale, sum, product) combine two of the same kind. Operators are
+ * immutable; a stack or composite keeps its parts alive, so a part's handle may be destroyed
+ * at once. Every handle is released with plm_op_destroy().
+ */
+
+/** Dense rows x cols local matrix of dtype: y = A x through CBLAS gemv. Not collective.
+ *  @param[in] a        rows x cols elements, host memory, row-major (col_major = 0) or column-major
+ *  @param[in] wrap     0: copy a; 1: use a in place (it must outlive the operator) */
+PLM_API plm_status_t plm_op_dense(plm_dtype_t dtype, int64_t rows, int64_t cols, const void *a, int col_major,
+                                  int wrap, plm_op_t *out);
+/** n x n local diagonal matrix; d (n elements, host memory) is copied. Not collective. */
+PLM_API plm_status_t plm_op_diagonal(plm_dtype_t dtype, int64_t n, const void *d, plm_op_t *out);
+/** n x n local identity. Not collective. */
+PLM_API plm_status_t plm_op_identity(plm_dtype_t dtype, int64_t n, plm_op_t *out);
+/** rows x cols local zero matrix. Not collective. */
+PLM_API plm_status_t plm_op_zero(plm_dtype_t dtype, int64_t rows, int64_t cols, plm_op_t *out);
+
+/**
+ * A user function of a callback operator: out (n_out elements) = A in (n_in elements) for
+ * matvec, A^H in for rmatvec; buffers of dtype in `memory` (host in this build), not
+ * overlapping. Return 0 on success; anything else makes the apply fail with
+ * PLM_ERR_CALLBACK on every rank (never a hang).
+ */
+typedef int (*plm_op_fn)(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dtype,
+                         plm_memory_t memory);
+/** rows x cols local operator defined by user functions (either may be NULL: applying it then
+ *  gives PLM_ERR_NOT_SUPPORTED). destroy(ctx) (may be NULL) runs when the operator goes; if
+ *  this call fails, ctx stays the caller's. Not collective. */
+PLM_API plm_status_t plm_op_callback(plm_dtype_t dtype, int64_t rows, int64_t cols, plm_op_fn matvec,
+                                     plm_op_fn rmatvec, void *ctx, void (*destroy)(void *ctx), plm_op_t *out);
+
+/**
+ * Block-diagonal operator (PyLops-MPI's MPIBlockDiag): each rank gives its own diagonal blocks
+ * (n local operators, one dtype on every rank). Domain and range are 1-D SCATTER arrays whose
+ * local sizes are this rank's column and row sums; the mask (optional, as in arrays) is put
+ * on both, so reductions in solvers run per group. Applying it needs no communication.
+ * Collective on comm.
+ */
+PLM_API plm_status_t plm_op_blockdiag(plm_comm_t comm, int n, const plm_const_op_t *ops, int nmask, const int *mask,
+                                      plm_op_t *out);
+/**
+ * Vertical stack (MPIVStack): each rank's n local operators, all with the same columns on
+ * every rank, stacked. Domain: 1-D BROADCAST of that length; range: 1-D SCATTER with this
+ * rank's row sum. The adjoint reduces over the ranks with one in-place allreduce.
+ * Collective on comm.
+ */
+PLM_API plm_status_t plm_op_vstack(plm_comm_t comm, int n, const plm_const_op_t *ops, plm_op_t *out);
+/** Horizontal stack (MPIHStack): parts with the same rows on every rank; domain 1-D SCATTER
+ *  (column sums), range 1-D BROADCAST; the forward reduces over the ranks. Collective on comm. */
+PLM_API plm_status_t plm_op_hstack(plm_comm_t comm, int n, const plm_const_op_t *ops, plm_op_t *out);
+
+/* Composites: both operators local, or both distributed. Not collective. */
+/** A^H. */
+PLM_API plm_status_t plm_op_adjoint(plm_const_op_t a, plm_op_t *out);
+/** alpha A (adjoint: conj(alpha) A^H). An imaginary part for a real dtype is PLM_ERR_INVALID_ARG. */
+PLM_API plm_status_t plm_op_scale(plm_const_op_t a, double alpha_re, double alpha_im, plm_op_t *out);
+/** A + B (same shape, or the same domain and range). */
+PLM_API plm_status_t plm_op_sum(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
+/** A B (B first; B's range is A's domain). */
+PLM_API plm_status_t plm_op_product(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
+
+/** Release an operator handle; *op = NULL. Parts held by composites live on. Not collective. */
+PLM_API plm_status_t plm_op_destroy(plm_op_t *op);
+/** Local: the matrix shape. Distributed: the global sizes of range (rows) and domain (cols).
+ *  Not collective. */
+PLM_API plm_status_t plm_op_shape(plm_const_op_t op, int64_t *rows, int64_t *cols);
+PLM_API plm_status_t plm_op_dtype(plm_const_op_t op, plm_dtype_t *dtype);
+/** *is_local = 1 for a local building block, 0 for a distributed operator. Not collective. */
+PLM_API plm_status_t plm_op_is_local(plm_const_op_t op, int *is_local);
+/** The layouts of x and of y = Op x (new handles: release with plm_layout_destroy); make
+ *  arrays on them with plm_array_create_from_layout(). Distributed operators only. Not collective. */
+PLM_API plm_status_t plm_op_domain(plm_const_op_t op, plm_layout_t *domain);
+PLM_API plm_status_t plm_op_range(plm_const_op_t op, plm_layout_t *range);
+
+/**
+ * y = Op x: x on the domain, y on the range (layouts checked in O(1): made from them, or equal
+ * splits; PLM_ERR_SIZE_MISMATCH otherwise), the operator's dtype, different arrays. Nothing is
+ * allocated. Collective on the operator's communicator.
+ */
+PLM_API plm_status_t plm_op_apply(plm_const_op_t op, plm_const_array_t x, plm_array_t y);
+/** x = Op^H y: y on the range, x on the domain. Collective. */
+PLM_API plm_status_t plm_op_apply_adjoint(plm_const_op_t op, plm_const_array_t y, plm_array_t x);
+
+/**
+ * Dot test: with u on the domain and v on the range filled with pseudo-random values (the
+ * same for every rank count), compares yy = (Op u)^H v with xx = u^H (Op^H v);
+ * *passed = |xx - yy| <= rtol max(|xx|, |yy|). Collective.
+ * @param[out] yy, xx  two doubles each (re, im); may be NULL
+ */
+PLM_API plm_status_t plm_op_dottest(plm_const_op_t op, double rtol, int *passed, double *yy, double *xx);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Solvers                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/** An object a solver fills: iterations, stopping reason, residual norms and the cost
+ *  history. Reusable across solves. Not collective. */
+PLM_API plm_status_t plm_solver_info_create(plm_solver_info_t *info);
+PLM_API plm_status_t plm_solver_info_destroy(plm_solver_info_t *info);
+/** 1: the tolerance was met; 2: niter iterations ran. */
+PLM_API plm_status_t plm_solver_info_istop(plm_const_solver_info_t info, int *istop);
+PLM_API plm_status_t plm_solver_info_iterations(plm_const_solver_info_t info, int64_t *iterations);
+/** CGLS: r1norm = ||Op^H (y - Op x) - damp^2 x||^2 at the end (PyLops' definition, a squared
+ *  normal-equations residual), r2norm = sqrt(||y - Op x||^2 + damp^2 ||x||^2).
+ *  CG: r1norm = ||y - Op x||^2, r2norm = ||y - Op x||. */
+PLM_API plm_status_t plm_solver_info_norms(plm_const_solver_info_t info, double *r1norm, double *r2norm);
+/** ||y - Op x|| before the first iteration and after each: iterations + 1 values into cost
+ *  (room for n values; *n_written says how many were written; cost may be NULL to ask). */
+PLM_API plm_status_t plm_solver_info_cost(plm_const_solver_info_t info, double *cost, int64_t n, int64_t *n_written);
+
+/**
+ * Conjugate gradient for a square Hermitian positive definite operator (domain == range):
+ * x holds x0 on entry and the solution on return; stops after niter iterations or when
+ * ||y - Op x||^2 <= tol (PyLops' rule: tol compares with the squared norm). A solve that
+ * does not meet tol still returns PLM_SUCCESS (istop 2). info may be NULL. Collective.
+ */
+PLM_API plm_status_t plm_solve_cg(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter, double tol,
+                                  plm_solver_info_t info);
+/**
+ * CGLS: minimises ||y - Op x||^2 + damp^2 ||x||^2. x holds x0 on entry and the solution on
+ * return; stops after niter iterations or when ||Op^H r - damp^2 x||^2 < tol (PyLops' rule).
+ * Unlike PyLops, damp is squared everywhere (PyLops uses it unsquared in the first residual).
+ * info may be NULL. Collective.
+ */
+PLM_API plm_status_t plm_solve_cgls(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter,
+                                    double damp, double tol, plm_solver_info_t info);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -54,10 +54,15 @@ ArrayLayout::Ptr ArrayLayout::finish(Draft d)
     } else {
         l.local = default_local_shapes(l.global, l.axis, l.partition, c.size());
     }
+    return make(std::move(d.comm), std::move(l), std::move(d.mask));
+}
+
+ArrayLayout::Ptr ArrayLayout::make(CommPtr comm, Layout l, std::vector<int> mask)
+{
     std::shared_ptr<ArrayLayout> a(new ArrayLayout());
-    a->comm_ = std::move(d.comm);
+    a->comm_ = std::move(comm);
     a->layout_ = std::move(l);
-    a->mask_ = std::move(d.mask);
+    a->mask_ = std::move(mask);
     a->group_ = a->mask_.empty() ? a->comm_.get() : &a->comm_->mask_group(a->mask_);
     a->set_derived();
     return a;

@@ -42,6 +42,9 @@ public:
     static Draft check(comm::Agreement &ag, const LayoutSpec &s);
     static Ptr finish(Draft d);
 
+    // A layout from complete, valid math that every rank holds alike (operators compute it
+    // from gathered sizes). Collective on comm only for a new mask's group.
+    static Ptr make(CommPtr comm, Layout l, std::vector<int> mask);
     // The same communicator, mask and group with other layout math (redistribute). Not collective.
     Ptr with(const Layout &l) const;
 

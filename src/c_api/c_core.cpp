@@ -21,6 +21,7 @@ PLM_API const char *plm_status_string(plm_status_t status)
     case PLM_ERR_NOT_CONVERGED: return "PLM_ERR_NOT_CONVERGED: solver did not converge";
     case PLM_ERR_INTERNAL: return "PLM_ERR_INTERNAL: internal error";
     case PLM_ERR_DTYPE_MISMATCH: return "PLM_ERR_DTYPE_MISMATCH: dtypes cannot be combined";
+    case PLM_ERR_CALLBACK: return "PLM_ERR_CALLBACK: a user callback returned non-zero";
     }
     return "unknown plm_status_t";
 }

@@ -55,6 +55,13 @@ const ArrayLayout::Ptr &layout_of(const plm_layout_s *h)
     return h->layout;
 }
 
+const ops::Operator::Ptr &op_of(const plm_op_s *h)
+{
+    PLM_REQUIRE(h, PLM_ERR_INVALID_ARG, "plm_op_t is NULL");
+    PLM_REQUIRE(h->magic == kOpMagic && h->op, PLM_ERR_INVALID_ARG, "plm_op_t is not a valid operator");
+    return h->op;
+}
+
 plm_layout_s *new_layout_handle(ArrayLayout::Ptr l)
 {
     auto *h = new plm_layout_s();

@@ -7,6 +7,8 @@
 #include <new>
 
 #include "array/stacked_array.hpp"
+#include "ops/operator.hpp"
+#include "solvers/solvers.hpp"
 
 struct plm_comm_s {
     uint32_t magic;
@@ -30,6 +32,16 @@ struct plm_layout_s {
     plm_comm_s comm_handle;  // what plm_layout_get_comm() lends out
 };
 
+struct plm_op_s {
+    uint32_t magic;
+    plm::ops::Operator::Ptr op;
+};
+
+struct plm_solver_info_s {
+    uint32_t magic;
+    plm::solvers::Info info;
+};
+
 struct plm_stacked_s {
     uint32_t magic;
     plm::StackedArray::Ptr stack;
@@ -39,7 +51,7 @@ struct plm_stacked_s {
 namespace plm::detail {
 
 constexpr uint32_t kCommMagic = 0x504c4d31u, kArrayMagic = 0x504c4d32u, kStackMagic = 0x504c4d33u,
-                   kLayoutMagic = 0x504c4d34u;
+                   kLayoutMagic = 0x504c4d34u, kOpMagic = 0x504c4d35u, kInfoMagic = 0x504c4d36u;
 
 void record_error(const char *message);
 const char *last_error();
@@ -71,6 +83,7 @@ DistributedArray &array_of(const plm_array_s *h);
 StackedArray &stack_of(const plm_stacked_s *h);
 plm_array_s *new_array_handle(DistributedArray::Ptr a);
 const ArrayLayout::Ptr &layout_of(const plm_layout_s *h);
+const ops::Operator::Ptr &op_of(const plm_op_s *h);
 plm_layout_s *new_layout_handle(ArrayLayout::Ptr l);
 void fill_layout_handle(plm_layout_s *h, ArrayLayout::Ptr l);
 

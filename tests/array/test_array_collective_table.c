@@ -217,6 +217,100 @@ static plm_status_t row_scatter_from(int bad)
     return st;
 }
 
+/* ---- operators and solvers: a block-diagonal of one 3 x 2 dense block per rank ---------- */
+
+static plm_op_t dense_block(plm_dtype_t dt)
+{
+    const double a[6] = {2, 0.5, -1, 1, 0.25, 3};
+    float af[6];
+    for (int i = 0; i < 6; i++) af[i] = (float)a[i];
+    plm_op_t op = NULL;
+    TU_OK(plm_op_dense(dt, 3, 2, dt == PLM_FLOAT32 ? (const void *)af : (const void *)a, 0, 0, &op));
+    return op;
+}
+
+static plm_op_t block_op(void)
+{
+    plm_op_t d = dense_block(PLM_FLOAT64), op = NULL;
+    TU_OK(plm_op_blockdiag(tu_comm, 1, (const plm_const_op_t *)&d, 0, NULL, &op));
+    plm_op_destroy(&d);
+    return op;
+}
+
+static plm_array_t on_space(plm_const_op_t op, int range)
+{
+    plm_layout_t l = NULL;
+    plm_array_t x = NULL;
+    TU_OK(range ? plm_op_range(op, &l) : plm_op_domain(op, &l));
+    TU_OK(plm_array_create_from_layout(l, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &x));
+    TU_OK(plm_array_fill(x, 1, 0));
+    plm_layout_destroy(&l);
+    return x;
+}
+
+static plm_status_t row_op_blockdiag(int bad)
+{
+    plm_op_t d = dense_block(bad ? PLM_FLOAT32 : PLM_FLOAT64), op = NULL; /* a valid dtype, but another */
+    plm_status_t st = plm_op_blockdiag(tu_comm, 1, (const plm_const_op_t *)&d, 0, NULL, &op);
+    plm_op_destroy(&d);
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_op_stack(int bad, int horizontal)
+{
+    plm_op_t d = dense_block(PLM_FLOAT64), op = NULL;
+    plm_status_t st = horizontal ? plm_op_hstack(tu_comm, bad ? 0 : 1, (const plm_const_op_t *)&d, &op)
+                                 : plm_op_vstack(tu_comm, bad ? 0 : 1, (const plm_const_op_t *)&d, &op);
+    plm_op_destroy(&d);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_op_vstack(int bad) { return row_op_stack(bad, 0); }
+static plm_status_t row_op_hstack(int bad) { return row_op_stack(bad, 1); }
+
+static plm_status_t row_op_apply(int bad, int adjoint)
+{
+    plm_op_t op = block_op();
+    plm_array_t x = on_space(op, 0), y = on_space(op, 1);
+    plm_status_t st = adjoint ? plm_op_apply_adjoint(op, bad ? x : y, x) /* x is not on the range */
+                              : plm_op_apply(op, x, bad ? x : y);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_op_apply_fwd(int bad) { return row_op_apply(bad, 0); }
+static plm_status_t row_op_apply_adj(int bad) { return row_op_apply(bad, 1); }
+
+static plm_status_t row_op_dottest(int bad)
+{
+    plm_op_t op = block_op();
+    int passed = 0;
+    plm_status_t st = plm_op_dottest(op, bad ? 1e-3 : 1e-6, &passed, NULL, NULL); /* rtol differs */
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_solve(int bad, int cg)
+{
+    plm_op_t op = block_op(), ah = NULL, sq = NULL;
+    TU_OK(plm_op_adjoint(op, &ah));
+    TU_OK(plm_op_product(ah, op, &sq));
+    plm_const_op_t use = cg ? sq : op;
+    plm_array_t x = on_space(use, 0), y = on_space(use, 1);
+    plm_status_t st = cg ? plm_solve_cg(use, y, x, bad ? 5 : 4, 0.0, NULL) /* niter differs */
+                         : plm_solve_cgls(use, y, x, 4, bad ? 0.5 : 0.0, 0.0, NULL); /* damp differs */
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_op_destroy(&ah);
+    plm_op_destroy(&sq);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_solve_cg(int bad) { return row_solve(bad, 1); }
+static plm_status_t row_solve_cgls(int bad) { return row_solve(bad, 0); }
+
 static plm_status_t row_add_ghost_cells(int bad)
 {
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
@@ -306,6 +400,14 @@ static const row_t ROWS[] = {
     {"plm_array_gather_to", "root differs", A, 1, row_gather_to_root_differs},
     {"plm_array_gather_to", "root out of range", A, 0, row_gather_to_root_invalid},
     {"plm_array_scatter_from", "root differs", A, 1, row_scatter_from},
+    {"plm_op_blockdiag", "another dtype", PLM_ERR_INVALID_ARG, 1, row_op_blockdiag},
+    {"plm_op_vstack", "no parts", A, 0, row_op_vstack},
+    {"plm_op_hstack", "no parts", A, 0, row_op_hstack},
+    {"plm_op_apply", "output on the domain", S, 0, row_op_apply_fwd},
+    {"plm_op_apply_adjoint", "input on the domain", S, 0, row_op_apply_adj},
+    {"plm_op_dottest", "rtol differs", A, 1, row_op_dottest},
+    {"plm_solve_cg", "niter differs", A, 1, row_solve_cg},
+    {"plm_solve_cgls", "damp differs", A, 1, row_solve_cgls},
     {"plm_array_add_ghost_cells", "n_out one short", S, 0, row_add_ghost_cells},
     {"plm_array_redistribute", "axis differs", A, 1, row_redistribute},
     {"plm_stacked_dot", "NULL re", A, 0, row_stacked_dot},

@@ -1,0 +1,364 @@
+// Operator and solver entry points: handle checks and conversions only; the work is in
+// src/ops/ and src/solvers/.
+#include <algorithm>
+#include <initializer_list>
+#include <memory>
+
+#include "c_api/guard.hpp"
+
+using namespace plm;
+using detail::guard;
+using detail::op_of;
+
+namespace {
+
+// Wraps a new operator in a handle (allocated first, so a failure leaks nothing).
+template <typename F> plm_status_t make(plm_op_t *out, F &&build)
+{
+    return guard([&] {
+        detail::clear_out(out, "out");
+        std::unique_ptr<plm_op_s> h(new plm_op_s());
+        h->op = build();
+        h->magic = detail::kOpMagic;
+        *out = h.release();
+    });
+}
+
+const ops::Operator &distributed_op(plm_const_op_t op)
+{
+    const ops::Operator &o = *op_of(op);
+    PLM_REQUIRE(!o.is_local(), PLM_ERR_INVALID_ARG, "a local operator has no domain or range layout");
+    return o;
+}
+
+// A stack or block-diagonal: the handles become this rank's parts inside the agreement.
+template <typename F>
+plm_status_t make_stack(plm_comm_t comm, int n, const plm_const_op_t *parts, const char *what, plm_op_t *out, F &&build)
+{
+    return guard([&] {
+        if (out) *out = nullptr;
+        comm::Communicator &c = detail::comm_of(comm);
+        comm::Agreement ag(c, what);
+        std::vector<ops::Operator::Ptr> list;
+        std::unique_ptr<plm_op_s> h;
+        ag.check([&] {
+            detail::clear_out(out, "out");
+            PLM_REQUIRE(n >= 1 && parts, PLM_ERR_INVALID_ARG, "%s needs n >= 1 local operators (n = %d)", what, n);
+            for (int i = 0; i < n; ++i) list.push_back(op_of(parts[i]));
+            h.reset(new plm_op_s());
+        });
+        ops::Operator::Ptr op = build(ag, comm->comm, std::move(list));
+        h->op = std::move(op);
+        h->magic = detail::kOpMagic;
+        *out = h.release();
+    });
+}
+
+// Checks the operands of an apply inside an agreement on the operator's communicator.
+plm_status_t apply(plm_const_op_t op, plm_const_array_t in, plm_array_t out, bool adjoint)
+{
+    return guard([&] {
+        const ops::Operator &o = distributed_op(op);
+        comm::Agreement ag(o.comm(), adjoint ? "op_apply_adjoint" : "op_apply");
+        const DistributedArray *x = nullptr;
+        DistributedArray *y = nullptr;
+        ag.check([&] {
+            x = &detail::array_of(in);
+            y = &detail::array_of(out);
+            o.check_operands(*x, *y, adjoint);
+        });
+        ag.run();
+        o.apply(*x, *y, adjoint);
+    });
+}
+
+solvers::Info &info_of(plm_solver_info_s *h)
+{
+    PLM_REQUIRE(h && h->magic == detail::kInfoMagic, PLM_ERR_INVALID_ARG, "plm_solver_info_t is not valid");
+    return h->info;
+}
+
+const solvers::Info &info_of(const plm_solver_info_s *h) { return info_of(const_cast<plm_solver_info_s *>(h)); }
+
+// A solve: operands checked in one agreement, then the solver (collective itself).
+template <typename F>
+plm_status_t solve(const char *what, plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter,
+                   std::initializer_list<double> scalars, plm_solver_info_t info, F &&run)
+{
+    return guard([&] {
+        const ops::Operator &o = distributed_op(op);
+        comm::Agreement ag(o.comm(), what);
+        const DistributedArray *ya = nullptr;
+        DistributedArray *xa = nullptr;
+        ag.check([&] {
+            ya = &detail::array_of(y);
+            xa = &detail::array_of(x);
+            if (info) info_of(info);
+            PLM_REQUIRE(niter >= 0, PLM_ERR_INVALID_ARG, "niter %lld is negative", static_cast<long long>(niter));
+            o.check_operands(*xa, *ya, false);
+        });
+        ag.fold(niter);
+        for (double v : scalars) ag.fold_double(v);
+        ag.run();
+        solvers::Info local;
+        run(o, *ya, *xa, info ? info_of(info) : local);
+    });
+}
+
+}  // namespace
+
+extern "C" {
+
+PLM_API plm_status_t plm_op_dense(plm_dtype_t dtype, int64_t rows, int64_t cols, const void *a, int col_major,
+                                  int wrap, plm_op_t *out)
+{
+    return make(out, [&] { return ops::dense(from_public(enum_value(dtype)), rows, cols, a, col_major != 0, wrap != 0); });
+}
+
+PLM_API plm_status_t plm_op_diagonal(plm_dtype_t dtype, int64_t n, const void *d, plm_op_t *out)
+{
+    return make(out, [&] { return ops::diagonal(from_public(enum_value(dtype)), n, d); });
+}
+
+PLM_API plm_status_t plm_op_identity(plm_dtype_t dtype, int64_t n, plm_op_t *out)
+{
+    return make(out, [&] { return ops::identity(from_public(enum_value(dtype)), n); });
+}
+
+PLM_API plm_status_t plm_op_zero(plm_dtype_t dtype, int64_t rows, int64_t cols, plm_op_t *out)
+{
+    return make(out, [&] { return ops::zero(from_public(enum_value(dtype)), rows, cols); });
+}
+
+PLM_API plm_status_t plm_op_callback(plm_dtype_t dtype, int64_t rows, int64_t cols, plm_op_fn matvec,
+                                     plm_op_fn rmatvec, void *ctx, void (*destroy)(void *), plm_op_t *out)
+{
+    return make(out, [&] {
+        return ops::callback(from_public(enum_value(dtype)), rows, cols, matvec, rmatvec, ctx, destroy);
+    });
+}
+
+PLM_API plm_status_t plm_op_blockdiag(plm_comm_t comm, int n, const plm_const_op_t *parts, int nmask, const int *mask,
+                                      plm_op_t *out)
+{
+    return make_stack(comm, n, parts, "op_blockdiag", out, [&](comm::Agreement &ag, const CommPtr &c, auto list) {
+        std::vector<int> m;
+        ag.check([&] {
+            PLM_REQUIRE(nmask >= 0 && (nmask == 0) == (mask == nullptr), PLM_ERR_INVALID_ARG,
+                        "mask must be NULL exactly when nmask is 0");
+            if (mask) m.assign(mask, mask + nmask);
+        });
+        return ops::block_diag(ag, c, std::move(list), std::move(m));
+    });
+}
+
+PLM_API plm_status_t plm_op_vstack(plm_comm_t comm, int n, const plm_const_op_t *parts, plm_op_t *out)
+{
+    return make_stack(comm, n, parts, "op_vstack", out, [](comm::Agreement &ag, const CommPtr &c, auto list) {
+        return ops::vstack(ag, c, std::move(list));
+    });
+}
+
+PLM_API plm_status_t plm_op_hstack(plm_comm_t comm, int n, const plm_const_op_t *parts, plm_op_t *out)
+{
+    return make_stack(comm, n, parts, "op_hstack", out, [](comm::Agreement &ag, const CommPtr &c, auto list) {
+        return ops::hstack(ag, c, std::move(list));
+    });
+}
+
+PLM_API plm_status_t plm_op_adjoint(plm_const_op_t a, plm_op_t *out)
+{
+    return make(out, [&] { return ops::adjoint(op_of(a)); });
+}
+
+PLM_API plm_status_t plm_op_scale(plm_const_op_t a, double alpha_re, double alpha_im, plm_op_t *out)
+{
+    return make(out, [&] {
+        const ops::Operator::Ptr &o = op_of(a);
+        return ops::scaled(o, make_scalar(o->dtype(), alpha_re, alpha_im, "plm_op_scale"));
+    });
+}
+
+PLM_API plm_status_t plm_op_sum(plm_const_op_t a, plm_const_op_t b, plm_op_t *out)
+{
+    return make(out, [&] { return ops::sum(op_of(a), op_of(b)); });
+}
+
+PLM_API plm_status_t plm_op_product(plm_const_op_t a, plm_const_op_t b, plm_op_t *out)
+{
+    return make(out, [&] { return ops::product(op_of(a), op_of(b)); });
+}
+
+PLM_API plm_status_t plm_op_destroy(plm_op_t *op)
+{
+    return guard([&] {
+        if (!op || !*op) return;
+        op_of(*op);
+        (*op)->magic = 0;
+        delete *op;
+        *op = nullptr;
+    });
+}
+
+PLM_API plm_status_t plm_op_shape(plm_const_op_t op, int64_t *rows, int64_t *cols)
+{
+    return guard([&] {
+        const ops::Operator &o = *op_of(op);
+        PLM_REQUIRE(rows && cols, PLM_ERR_INVALID_ARG, "rows or cols is NULL");
+        *rows = o.rows();
+        *cols = o.cols();
+    });
+}
+
+PLM_API plm_status_t plm_op_dtype(plm_const_op_t op, plm_dtype_t *dtype)
+{
+    return guard([&] {
+        const ops::Operator &o = *op_of(op);
+        PLM_REQUIRE(dtype, PLM_ERR_INVALID_ARG, "dtype is NULL");
+        *dtype = to_public(o.dtype());
+    });
+}
+
+PLM_API plm_status_t plm_op_is_local(plm_const_op_t op, int *is_local)
+{
+    return guard([&] {
+        const ops::Operator &o = *op_of(op);
+        PLM_REQUIRE(is_local, PLM_ERR_INVALID_ARG, "is_local is NULL");
+        *is_local = o.is_local() ? 1 : 0;
+    });
+}
+
+PLM_API plm_status_t plm_op_domain(plm_const_op_t op, plm_layout_t *domain)
+{
+    return guard([&] {
+        detail::clear_out(domain, "domain");
+        *domain = detail::new_layout_handle(distributed_op(op).domain());
+    });
+}
+
+PLM_API plm_status_t plm_op_range(plm_const_op_t op, plm_layout_t *range)
+{
+    return guard([&] {
+        detail::clear_out(range, "range");
+        *range = detail::new_layout_handle(distributed_op(op).range());
+    });
+}
+
+PLM_API plm_status_t plm_op_apply(plm_const_op_t op, plm_const_array_t x, plm_array_t y)
+{
+    return apply(op, x, y, false);
+}
+
+PLM_API plm_status_t plm_op_apply_adjoint(plm_const_op_t op, plm_const_array_t y, plm_array_t x)
+{
+    return apply(op, y, x, true);
+}
+
+PLM_API plm_status_t plm_op_dottest(plm_const_op_t op, double rtol, int *passed, double *yy, double *xx)
+{
+    return guard([&] {
+        const ops::Operator &o = distributed_op(op);
+        comm::Agreement ag(o.comm(), "op_dottest");
+        ag.check([&] {
+            PLM_REQUIRE(passed, PLM_ERR_INVALID_ARG, "passed is NULL");
+            PLM_REQUIRE(rtol >= 0, PLM_ERR_INVALID_ARG, "rtol %g is negative or NaN", rtol);
+        });
+        ag.fold_double(rtol);
+        ag.run();
+        const solvers::DotTest t = solvers::dottest(o, rtol);
+        *passed = t.passed ? 1 : 0;
+        if (yy) {
+            yy[0] = t.yy_re;
+            yy[1] = t.yy_im;
+        }
+        if (xx) {
+            xx[0] = t.xx_re;
+            xx[1] = t.xx_im;
+        }
+    });
+}
+
+PLM_API plm_status_t plm_solver_info_create(plm_solver_info_t *info)
+{
+    return guard([&] {
+        detail::clear_out(info, "info");
+        auto *h = new plm_solver_info_s();
+        h->magic = detail::kInfoMagic;
+        *info = h;
+    });
+}
+
+PLM_API plm_status_t plm_solver_info_destroy(plm_solver_info_t *info)
+{
+    return guard([&] {
+        if (!info || !*info) return;
+        info_of(*info);
+        (*info)->magic = 0;
+        delete *info;
+        *info = nullptr;
+    });
+}
+
+PLM_API plm_status_t plm_solver_info_istop(plm_const_solver_info_t info, int *istop)
+{
+    return guard([&] {
+        const solvers::Info &i = info_of(info);
+        PLM_REQUIRE(istop, PLM_ERR_INVALID_ARG, "istop is NULL");
+        *istop = i.istop;
+    });
+}
+
+PLM_API plm_status_t plm_solver_info_iterations(plm_const_solver_info_t info, int64_t *iterations)
+{
+    return guard([&] {
+        const solvers::Info &i = info_of(info);
+        PLM_REQUIRE(iterations, PLM_ERR_INVALID_ARG, "iterations is NULL");
+        *iterations = i.iterations;
+    });
+}
+
+PLM_API plm_status_t plm_solver_info_norms(plm_const_solver_info_t info, double *r1norm, double *r2norm)
+{
+    return guard([&] {
+        const solvers::Info &i = info_of(info);
+        PLM_REQUIRE(r1norm && r2norm, PLM_ERR_INVALID_ARG, "r1norm or r2norm is NULL");
+        *r1norm = i.r1norm;
+        *r2norm = i.r2norm;
+    });
+}
+
+PLM_API plm_status_t plm_solver_info_cost(plm_const_solver_info_t info, double *cost, int64_t n, int64_t *n_written)
+{
+    return guard([&] {
+        const solvers::Info &i = info_of(info);
+        PLM_REQUIRE(n_written, PLM_ERR_INVALID_ARG, "n_written is NULL");
+        const int64_t have = static_cast<int64_t>(i.cost.size());
+        if (!cost) {
+            *n_written = have;
+            return;
+        }
+        PLM_REQUIRE(n >= 0, PLM_ERR_INVALID_ARG, "n is negative");
+        *n_written = std::min(n, have);
+        std::copy(i.cost.begin(), i.cost.begin() + *n_written, cost);
+    });
+}
+
+PLM_API plm_status_t plm_solve_cg(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter, double tol,
+                                  plm_solver_info_t info)
+{
+    return solve("solve_cg", op, y, x, niter, {tol}, info, [&](const ops::Operator &o, const DistributedArray &ya,
+                                                        DistributedArray &xa, solvers::Info &i) {
+        solvers::cg(o, ya, xa, niter, tol, i);
+    });
+}
+
+PLM_API plm_status_t plm_solve_cgls(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter,
+                                    double damp, double tol, plm_solver_info_t info)
+{
+    return solve("solve_cgls", op, y, x, niter, {damp, tol}, info, [&](const ops::Operator &o, const DistributedArray &ya,
+                                                          DistributedArray &xa, solvers::Info &i) {
+        solvers::cgls(o, ya, xa, niter, damp, tol, i);
+    });
+}
+
+}  // extern "C"

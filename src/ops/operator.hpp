@@ -1,0 +1,92 @@
+// Linear operators. A local operator (dense matrix, diagonal, identity, zero, user callback)
+// maps a local buffer to a local buffer; a distributed operator (block-diagonal, vertical and
+// horizontal stacks) maps a DistributedArray on its domain layout to one on its range layout.
+// Composites (adjoint, scale, sum, product) combine either kind. Operators are immutable and
+// shared: a composite or stack keeps its parts alive. Scratch space is allocated when an
+// operator is made, never per apply. Only the communication layer talks to MPI.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "array/distributed_array.hpp"
+
+namespace plm::ops {
+
+class Operator {
+public:
+    using Ptr = std::shared_ptr<const Operator>;
+    virtual ~Operator() = default;
+    Operator(const Operator &) = delete;
+    Operator &operator=(const Operator &) = delete;
+
+    DType dtype() const { return dtype_; }
+    // Local: the matrix shape. Distributed: the global sizes of range and domain.
+    int64_t rows() const { return rows_; }
+    int64_t cols() const { return cols_; }
+    bool is_local() const { return !domain_; }
+    // A user callback inside: a local apply may fail after the arguments were checked, so a
+    // distributed apply agrees on its outcome.
+    virtual bool may_fail() const { return false; }
+
+    // Local operators: out (rows) = A in (cols), or out (cols) = A^H in (rows). Host buffers of
+    // dtype() that do not overlap. Not collective.
+    virtual void local_apply(bool adjoint, const void *in, void *out) const;
+
+    // Distributed operators: the layouts of x (domain) and of y = A x (range).
+    const ArrayLayout::Ptr &domain() const { return domain_; }
+    const ArrayLayout::Ptr &range() const { return range_; }
+    const comm::Communicator &comm() const { return domain_->comm(); }
+    // y = A x, or y = A^H x. The arrays' layouts and dtype must be checked by the caller
+    // (check_operands). Collective: an error is thrown on every rank.
+    virtual void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const;
+
+    // Throws SIZE_MISMATCH / DTYPE_MISMATCH unless x is on the domain (range when adjoint)
+    // and y on the range (domain), with this operator's dtype. Not collective.
+    void check_operands(const DistributedArray &x, const DistributedArray &y, bool adjoint) const;
+
+protected:
+    Operator(DType dt, int64_t rows, int64_t cols) : dtype_(dt), rows_(rows), cols_(cols) {}
+    Operator(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range);
+
+    DType dtype_;
+    int64_t rows_, cols_;
+    ArrayLayout::Ptr domain_, range_;  // null for local operators
+};
+
+// Runs a local step of a distributed apply and makes its outcome collective when it may fail.
+void agree_on(const Operator &op, const comm::Communicator &c, const std::optional<Error> &local);
+
+// Local building blocks. Not collective.
+// a: rows x cols elements of dt, row-major unless col_major; copied unless wrap (then it must
+// outlive the operator).
+Operator::Ptr dense(DType dt, int64_t rows, int64_t cols, const void *a, bool col_major, bool wrap);
+Operator::Ptr diagonal(DType dt, int64_t n, const void *d);  // copied
+Operator::Ptr identity(DType dt, int64_t n);
+Operator::Ptr zero(DType dt, int64_t rows, int64_t cols);
+// fn(ctx, in, n_in, out, n_out, dtype, memory) returns 0 on success; destroy(ctx) runs when
+// the operator goes.
+using CallbackFn = int (*)(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dtype,
+                           plm_memory_t memory);
+Operator::Ptr callback(DType dt, int64_t rows, int64_t cols, CallbackFn matvec, CallbackFn rmatvec, void *ctx,
+                       void (*destroy)(void *));
+
+// Distributed operators, collective on c through ag (built on c). parts: this rank's local
+// operators.
+// BlockDiag: this rank's blocks on the diagonal; domain and range are 1-D SCATTER with this
+// rank's column and row sums as local sizes, and the mask (may be empty) on both.
+Operator::Ptr block_diag(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts,
+                         std::vector<int> mask);
+// VStack: every part has the same columns; domain 1-D BROADCAST of that length, range 1-D
+// SCATTER with this rank's row sum. The adjoint sums over the ranks (one allreduce).
+Operator::Ptr vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts);
+// HStack: every part has the same rows; domain 1-D SCATTER (column sums), range 1-D BROADCAST.
+Operator::Ptr hstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts);
+
+// Composites: both local or both distributed. Not collective.
+Operator::Ptr adjoint(Operator::Ptr a);
+Operator::Ptr scaled(Operator::Ptr a, const Scalar &alpha);  // alpha of a's dtype
+Operator::Ptr sum(Operator::Ptr a, Operator::Ptr b);         // a + b
+Operator::Ptr product(Operator::Ptr a, Operator::Ptr b);     // a b: b first
+
+}  // namespace plm::ops

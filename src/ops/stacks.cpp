@@ -1,0 +1,191 @@
+// Distributed operators built from each rank's local operators: BlockDiag, VStack, HStack.
+#include "ops/operator.hpp"
+
+namespace plm::ops {
+
+namespace {
+
+char *at(void *p, int64_t elems, DType dt) { return static_cast<char *>(p) + elems * static_cast<int64_t>(dtype_size(dt)); }
+
+// Checks this rank's parts (at least one, all local, one dtype) into ag; returns the dtype.
+DType check_parts(comm::Agreement &ag, const std::vector<Operator::Ptr> &parts)
+{
+    DType dt = DType::f64;
+    ag.check([&] {
+        PLM_REQUIRE(!parts.empty(), PLM_ERR_INVALID_ARG, "every rank needs at least one local operator");
+        for (const Operator::Ptr &p : parts) {
+            PLM_REQUIRE(p, PLM_ERR_INVALID_ARG, "a local operator is NULL");
+            PLM_REQUIRE(p->is_local(), PLM_ERR_INVALID_ARG,
+                        "stacks and block-diagonals take local operators (dense, diagonal, callback, ...)");
+            PLM_REQUIRE(p->dtype() == parts.front()->dtype(), PLM_ERR_DTYPE_MISMATCH,
+                        "local operators of %s and %s on one rank", dtype_name(parts.front()->dtype()),
+                        dtype_name(p->dtype()));
+        }
+        dt = parts.front()->dtype();
+    });
+    ag.fold(static_cast<int64_t>(dt));
+    return dt;
+}
+
+bool any_may_fail(const std::vector<Operator::Ptr> &parts)
+{
+    for (const Operator::Ptr &p : parts)
+        if (p->may_fail()) return true;
+    return false;
+}
+
+// 1-D layout of the per-rank sizes n (SCATTER) or of one replicated length (BROADCAST).
+ArrayLayout::Ptr vector_layout(const CommPtr &c, const std::vector<int64_t> &n, plm_partition_t part,
+                               std::vector<int> mask)
+{
+    Layout l;
+    l.partition = part;
+    int64_t total = 0;
+    for (int64_t v : n) total += v;
+    l.global = {part == PLM_PARTITION_SCATTER ? total : n.front()};
+    for (int64_t v : n) l.local.push_back({v});
+    return ArrayLayout::make(c, std::move(l), std::move(mask));
+}
+
+class BlockDiag final : public Operator {
+public:
+    BlockDiag(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range, std::vector<Operator::Ptr> parts)
+        : Operator(dt, std::move(domain), std::move(range)), parts_(std::move(parts)), fails_(any_may_fail(parts_))
+    {
+    }
+    bool may_fail() const override { return fails_; }
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    {
+        const std::optional<Error> err = comm::capture([&] {
+            int64_t in = 0, out = 0;
+            for (const Operator::Ptr &p : parts_) {
+                p->local_apply(adjoint, at(x.data(), in, dtype_), at(y.data(), out, dtype_));
+                in += adjoint ? p->rows() : p->cols();
+                out += adjoint ? p->cols() : p->rows();
+            }
+        });
+        agree_on(*this, comm(), err);
+    }
+
+private:
+    std::vector<Operator::Ptr> parts_;
+    bool fails_;
+};
+
+class VStack final : public Operator {
+public:
+    VStack(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range, std::vector<Operator::Ptr> parts, Buffer scratch)
+        : Operator(dt, std::move(domain), std::move(range)), parts_(std::move(parts)), fails_(any_may_fail(parts_)),
+          scratch_(std::move(scratch))
+    {
+    }
+    bool may_fail() const override { return fails_; }
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    {
+        if (!adjoint) {  // every rank has all of x: its parts fill its rows of y
+            const std::optional<Error> err = comm::capture([&] {
+                int64_t out = 0;
+                for (const Operator::Ptr &p : parts_) {
+                    p->local_apply(false, x.data(), at(y.data(), out, dtype_));
+                    out += p->rows();
+                }
+            });
+            agree_on(*this, comm(), err);
+            return;
+        }
+        // Adjoint: the local sum of A_i^H x_i, then one allreduce over the ranks, in place.
+        const std::optional<Error> err = comm::capture([&] {
+            int64_t in = 0;
+            for (size_t i = 0; i < parts_.size(); ++i) {
+                const Operator &p = *parts_[i];
+                if (i == 0) {
+                    p.local_apply(true, at(x.data(), in, dtype_), y.data());
+                } else {
+                    p.local_apply(true, at(x.data(), in, dtype_), scratch_.data());
+                    const Scalar one = make_scalar(dtype_, 1, 0, "vstack");
+                    kernels::axpby(y.exec(), dtype_, cols_, one.data(), scratch_.data(), one.data(), y.data());
+                }
+                in += p.rows();
+            }
+        });
+        agree_on(*this, comm(), err);
+        comm::allreduce(comm(), y.exec(), y.data(), y.data(), cols_, dtype_, comm::ReduceOp::sum);
+    }
+
+private:
+    std::vector<Operator::Ptr> parts_;
+    bool fails_;
+    Buffer scratch_;  // cols elements, for the adjoint's local sum
+};
+
+// Per-rank sums of rows and columns of the parts, gathered after the agreement.
+std::vector<int64_t> gathered_sizes(const comm::Communicator &c, const std::vector<Operator::Ptr> &parts)
+{
+    int64_t rows = 0, cols = 0;
+    for (const Operator::Ptr &p : parts) {
+        rows += p->rows();
+        cols += p->cols();
+    }
+    return comm::allgather_i64(c, {rows, cols});
+}
+
+std::vector<int64_t> column(const std::vector<int64_t> &pairs, int k)
+{
+    std::vector<int64_t> v;
+    for (size_t i = static_cast<size_t>(k); i < pairs.size(); i += 2) v.push_back(pairs[i]);
+    return v;
+}
+
+}  // namespace
+
+Operator::Ptr block_diag(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts,
+                         std::vector<int> mask)
+{
+    const DType dt = check_parts(ag, parts);
+    ag.check([&] {
+        if (mask.empty()) return;
+        PLM_REQUIRE(static_cast<int>(mask.size()) == c->size(), PLM_ERR_SIZE_MISMATCH,
+                    "mask has %zu entries, the communicator has %d ranks", mask.size(), c->size());
+        for (int m : mask) PLM_REQUIRE(m >= 0, PLM_ERR_INVALID_ARG, "mask group id %d is negative", m);
+    });
+    ag.fold_all(mask);
+    ag.run();
+    const std::vector<int64_t> sizes = gathered_sizes(*c, parts);
+    ArrayLayout::Ptr domain = vector_layout(c, column(sizes, 1), PLM_PARTITION_SCATTER, mask);
+    ArrayLayout::Ptr range = vector_layout(c, column(sizes, 0), PLM_PARTITION_SCATTER, mask);
+    return std::make_shared<BlockDiag>(dt, std::move(domain), std::move(range), std::move(parts));
+}
+
+Operator::Ptr vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts)
+{
+    const DType dt = check_parts(ag, parts);
+    int64_t cols = 0;
+    Buffer scratch;
+    ag.check([&] {
+        cols = parts.front()->cols();
+        for (const Operator::Ptr &p : parts)
+            PLM_REQUIRE(p->cols() == cols, PLM_ERR_SIZE_MISMATCH, "vstack parts with %lld and %lld columns",
+                        static_cast<long long>(cols), static_cast<long long>(p->cols()));
+        scratch = Buffer::allocate(Space::host, static_cast<size_t>(cols) * dtype_size(dt));
+    });
+    ag.fold(cols);  // every rank's parts have the same columns
+    ag.run();
+    const std::vector<int64_t> sizes = gathered_sizes(*c, parts);
+    ArrayLayout::Ptr domain = vector_layout(c, std::vector<int64_t>(static_cast<size_t>(c->size()), cols),
+                                            PLM_PARTITION_BROADCAST, {});
+    ArrayLayout::Ptr range = vector_layout(c, column(sizes, 0), PLM_PARTITION_SCATTER, {});
+    return std::make_shared<VStack>(dt, std::move(domain), std::move(range), std::move(parts), std::move(scratch));
+}
+
+Operator::Ptr hstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts)
+{
+    // [A_1 ... A_n] = [A_1^H; ...; A_n^H]^H: the forward sums over the ranks.
+    std::vector<Operator::Ptr> adj;
+    ag.check([&] {
+        for (const Operator::Ptr &p : parts) adj.push_back(p && p->is_local() ? adjoint(p) : p);
+    });
+    if (!ag.ok()) adj = parts;
+    return adjoint(vstack(ag, c, std::move(adj)));
+}
+
+}  // namespace plm::ops

@@ -1,0 +1,614 @@
+/* Operators and solvers through the public API, at every rank count, against dense serial
+ * references built here in float64:
+ * - BlockDiag, VStack and HStack of dense blocks whose sizes differ by rank (with empty
+ *   blocks), forward and adjoint, every dtype, compared with the global dense matrix;
+ * - dot tests of every operator and composite, every dtype;
+ * - composites (sum, product, scale, adjoint) against the same algebra on the references;
+ * - diagonal, identity, zero and callback blocks; a callback failing on one rank fails every
+ *   rank with PLM_ERR_CALLBACK, and the next collective works;
+ * - layouts that do not match: PLM_ERR_SIZE_MISMATCH on every rank;
+ * - CGLS and CG converge to the known least-squares solution (relative error < 1e-8), and
+ *   CGLS reports the iterations, istop, r1norm and r2norm of a serial CGLS run here with
+ *   PyLops' rules on the same global problem. */
+#include <complex.h>
+
+#include "array/array_test_util.h"
+
+/* ---- the blocks: rank q's block b ---------------------------------------------------------- */
+
+enum { SET_APPLY, SET_TALL }; /* with empty blocks / full column rank for least squares */
+
+static int nblocks(int set, int q) { return set == SET_APPLY ? 2 + (q == 1) : 2; }
+
+static void block_dims(int set, int q, int b, int64_t *rows, int64_t *cols)
+{
+    if (set == SET_APPLY && q == 1 && b == 2) { *rows = 0; *cols = 2; return; } /* empty rows */
+    if (set == SET_APPLY && q == 0 && b == 1) { *rows = 3; *cols = 0; return; } /* empty columns */
+    *cols = 1 + (q + b) % 3;
+    *rows = *cols + 1 + b;
+}
+
+static void entry(int q, int b, int64_t i, int64_t j, plm_dtype_t dt, double *re, double *im)
+{
+    *re = 0.3 * sin(1.0 + q + 2.0 * b + 3.0 * (double)i + 5.0 * (double)j) + (i == j ? 2.0 : 0.0);
+    *im = tu_cplx(dt) ? 0.2 * cos(2.0 + q + b + (double)i - 2.0 * (double)j) : 0.0;
+    tu_round(dt, re, im);
+}
+
+static void totals(int set, int *P_out, int64_t *M, int64_t *N)
+{
+    *M = *N = 0;
+    for (int q = 0; q < tu_size; q++)
+        for (int b = 0; b < nblocks(set, q); b++) {
+            int64_t r, c;
+            block_dims(set, q, b, &r, &c);
+            *M += r;
+            *N += c;
+        }
+    if (P_out) *P_out = tu_size;
+}
+
+/* Global dense BlockDiag matrix, M x N row-major complex doubles. */
+static double complex *global_blockdiag(int set, plm_dtype_t dt, int64_t *M, int64_t *N)
+{
+    totals(set, NULL, M, N);
+    double complex *G = calloc((size_t)(*M * *N + 1), sizeof *G);
+    int64_t r0 = 0, c0 = 0;
+    for (int q = 0; q < tu_size; q++)
+        for (int b = 0; b < nblocks(set, q); b++) {
+            int64_t R, C;
+            block_dims(set, q, b, &R, &C);
+            for (int64_t i = 0; i < R; i++)
+                for (int64_t j = 0; j < C; j++) {
+                    double re, im;
+                    entry(q, b, i, j, dt, &re, &im);
+                    G[(r0 + i) * *N + c0 + j] = re + I * im;
+                }
+            r0 += R;
+            c0 += C;
+        }
+    return G;
+}
+
+/* This rank's dense blocks (row-major, or column-major when col_major). */
+static int my_blocks(int set, plm_dtype_t dt, int col_major, plm_op_t *ops)
+{
+    const int n = nblocks(set, tu_rank);
+    for (int b = 0; b < n; b++) {
+        int64_t R, C;
+        block_dims(set, tu_rank, b, &R, &C);
+        void *a = calloc((size_t)(R * C + 1), tu_esize(dt));
+        for (int64_t i = 0; i < R; i++)
+            for (int64_t j = 0; j < C; j++) {
+                double re, im;
+                entry(tu_rank, b, i, j, dt, &re, &im);
+                tu_set(dt, a, col_major ? j * R + i : i * C + j, re, im);
+            }
+        ops[b] = NULL;
+        TU_CHECK_OK(plm_op_dense(dt, R, C, (R * C != 0) ? a : NULL, col_major, 0, &ops[b]));
+        free(a);
+    }
+    return n;
+}
+
+static void destroy_all(plm_op_t *ops, int n)
+{
+    for (int i = 0; i < n; i++) plm_op_destroy(&ops[i]);
+}
+
+/* ---- vectors on operator layouts --------------------------------------------------------- */
+
+static double complex gval(int64_t g, int seed, plm_dtype_t dt)
+{
+    double re = 0.5 + sin(0.7 * (double)g + seed), im = tu_cplx(dt) ? cos(0.3 * (double)g - seed) : 0.0;
+    tu_round(dt, &re, &im);
+    return re + I * im;
+}
+
+/* An array on layout l holding gval(global index) (replicated for BROADCAST). */
+static plm_array_t vec_on(plm_layout_t l, plm_dtype_t dt, int seed)
+{
+    plm_array_t x = NULL;
+    TU_OK(plm_array_create_from_layout(l, dt, PLM_MEMORY_HOST, NULL, &x));
+    int64_t off = 0, n = 0;
+    void *d = NULL;
+    TU_CHECK_OK(plm_array_local_offset(x, &off));
+    TU_CHECK_OK(plm_array_local_size(x, &n));
+    TU_CHECK_OK(plm_array_get_local_write(x, &d));
+    for (int64_t i = 0; i < n; i++) {
+        double complex v = gval(off + i, seed, dt);
+        tu_set(dt, d, i, creal(v), cimag(v));
+    }
+    TU_CHECK_OK(plm_array_restore_local_write(x, &d));
+    return x;
+}
+
+/* Gathers a 1-D array into complex doubles (n values). */
+static double complex *gathered(plm_const_array_t x, plm_dtype_t dt, int64_t n)
+{
+    void *raw = calloc((size_t)n + 1, tu_esize(dt));
+    double complex *out = calloc((size_t)n + 1, sizeof *out);
+    TU_CHECK_OK(plm_array_asarray(x, 0, raw, n));
+    for (int64_t i = 0; i < n; i++) {
+        double re, im;
+        tu_get(dt, raw, i, &re, &im);
+        out[i] = re + I * im;
+    }
+    free(raw);
+    return out;
+}
+
+static void expect_close(const double complex *got, const double complex *want, int64_t n, plm_dtype_t dt,
+                         const char *what)
+{
+    double scale = 0;
+    for (int64_t i = 0; i < n; i++) scale = fmax(scale, cabs(want[i]));
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < n; i++)
+        if (cabs(got[i] - want[i]) > tu_rtol(dt) * 10 * (scale + 1e-300)) {
+            if (first < 0) first = i;
+            bad++;
+        }
+    TU_EXPECT(bad == 0, "%s (%s): %lld of %lld differ; first [%lld] got %g%+gi want %g%+gi", what, tu_dtname(dt),
+              (long long)bad, (long long)n, (long long)first, first >= 0 ? creal(got[first]) : 0.0,
+              first >= 0 ? cimag(got[first]) : 0.0, first >= 0 ? creal(want[first]) : 0.0,
+              first >= 0 ? cimag(want[first]) : 0.0);
+}
+
+/* y = G x (adjoint: G^H x) for the global dense G (M x N). */
+static double complex *matvec(const double complex *G, int64_t M, int64_t N, const double complex *x, int adjoint)
+{
+    const int64_t n_out = adjoint ? N : M;
+    double complex *y = calloc((size_t)n_out + 1, sizeof *y);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            if (adjoint) y[j] += conj(G[i * N + j]) * x[i];
+            else y[i] += G[i * N + j] * x[j];
+        }
+    return y;
+}
+
+/* Applies op forward and adjoint on seeded vectors and compares with G (M x N). */
+static void check_against(plm_const_op_t op, const double complex *G, int64_t M, int64_t N, plm_dtype_t dt,
+                          const char *what)
+{
+    plm_layout_t dom = NULL, ran = NULL;
+    TU_OK(plm_op_domain(op, &dom));
+    TU_OK(plm_op_range(op, &ran));
+    plm_array_t x = vec_on(dom, dt, 1), y = vec_on(ran, dt, 2), ax = vec_on(ran, dt, 3), ahy = vec_on(dom, dt, 4);
+    TU_CHECK_OK(plm_op_apply(op, x, ax));
+    TU_CHECK_OK(plm_op_apply_adjoint(op, y, ahy));
+    double complex *xg = gathered(x, dt, N), *yg = gathered(y, dt, M);
+    double complex *got = gathered(ax, dt, M), *want = matvec(G, M, N, xg, 0);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s forward", what);
+    expect_close(got, want, M, dt, buf);
+    free(got);
+    free(want);
+    got = gathered(ahy, dt, N);
+    want = matvec(G, M, N, yg, 1);
+    snprintf(buf, sizeof buf, "%s adjoint", what);
+    expect_close(got, want, N, dt, buf);
+    int passed = 0;
+    double yy[2], xx[2];
+    TU_CHECK_OK(plm_op_dottest(op, tu_single(dt) ? 1e-4 : 1e-12, &passed, yy, xx));
+    TU_EXPECT(passed, "%s (%s): dot test %g%+gi vs %g%+gi", what, tu_dtname(dt), yy[0], yy[1], xx[0], xx[1]);
+    free(got);
+    free(want);
+    free(xg);
+    free(yg);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_array_destroy(&ax);
+    plm_array_destroy(&ahy);
+    plm_layout_destroy(&dom);
+    plm_layout_destroy(&ran);
+}
+
+/* ---- tests -------------------------------------------------------------------------------- */
+
+static void test_blockdiag(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 4; t++)
+        for (int cm = 0; cm < 2; cm++) {
+            const plm_dtype_t dt = TU_DTYPES[t];
+            plm_op_t parts[4], op = NULL;
+            const int n = my_blocks(SET_APPLY, dt, cm, parts);
+            TU_OK(plm_op_blockdiag(tu_comm, n, (const plm_const_op_t *)parts, 0, NULL, &op));
+            destroy_all(parts, n); /* the block-diagonal keeps its parts */
+            int64_t M, N, rows = 0, cols = 0;
+            double complex *G = global_blockdiag(SET_APPLY, dt, &M, &N);
+            TU_CHECK_OK(plm_op_shape(op, &rows, &cols));
+            TU_EXPECT(rows == M && cols == N, "blockdiag shape %lld x %lld", (long long)rows, (long long)cols);
+            check_against(op, G, M, N, dt, cm ? "blockdiag (column-major blocks)" : "blockdiag");
+            free(G);
+            plm_op_destroy(&op);
+        }
+    TU_DONE();
+}
+
+/* VStack of rank q's blocks with a common column count K: G is their vertical concatenation. */
+static void test_stacks(void **state)
+{
+    (void)state;
+    const int64_t K = 3;
+    for (int t = 0; t < 4; t++) {
+        const plm_dtype_t dt = TU_DTYPES[t];
+        plm_op_t parts[2];
+        int64_t M = 0;
+        for (int q = 0; q < tu_size; q++) M += (q % 3) + 1 + 2;
+        double complex *G = calloc((size_t)(M * K), sizeof *G);
+        int64_t r0 = 0;
+        for (int q = 0; q < tu_size; q++)
+            for (int b = 0; b < 2; b++) {
+                const int64_t R = b ? 2 : (q % 3) + 1;
+                plm_op_t *slot = q == tu_rank ? &parts[b] : NULL;
+                void *a = calloc((size_t)(R * K), tu_esize(dt));
+                for (int64_t i = 0; i < R; i++)
+                    for (int64_t j = 0; j < K; j++) {
+                        double re, im;
+                        entry(q, b, i, j, dt, &re, &im);
+                        G[(r0 + i) * K + j] = re + I * im;
+                        tu_set(dt, a, i * K + j, re, im);
+                    }
+                if (slot) TU_CHECK_OK(plm_op_dense(dt, R, K, a, 0, 0, slot));
+                free(a);
+                r0 += R;
+            }
+        plm_op_t v = NULL, h = NULL;
+        TU_OK(plm_op_vstack(tu_comm, 2, (const plm_const_op_t *)parts, &v));
+        check_against(v, G, M, K, dt, "vstack");
+        /* HStack of the adjoints is the adjoint of the VStack: G^H, K x M */
+        plm_op_t adj[2];
+        for (int b = 0; b < 2; b++) TU_CHECK_OK(plm_op_adjoint(parts[b], &adj[b]));
+        TU_OK(plm_op_hstack(tu_comm, 2, (const plm_const_op_t *)adj, &h));
+        double complex *GH = calloc((size_t)(M * K), sizeof *GH);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < K; j++) GH[j * M + i] = conj(G[i * K + j]);
+        check_against(h, GH, K, M, dt, "hstack");
+        destroy_all(adj, 2);
+        destroy_all(parts, 2);
+        plm_op_destroy(&v);
+        plm_op_destroy(&h);
+        free(G);
+        free(GH);
+    }
+    TU_DONE();
+}
+
+/* sum, product, scale and adjoint of block-diagonals, and the local building blocks. */
+static void test_composites(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 4; t++) {
+        const plm_dtype_t dt = TU_DTYPES[t];
+        plm_op_t parts[4], A = NULL;
+        const int n = my_blocks(SET_TALL, dt, 0, parts);
+        TU_OK(plm_op_blockdiag(tu_comm, n, (const plm_const_op_t *)parts, 0, NULL, &A));
+        destroy_all(parts, n);
+        int64_t M, N;
+        double complex *G = global_blockdiag(SET_TALL, dt, &M, &N);
+        /* (A + 2A)^H A scaled by alpha: a product of composites, N x N */
+        const double ar = 0.5, ai = tu_cplx(dt) ? -0.25 : 0.0;
+        plm_op_t A2 = NULL, S = NULL, SH = NULL, P = NULL, PS = NULL;
+        TU_CHECK_OK(plm_op_scale(A, 2, 0, &A2));
+        TU_CHECK_OK(plm_op_sum(A, A2, &S));
+        TU_CHECK_OK(plm_op_adjoint(S, &SH));
+        TU_CHECK_OK(plm_op_product(SH, A, &P));
+        TU_CHECK_OK(plm_op_scale(P, ar, ai, &PS));
+        double complex *R = calloc((size_t)(N * N), sizeof *R);
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double complex s = 0;
+                for (int64_t k = 0; k < M; k++) s += conj(3.0 * G[k * N + i]) * G[k * N + j];
+                R[i * N + j] = (ar + I * ai) * s;
+            }
+        check_against(PS, R, N, N, dt, "scale(adjoint(A + 2A) A)");
+        plm_op_destroy(&A2);
+        plm_op_destroy(&S);
+        plm_op_destroy(&SH);
+        plm_op_destroy(&P);
+        plm_op_destroy(&PS);
+        free(R);
+        free(G);
+
+        /* local building blocks: diag(d), I, 0 and their sum, in a block-diagonal */
+        const int64_t m = 2 + tu_rank % 2;
+        void *d = calloc((size_t)m, tu_esize(dt));
+        for (int64_t i = 0; i < m; i++) tu_set(dt, d, i, 1.0 + (double)i, tu_cplx(dt) ? 0.5 : 0.0);
+        plm_op_t D = NULL, Id = NULL, Z = NULL, DI = NULL, DIZ = NULL, B = NULL;
+        TU_CHECK_OK(plm_op_diagonal(dt, m, d, &D));
+        TU_CHECK_OK(plm_op_identity(dt, m, &Id));
+        TU_CHECK_OK(plm_op_zero(dt, m, m, &Z));
+        TU_CHECK_OK(plm_op_sum(D, Id, &DI));
+        TU_CHECK_OK(plm_op_sum(DI, Z, &DIZ));
+        TU_OK(plm_op_blockdiag(tu_comm, 1, (const plm_const_op_t *)&DIZ, 0, NULL, &B));
+        int64_t n2 = 0;
+        for (int q = 0; q < tu_size; q++) n2 += 2 + q % 2;
+        double complex *H = calloc((size_t)(n2 * n2), sizeof *H);
+        int64_t o = 0;
+        for (int q = 0; q < tu_size; q++)
+            for (int64_t i = 0; i < 2 + q % 2; i++, o++) {
+                double re = 1.0 + (double)i, im = tu_cplx(dt) ? 0.5 : 0.0;
+                tu_round(dt, &re, &im);
+                H[o * n2 + o] = re + I * im + 1.0;
+            }
+        check_against(B, H, n2, n2, dt, "blockdiag(diag + I + 0)");
+        free(H);
+        free(d);
+        plm_op_destroy(&D);
+        plm_op_destroy(&Id);
+        plm_op_destroy(&Z);
+        plm_op_destroy(&DI);
+        plm_op_destroy(&DIZ);
+        plm_op_destroy(&B);
+        plm_op_destroy(&A);
+    }
+    TU_DONE();
+}
+
+/* ---- callbacks ------------------------------------------------------------------------------ */
+
+typedef struct {
+    int fail;      /* return this from matvec when non-zero */
+    int *freed;    /* set by the destructor */
+} cb_ctx;
+
+static int cb_double(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dt,
+                     plm_memory_t mem)
+{
+    cb_ctx *c = (cb_ctx *)ctx;
+    if (c->fail) return c->fail;
+    if (n_in != n_out || dt != PLM_FLOAT64 || mem != PLM_MEMORY_HOST) return -1;
+    for (int64_t i = 0; i < n_in; i++) ((double *)out)[i] = 2.0 * ((const double *)in)[i];
+    return 0;
+}
+
+static void cb_free(void *ctx) { *((cb_ctx *)ctx)->freed = 1; }
+
+static void test_callback(void **state)
+{
+    (void)state;
+    int64_t m = 3 + tu_rank;
+    for (int bad = -1; bad < tu_size; bad++) {
+        int freed = 0;
+        cb_ctx ctx = {tu_rank == bad ? 7 : 0, &freed};
+        plm_op_t c = NULL, B = NULL;
+        TU_OK(plm_op_callback(PLM_FLOAT64, m, m, cb_double, cb_double, &ctx, cb_free, &c));
+        TU_OK(plm_op_blockdiag(tu_comm, 1, (const plm_const_op_t *)&c, 0, NULL, &B));
+        plm_op_destroy(&c);
+        TU_EXPECT(freed == 0, "the block-diagonal keeps the callback alive");
+        plm_layout_t dom = NULL;
+        TU_OK(plm_op_domain(B, &dom));
+        plm_array_t x = vec_on(dom, PLM_FLOAT64, 5), y = vec_on(dom, PLM_FLOAT64, 6);
+        if (bad < 0) {
+            TU_CHECK_OK(plm_op_apply(B, x, y));
+            int64_t N = 0, M;
+            totals(SET_APPLY, NULL, &M, &N);
+            double vx = 0, vy = 0;
+            TU_CHECK_OK(plm_array_dot(x, x, 0, &vx, NULL));
+            TU_CHECK_OK(plm_array_dot(y, y, 0, &vy, NULL));
+            TU_EXPECT(fabs(vy - 4 * vx) <= 1e-12 * vy, "callback block-diagonal: |y|^2 %g, 4 |x|^2 %g", vy, 4 * vx);
+        } else {
+            TU_EXPECT_ERR(plm_op_apply(B, x, y), PLM_ERR_CALLBACK); /* on every rank */
+            double v = 0;
+            TU_CHECK_OK(plm_array_dot(x, x, 0, &v, NULL)); /* the next collective works */
+        }
+        plm_array_destroy(&x);
+        plm_array_destroy(&y);
+        plm_layout_destroy(&dom);
+        plm_op_destroy(&B);
+        TU_EXPECT(freed == 1, "destroy(ctx) ran when the last holder went");
+    }
+    TU_DONE();
+}
+
+/* Operands on other layouts: every rank returns PLM_ERR_SIZE_MISMATCH (or DTYPE_MISMATCH). */
+static void test_mismatch(void **state)
+{
+    (void)state;
+    plm_op_t parts[4], A = NULL;
+    const int n = my_blocks(SET_TALL, PLM_FLOAT64, 0, parts);
+    TU_OK(plm_op_blockdiag(tu_comm, n, (const plm_const_op_t *)parts, 0, NULL, &A));
+    destroy_all(parts, n);
+    plm_layout_t dom = NULL, ran = NULL;
+    TU_OK(plm_op_domain(A, &dom));
+    TU_OK(plm_op_range(A, &ran));
+    plm_array_t x = vec_on(dom, PLM_FLOAT64, 1), y = vec_on(ran, PLM_FLOAT64, 2), xf = NULL;
+    TU_EXPECT_ERR(plm_op_apply(A, y, x), PLM_ERR_SIZE_MISMATCH); /* swapped */
+    TU_EXPECT_ERR(plm_op_apply(A, x, NULL), PLM_ERR_INVALID_ARG);
+    TU_OK(plm_array_create_from_layout(dom, PLM_FLOAT32, PLM_MEMORY_HOST, NULL, &xf));
+    TU_EXPECT_ERR(plm_op_apply(A, xf, y), PLM_ERR_DTYPE_MISMATCH);
+    /* a default split of the same global length is not the block-diagonal's domain (P > 1) */
+    int64_t M, N;
+    totals(SET_TALL, NULL, &M, &N);
+    plm_array_t z = NULL;
+    TU_OK(plm_array_create(tu_comm, 1, &N, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, &z));
+    int eq = 0;
+    plm_layout_t zl = NULL;
+    TU_CHECK_OK(plm_array_get_layout(z, &zl));
+    TU_CHECK_OK(plm_layout_equal(zl, dom, &eq));
+    if (!eq) TU_EXPECT_ERR(plm_op_apply(A, z, y), PLM_ERR_SIZE_MISMATCH);
+    else TU_CHECK_OK(plm_op_apply(A, z, y));
+    /* local operators have no layouts and are not applied to arrays */
+    plm_op_t L = NULL;
+    plm_layout_t none = NULL;
+    TU_CHECK_OK(plm_op_identity(PLM_FLOAT64, 2, &L));
+    TU_EXPECT_ERR(plm_op_domain(L, &none), PLM_ERR_INVALID_ARG);
+    TU_EXPECT_ERR(plm_op_apply(L, x, y), PLM_ERR_INVALID_ARG);
+    plm_op_t mixed = NULL;
+    TU_EXPECT_ERR(plm_op_sum(L, A, &mixed), PLM_ERR_INVALID_ARG);
+    plm_op_destroy(&L);
+    plm_layout_destroy(&zl);
+    plm_array_destroy(&z);
+    plm_array_destroy(&x);
+    plm_array_destroy(&xf);
+    plm_array_destroy(&y);
+    plm_layout_destroy(&dom);
+    plm_layout_destroy(&ran);
+    plm_op_destroy(&A);
+    TU_DONE();
+}
+
+/* ---- solvers ------------------------------------------------------------------------------ */
+
+/* Serial CGLS with PyLops' rules (damp squared throughout), on the global dense G. */
+static void serial_cgls(const double *G, int64_t M, int64_t N, const double *y, int64_t niter, double damp, double tol,
+                        double *x, int *istop, int64_t *iters, double *r1, double *r2)
+{
+    double *s = calloc((size_t)M, 8), *q = calloc((size_t)M, 8), *r = calloc((size_t)N, 8), *c = calloc((size_t)N, 8);
+    const double d2 = damp * damp;
+    for (int64_t j = 0; j < N; j++) x[j] = 0;
+    for (int64_t i = 0; i < M; i++) s[i] = y[i];
+    for (int64_t j = 0; j < N; j++) {
+        r[j] = 0;
+        for (int64_t i = 0; i < M; i++) r[j] += G[i * N + j] * s[i];
+        c[j] = r[j];
+    }
+    double kold = 0;
+    for (int64_t j = 0; j < N; j++) kold += r[j] * r[j];
+    for (int64_t i = 0; i < M; i++) {
+        q[i] = 0;
+        for (int64_t j = 0; j < N; j++) q[i] += G[i * N + j] * c[j];
+    }
+    int64_t it = 0;
+    double r2n = 0;
+    while (it < niter && kold > tol) {
+        double qq = 0, cc = 0;
+        for (int64_t i = 0; i < M; i++) qq += q[i] * q[i];
+        for (int64_t j = 0; j < N; j++) cc += c[j] * c[j];
+        const double a = kold / (qq + d2 * cc);
+        for (int64_t j = 0; j < N; j++) x[j] += a * c[j];
+        for (int64_t i = 0; i < M; i++) s[i] -= a * q[i];
+        double k = 0;
+        for (int64_t j = 0; j < N; j++) {
+            r[j] = -d2 * x[j];
+            for (int64_t i = 0; i < M; i++) r[j] += G[i * N + j] * s[i];
+            k += r[j] * r[j];
+        }
+        const double b = k / kold;
+        for (int64_t j = 0; j < N; j++) c[j] = r[j] + b * c[j];
+        for (int64_t i = 0; i < M; i++) {
+            q[i] = 0;
+            for (int64_t j = 0; j < N; j++) q[i] += G[i * N + j] * c[j];
+        }
+        kold = k;
+        it++;
+    }
+    double ss = 0, xx = 0;
+    for (int64_t i = 0; i < M; i++) ss += s[i] * s[i];
+    for (int64_t j = 0; j < N; j++) xx += x[j] * x[j];
+    r2n = sqrt(ss + d2 * xx);
+    *istop = kold < tol ? 1 : 2;
+    *iters = it;
+    *r1 = kold;
+    *r2 = r2n;
+    free(s);
+    free(q);
+    free(r);
+    free(c);
+}
+
+static void test_cgls(void **state)
+{
+    (void)state;
+    plm_op_t parts[4], A = NULL;
+    const int n = my_blocks(SET_TALL, PLM_FLOAT64, 0, parts);
+    TU_OK(plm_op_blockdiag(tu_comm, n, (const plm_const_op_t *)parts, 0, NULL, &A));
+    destroy_all(parts, n);
+    int64_t M, N;
+    double complex *Gc = global_blockdiag(SET_TALL, PLM_FLOAT64, &M, &N);
+    double *G = calloc((size_t)(M * N), 8);
+    for (int64_t i = 0; i < M * N; i++) G[i] = creal(Gc[i]);
+    plm_layout_t dom = NULL, ran = NULL;
+    TU_OK(plm_op_domain(A, &dom));
+    TU_OK(plm_op_range(A, &ran));
+    plm_array_t xt = vec_on(dom, PLM_FLOAT64, 9), y = vec_on(ran, PLM_FLOAT64, 0), x = vec_on(dom, PLM_FLOAT64, 0);
+    TU_OK(plm_op_apply(A, xt, y)); /* y = A x_true: the least-squares solution is x_true */
+    TU_OK(plm_array_fill(x, 0, 0));
+    plm_solver_info_t info = NULL;
+    TU_OK(plm_solver_info_create(&info));
+    /* converged solve */
+    TU_CHECK_OK(plm_solve_cgls(A, y, x, 4 * N, 0.0, 1e-26, info));
+    double complex *xg = gathered(x, PLM_FLOAT64, N), *tg = gathered(xt, PLM_FLOAT64, N);
+    double err = 0, nrm = 0;
+    for (int64_t j = 0; j < N; j++) {
+        err += pow(cabs(xg[j] - tg[j]), 2);
+        nrm += pow(cabs(tg[j]), 2);
+    }
+    TU_EXPECT(sqrt(err / nrm) < 1e-8, "CGLS relative error %g", sqrt(err / nrm));
+    /* a truncated, damped solve: iterations, istop and norms as the serial CGLS */
+    double *yg = calloc((size_t)M, 8), *xs = calloc((size_t)N, 8);
+    double complex *yc = gathered(y, PLM_FLOAT64, M);
+    for (int64_t i = 0; i < M; i++) yg[i] = creal(yc[i]);
+    const int64_t niter = 2; /* fewer than N at every rank count: a partial solve */
+    const double damp = 0.1, tol = 1e-30;
+    int istop_s = 0;
+    int64_t it_s = 0;
+    double r1_s = 0, r2_s = 0;
+    serial_cgls(G, M, N, yg, niter, damp, tol, xs, &istop_s, &it_s, &r1_s, &r2_s);
+    TU_OK(plm_array_fill(x, 0, 0));
+    TU_CHECK_OK(plm_solve_cgls(A, y, x, niter, damp, tol, info));
+    int istop = 0;
+    int64_t its = 0, ncost = 0;
+    double r1 = 0, r2 = 0;
+    TU_CHECK_OK(plm_solver_info_istop(info, &istop));
+    TU_CHECK_OK(plm_solver_info_iterations(info, &its));
+    TU_CHECK_OK(plm_solver_info_norms(info, &r1, &r2));
+    TU_CHECK_OK(plm_solver_info_cost(info, NULL, 0, &ncost));
+    TU_EXPECT(istop == istop_s && its == it_s, "CGLS istop %d iterations %lld, serial %d %lld", istop, (long long)its,
+              istop_s, (long long)it_s);
+    TU_EXPECT(fabs(r1 - r1_s) <= 1e-9 * r1_s && fabs(r2 - r2_s) <= 1e-9 * r2_s, "CGLS r1 %.17g r2 %.17g, serial %.17g %.17g",
+              r1, r2, r1_s, r2_s);
+    TU_EXPECT(ncost == niter + 1, "cost history has %lld values", (long long)ncost);
+    double complex *x3 = gathered(x, PLM_FLOAT64, N);
+    double d = 0;
+    for (int64_t j = 0; j < N; j++) d = fmax(d, fabs(creal(x3[j]) - xs[j]));
+    TU_EXPECT(d <= 1e-10, "CGLS after %lld iterations differs from the serial run by %g", (long long)niter, d);
+
+    /* CG on the normal equations A^H A (square, SPD) */
+    plm_op_t AH = NULL, AHA = NULL;
+    TU_CHECK_OK(plm_op_adjoint(A, &AH));
+    TU_CHECK_OK(plm_op_product(AH, A, &AHA));
+    plm_array_t b = vec_on(dom, PLM_FLOAT64, 0);
+    TU_OK(plm_op_apply(AHA, xt, b));
+    TU_OK(plm_array_fill(x, 0, 0));
+    TU_CHECK_OK(plm_solve_cg(AHA, b, x, 4 * N, 1e-26, info));
+    double complex *xcg = gathered(x, PLM_FLOAT64, N);
+    err = 0;
+    for (int64_t j = 0; j < N; j++) err += pow(cabs(xcg[j] - tg[j]), 2);
+    TU_EXPECT(sqrt(err / nrm) < 1e-8, "CG relative error %g", sqrt(err / nrm));
+    TU_EXPECT_ERR(plm_solve_cg(A, y, x, 3, 0, info), PLM_ERR_SIZE_MISMATCH); /* not square */
+    TU_EXPECT_ERR(plm_solve_cgls(A, y, x, -1, 0, 0, info), PLM_ERR_INVALID_ARG);
+
+    free(xcg);
+    plm_array_destroy(&b);
+    plm_op_destroy(&AH);
+    plm_op_destroy(&AHA);
+    free(x3);
+    free(yc);
+    free(yg);
+    free(xs);
+    free(xg);
+    free(tg);
+    free(G);
+    free(Gc);
+    plm_solver_info_destroy(&info);
+    plm_array_destroy(&xt);
+    plm_array_destroy(&y);
+    plm_array_destroy(&x);
+    plm_layout_destroy(&dom);
+    plm_layout_destroy(&ran);
+    plm_op_destroy(&A);
+    TU_DONE();
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        TU_TEST(test_blockdiag), TU_TEST(test_stacks), TU_TEST(test_composites),
+        TU_TEST(test_callback),  TU_TEST(test_mismatch), TU_TEST(test_cgls),
+    };
+    return plm_run_group_tests_mpi(tests);
+}
