@@ -113,21 +113,22 @@ void cgls(const ops::Operator &op, const DistributedArray &y, DistributedArray &
     if (d2 != 0) axpby(-d2, x, 1, *r);  // r = Op^H s - damp^2 x (PyLops: damp, unsquared)
     copy(*r, *c);
     op.apply(*c, *q, false);
+    // ||x||^2 and ||c||^2 only matter with damping: without it they are not reduced.
     Dots d0(x);
     d0.add(*r, *r);
     d0.add(*s, *s);
-    d0.add(x, x);
+    if (d2 != 0) d0.add(x, x);
     d0.run();
-    double kold = d0.norm2(0), ss = d0.norm2(1), xx = d0.norm2(2);
+    double kold = d0.norm2(0), ss = d0.norm2(1), xx = d2 != 0 ? d0.norm2(2) : 0;
     info.cost.push_back(std::sqrt(ss));
     double r2 = std::sqrt(ss + d2 * xx);
     int64_t it = 0;
     while (it < niter && kold > tol) {
         Dots d1(x);
         d1.add(*q, *q);
-        d1.add(*c, *c);
+        if (d2 != 0) d1.add(*c, *c);
         d1.run();
-        const double a = kold / (d1.norm2(0) + d2 * d1.norm2(1));
+        const double a = kold / (d1.norm2(0) + (d2 != 0 ? d2 * d1.norm2(1) : 0));
         axpby(a, *c, 1, x);
         axpby(-a, *q, 1, *s);
         op.apply(*s, *r, true);
@@ -135,14 +136,14 @@ void cgls(const ops::Operator &op, const DistributedArray &y, DistributedArray &
         Dots d3(x);
         d3.add(*r, *r);
         d3.add(*s, *s);
-        d3.add(x, x);
+        if (d2 != 0) d3.add(x, x);
         d3.run();
         const double k = d3.norm2(0), b = k / kold;
         axpby(1, *r, b, *c);  // c = r + b c
         op.apply(*c, *q, false);
         kold = k;
         ss = d3.norm2(1);
-        xx = d3.norm2(2);
+        xx = d2 != 0 ? d3.norm2(2) : 0;
         ++it;
         info.cost.push_back(std::sqrt(ss));
         r2 = std::sqrt(ss + d2 * xx);
