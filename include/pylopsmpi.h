@@ -697,6 +697,21 @@ PLM_API plm_status_t plm_op_sum(plm_const_op_t a, plm_const_op_t b, plm_op_t *ou
 /** A B (B first; B's range is A's domain). */
 PLM_API plm_status_t plm_op_product(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
 
+/** A^T = conj(A^H conj(.)) (A^H for real dtypes). */
+PLM_API plm_status_t plm_op_transpose(plm_const_op_t a, plm_op_t *out);
+/** conj(A) = conj(A conj(.)) (A for real dtypes). */
+PLM_API plm_status_t plm_op_conj(plm_const_op_t a, plm_op_t *out);
+/** A^p for a square A (domain == range) and p >= 0; p = 0 is the identity. */
+PLM_API plm_status_t plm_op_power(plm_const_op_t a, int p, plm_op_t *out);
+
+/**
+ * The same local operator on every rank as a distributed operator on BROADCAST vectors
+ * (PyLops-MPI's MPILinearOperator / asmpilinearoperator): domain and range are 1-D BROADCAST
+ * of its columns and rows, and each rank computes the whole result. Its shape and dtype must
+ * be equal on every rank. Collective on comm.
+ */
+PLM_API plm_status_t plm_op_broadcast(plm_comm_t comm, plm_const_op_t local, plm_op_t *out);
+
 /** Release an operator handle; *op = NULL. Parts held by composites live on. Not collective. */
 PLM_API plm_status_t plm_op_destroy(plm_op_t *op);
 /** Local: the matrix shape. Distributed: the global sizes of range (rows) and domain (cols).
@@ -709,6 +724,10 @@ PLM_API plm_status_t plm_op_is_local(plm_const_op_t op, int *is_local);
  *  arrays on them with plm_array_create_from_layout(). Distributed operators only. Not collective. */
 PLM_API plm_status_t plm_op_domain(plm_const_op_t op, plm_layout_t *domain);
 PLM_API plm_status_t plm_op_range(plm_const_op_t op, plm_layout_t *range);
+
+/** New arrays of the operator's dtype on its domain / range (uninitialised). Not collective. */
+PLM_API plm_status_t plm_op_new_domain_array(plm_const_op_t op, plm_memory_t memory, plm_array_t *x);
+PLM_API plm_status_t plm_op_new_range_array(plm_const_op_t op, plm_memory_t memory, plm_array_t *y);
 
 /**
  * y = Op x: x on the domain, y on the range (layouts checked in O(1): made from them, or equal
@@ -735,7 +754,21 @@ PLM_API plm_status_t plm_op_dottest(plm_const_op_t op, double rtol, int *passed,
  *  history. Reusable across solves. Not collective. */
 PLM_API plm_status_t plm_solver_info_create(plm_solver_info_t *info);
 PLM_API plm_status_t plm_solver_info_destroy(plm_solver_info_t *info);
-/** 1: the tolerance was met; 2: niter iterations ran. */
+/** show = 1: rank 0 prints an iteration table during solves, like PyLops' show=True (the
+ *  first 10 iterations, every 10th, the last 10). Not collective. */
+PLM_API plm_status_t plm_solver_info_set_show(plm_solver_info_t info, int show);
+
+/**
+ * A per-iteration callback: called on every rank after each iteration with the iteration
+ * number (from 1), the current solution x (the array passed to the solve) and the current
+ * cost (CG/CGLS: r2norm; ISTA/FISTA: the objective). Return 0 to go on; non-zero on any rank
+ * stops the solve on every rank (one extra agreement per iteration while a callback is set).
+ */
+typedef int (*plm_solver_callback_fn)(void *ctx, int64_t iteration, plm_const_array_t x, double cost);
+/** Sets (or, with fn NULL, clears) the callback used by later solves with this info. Not collective. */
+PLM_API plm_status_t plm_solver_info_set_callback(plm_solver_info_t info, plm_solver_callback_fn fn, void *ctx);
+
+/** 1: the tolerance was met; 2: niter iterations ran (or the callback stopped the solve). */
 PLM_API plm_status_t plm_solver_info_istop(plm_const_solver_info_t info, int *istop);
 PLM_API plm_status_t plm_solver_info_iterations(plm_const_solver_info_t info, int64_t *iterations);
 /** CGLS: r1norm = ||Op^H (y - Op x) - damp^2 x||^2 at the end (PyLops' definition, a squared
@@ -762,6 +795,42 @@ PLM_API plm_status_t plm_solve_cg(plm_const_op_t op, plm_const_array_t y, plm_ar
  */
 PLM_API plm_status_t plm_solve_cgls(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter,
                                     double damp, double tol, plm_solver_info_t info);
+
+/** Thresholds of ISTA / FISTA (PyLops' threshkind). */
+typedef enum plm_thresh {
+    PLM_THRESH_SOFT = 0, /**< max(|x| - t, 0) x / |x| */
+    PLM_THRESH_HARD = 1, /**< 0 where |x| <= sqrt(2 t) */
+    PLM_THRESH_HALF = 2  /**< the half-threshold of Xu et al. (PyLops' "half") */
+} plm_thresh_t;
+
+/**
+ * ISTA for min 0.5 ||y - Op x||^2 + eps ||x||_1 (PyLops' ista): x holds x0 and gets the
+ * solution; step alpha (<= 0: 1 / |lambda_max(Op^H Op)| from 30 power iterations); threshold
+ * eps alpha / 2 times decay[k] at iteration k (decay: niter values, or NULL for ones); stops
+ * after niter iterations or when ||x - x_old|| <= tol. monitorres = 1: a residual norm that
+ * grows fails the solve with PLM_ERR_NOT_CONVERGED. The cost history holds
+ * 0.5 ||r||^2 + eps ||x||_1 per iteration; r1norm is the last ||x - x_old||, r2norm ||r||.
+ * info may be NULL. Collective.
+ */
+PLM_API plm_status_t plm_solve_ista(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter, double eps,
+                                    double alpha, plm_thresh_t kind, const double *decay, int monitorres, double tol,
+                                    plm_solver_info_t info);
+/** FISTA (PyLops' fista): ISTA with Nesterov's momentum; the cost uses the residual after the
+ *  update. Arguments as plm_solve_ista(). Collective. */
+PLM_API plm_status_t plm_solve_fista(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter, double eps,
+                                     double alpha, plm_thresh_t kind, const double *decay, int monitorres, double tol,
+                                     plm_solver_info_t info);
+
+/**
+ * Largest eigenvalue (by magnitude) of a square operator by power iteration, from a start
+ * vector drawn from seed (the same values on every rank count, unlike PyLops-MPI); stops
+ * after niter iterations or when |l - l_old| < tol |l| (|.| of complex values, where PyLops
+ * compares complex numbers). Collective.
+ * @param[out] eig         two doubles: the eigenvalue (re, im), b^H Op b for the last b
+ * @param[out] iterations  may be NULL
+ */
+PLM_API plm_status_t plm_power_iteration(plm_const_op_t op, int64_t niter, double tol, uint64_t seed, double *eig,
+                                         int64_t *iterations);
 
 #ifdef __cplusplus
 } /* extern "C" */

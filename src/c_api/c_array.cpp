@@ -23,7 +23,7 @@ plm_status_t create(plm_comm_t comm, int ndim, const int64_t *global_shape, int 
         comm::Agreement ag(c, "array_create");
         ag.check([&] {
             detail::clear_out(out, "out");
-            spec.layout = detail::layout_spec(comm, ndim, global_shape, axis, partition, nlocal, local_shapes, nmask,
+            spec.layout = detail::layout_spec(comm, ndim, global_shape, axis, enum_value(partition), nlocal, local_shapes, nmask,
                                               mask);
             spec.dtype = enum_value(dtype);
             spec.memory = enum_value(memory);

@@ -36,7 +36,7 @@ PLM_API plm_status_t plm_layout_create(plm_comm_t comm, int ndim, const int64_t 
         std::unique_ptr<plm_layout_s> h;
         ag.check([&] {
             detail::clear_out(out, "out");
-            spec = detail::layout_spec(comm, ndim, global_shape, axis, partition, nlocal, local_shapes, nmask, mask);
+            spec = detail::layout_spec(comm, ndim, global_shape, axis, enum_value(partition), nlocal, local_shapes, nmask, mask);
         });
         ArrayLayout::Draft d = ArrayLayout::check(ag, spec);
         ag.check([&] { h.reset(new plm_layout_s()); });  // allocated before the agreement

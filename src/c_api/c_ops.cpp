@@ -1,6 +1,7 @@
 // Operator and solver entry points: handle checks and conversions only; the work is in
 // src/ops/ and src/solvers/.
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <memory>
 
@@ -101,8 +102,57 @@ plm_status_t solve(const char *what, plm_const_op_t op, plm_const_array_t y, plm
         for (double v : scalars) ag.fold_double(v);
         ag.run();
         solvers::Info local;
-        run(o, *ya, *xa, info ? info_of(info) : local);
+        solvers::Monitor mon;
+        if (info) {
+            mon.show = info->show;
+            if (plm_solver_callback_fn fn = info->callback) {
+                void *ctx = info->callback_ctx;
+                mon.stop = [fn, ctx, x](int64_t it, const DistributedArray &, double cost) {
+                    return fn(ctx, it, x, cost) != 0;
+                };
+            }
+        }
+        run(o, *ya, *xa, info ? info_of(info) : local, mon);
     });
+}
+
+plm_status_t new_array_on(plm_const_op_t op, int memory, plm_array_t *out, bool range)
+{
+    return guard([&] {
+        detail::clear_out(out, "out");
+        const ops::Operator &o = distributed_op(op);
+        std::unique_ptr<plm_array_s> h(detail::new_array_handle(nullptr));
+        h->array = DistributedArray::create_from_layout(range ? o.range() : o.domain(), to_public(o.dtype()),
+                                                        memory, nullptr);
+        h->comm_handle.comm = h->array->base_ptr();
+        *out = h.release();
+    });
+}
+
+plm_status_t sparse(bool fista, plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter, double eps,
+                    double alpha, int k, const double *decay, int monitorres, double tol, plm_solver_info_t info)
+{
+    solvers::Sparse o;
+    o.niter = niter;
+    o.eps = eps;
+    o.alpha = alpha;
+    o.tol = tol;
+    o.monitorres = monitorres != 0;
+    o.fista = fista;
+    o.kind = k == PLM_THRESH_HARD ? solvers::Thresh::hard : k == PLM_THRESH_HALF ? solvers::Thresh::half
+                                                                                  : solvers::Thresh::soft;
+    if (decay && niter > 0) o.decay.assign(decay, decay + niter);
+    const bool kind_ok = k >= PLM_THRESH_SOFT && k <= PLM_THRESH_HALF;
+    double decay_sum = 0;  // decay must be equal on every rank: folded as a weighted sum
+    for (size_t i = 0; i < o.decay.size(); ++i) decay_sum += o.decay[i] * static_cast<double>(i + 1);
+    return solve(fista ? "solve_fista" : "solve_ista", op, y, x, niter,
+                 {eps, alpha, tol, static_cast<double>(k), static_cast<double>(o.monitorres), kind_ok ? 0.0 : NAN,
+                  decay_sum}, info,
+                 [&](const ops::Operator &, const DistributedArray &ya, DistributedArray &xa, solvers::Info &i,
+                     const solvers::Monitor &mon) {
+                     PLM_REQUIRE(kind_ok, PLM_ERR_INVALID_ARG, "unknown threshold kind %d", k);
+                     solvers::ista(op_of(op), ya, xa, o, i, mon);
+                 });
 }
 
 }  // namespace
@@ -347,8 +397,9 @@ PLM_API plm_status_t plm_solve_cg(plm_const_op_t op, plm_const_array_t y, plm_ar
                                   plm_solver_info_t info)
 {
     return solve("solve_cg", op, y, x, niter, {tol}, info, [&](const ops::Operator &o, const DistributedArray &ya,
-                                                        DistributedArray &xa, solvers::Info &i) {
-        solvers::cg(o, ya, xa, niter, tol, i);
+                                                        DistributedArray &xa, solvers::Info &i,
+                                                        const solvers::Monitor &mon) {
+        solvers::cg(o, ya, xa, niter, tol, i, mon);
     });
 }
 
@@ -356,8 +407,95 @@ PLM_API plm_status_t plm_solve_cgls(plm_const_op_t op, plm_const_array_t y, plm_
                                     double damp, double tol, plm_solver_info_t info)
 {
     return solve("solve_cgls", op, y, x, niter, {damp, tol}, info, [&](const ops::Operator &o, const DistributedArray &ya,
-                                                          DistributedArray &xa, solvers::Info &i) {
-        solvers::cgls(o, ya, xa, niter, damp, tol, i);
+                                                          DistributedArray &xa, solvers::Info &i,
+                                                          const solvers::Monitor &mon) {
+        solvers::cgls(o, ya, xa, niter, damp, tol, i, mon);
+    });
+}
+
+PLM_API plm_status_t plm_op_transpose(plm_const_op_t a, plm_op_t *out)
+{
+    return make(out, [&] { return ops::transpose(op_of(a)); });
+}
+
+PLM_API plm_status_t plm_op_conj(plm_const_op_t a, plm_op_t *out)
+{
+    return make(out, [&] { return ops::conjugate(op_of(a)); });
+}
+
+PLM_API plm_status_t plm_op_power(plm_const_op_t a, int p, plm_op_t *out)
+{
+    return make(out, [&] { return ops::power(op_of(a), p); });
+}
+
+PLM_API plm_status_t plm_op_broadcast(plm_comm_t comm, plm_const_op_t local, plm_op_t *out)
+{
+    return make_stack(comm, 1, &local, "op_broadcast", out, [](comm::Agreement &ag, const CommPtr &c, auto list) {
+        return ops::broadcast(ag, c, list.front());
+    });
+}
+
+PLM_API plm_status_t plm_op_new_domain_array(plm_const_op_t op, plm_memory_t memory, plm_array_t *x)
+{
+    return new_array_on(op, enum_value(memory), x, false);
+}
+
+PLM_API plm_status_t plm_op_new_range_array(plm_const_op_t op, plm_memory_t memory, plm_array_t *y)
+{
+    return new_array_on(op, enum_value(memory), y, true);
+}
+
+PLM_API plm_status_t plm_solver_info_set_show(plm_solver_info_t info, int show)
+{
+    return guard([&] {
+        info_of(info);
+        info->show = show != 0;
+    });
+}
+
+PLM_API plm_status_t plm_solver_info_set_callback(plm_solver_info_t info, plm_solver_callback_fn fn, void *ctx)
+{
+    return guard([&] {
+        info_of(info);
+        info->callback = fn;
+        info->callback_ctx = fn ? ctx : nullptr;
+    });
+}
+
+PLM_API plm_status_t plm_solve_ista(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter, double eps,
+                                    double alpha, plm_thresh_t kind, const double *decay, int monitorres, double tol,
+                                    plm_solver_info_t info)
+{
+    return sparse(false, op, y, x, niter, eps, alpha, enum_value(kind), decay, monitorres, tol, info);
+}
+
+PLM_API plm_status_t plm_solve_fista(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter, double eps,
+                                     double alpha, plm_thresh_t kind, const double *decay, int monitorres, double tol,
+                                     plm_solver_info_t info)
+{
+    return sparse(true, op, y, x, niter, eps, alpha, enum_value(kind), decay, monitorres, tol, info);
+}
+
+PLM_API plm_status_t plm_power_iteration(plm_const_op_t op, int64_t niter, double tol, uint64_t seed, double *eig,
+                                         int64_t *iterations)
+{
+    return guard([&] {
+        const ops::Operator &o = distributed_op(op);
+        comm::Agreement ag(o.comm(), "power_iteration");
+        ag.check([&] {
+            PLM_REQUIRE(eig, PLM_ERR_INVALID_ARG, "eig is NULL");
+            PLM_REQUIRE(niter >= 0 && tol >= 0, PLM_ERR_INVALID_ARG, "niter and tol must be non-negative");
+            PLM_REQUIRE(o.domain()->same_as(*o.range()), PLM_ERR_SIZE_MISMATCH,
+                        "power iteration needs a square operator (domain == range)");
+        });
+        ag.fold(niter);
+        ag.fold_double(tol);
+        ag.fold(static_cast<int64_t>(seed));
+        ag.run();
+        const solvers::Eigen e = solvers::power_iteration(o, niter, tol, seed);
+        eig[0] = e.re;
+        eig[1] = e.im;
+        if (iterations) *iterations = e.iterations;
     });
 }
 

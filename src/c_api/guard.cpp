@@ -78,8 +78,8 @@ void fill_layout_handle(plm_layout_s *h, ArrayLayout::Ptr l)
     h->layout = std::move(l);
 }
 
-LayoutSpec layout_spec(const plm_comm_s *comm, int ndim, const int64_t *global_shape, int axis,
-                       plm_partition_t partition, int nlocal, const int64_t *local_shapes, int nmask, const int *mask)
+LayoutSpec layout_spec(const plm_comm_s *comm, int ndim, const int64_t *global_shape, int axis, int partition,
+                       int nlocal, const int64_t *local_shapes, int nmask, const int *mask)
 {
     const comm::Communicator &c = comm_of(comm);
     LayoutSpec spec;
@@ -88,7 +88,7 @@ LayoutSpec layout_spec(const plm_comm_s *comm, int ndim, const int64_t *global_s
     PLM_REQUIRE(global_shape, PLM_ERR_INVALID_ARG, "global_shape is NULL");
     spec.global.assign(global_shape, global_shape + ndim);
     spec.axis = axis;
-    spec.partition = enum_value(partition);
+    spec.partition = partition;
     PLM_REQUIRE(nlocal == 0 || nlocal == c.size(), PLM_ERR_SIZE_MISMATCH,
                 "local_shapes has %d rows, the communicator has %d ranks", nlocal, c.size());
     PLM_REQUIRE((nlocal == 0) == (local_shapes == nullptr), PLM_ERR_INVALID_ARG,

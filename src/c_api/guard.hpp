@@ -40,6 +40,9 @@ struct plm_op_s {
 struct plm_solver_info_s {
     uint32_t magic;
     plm::solvers::Info info;
+    bool show = false;
+    plm_solver_callback_fn callback = nullptr;
+    void *callback_ctx = nullptr;
 };
 
 struct plm_stacked_s {
@@ -89,8 +92,10 @@ void fill_layout_handle(plm_layout_s *h, ArrayLayout::Ptr l);
 
 // The layout arguments shared by plm_layout_create and plm_array_create_ex, checked
 // (throws INVALID_ARG / SIZE_MISMATCH); c is the communicator they are for.
-LayoutSpec layout_spec(const plm_comm_s *comm, int ndim, const int64_t *global_shape, int axis,
-                       plm_partition_t partition, int nlocal, const int64_t *local_shapes, int nmask, const int *mask);
+// partition is the raw value (enum_value() of the caller's argument: an invalid enum value must
+// not be copied as the enum type).
+LayoutSpec layout_spec(const plm_comm_s *comm, int ndim, const int64_t *global_shape, int axis, int partition,
+                       int nlocal, const int64_t *local_shapes, int nmask, const int *mask);
 
 // Layout queries shared by plm_layout_* and plm_array_* (out is checked by the caller).
 namespace layout_query {

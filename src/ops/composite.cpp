@@ -156,7 +156,112 @@ private:
     Scratch mid_;
 };
 
+// out = conj(a' conj(in)) where a' is a (conj) or a^H (transpose). Real dtypes skip the
+// conjugations: then conj(a) = a and a^T = a^H.
+class ConjSandwich final : public Operator {
+public:
+    ConjSandwich(Operator::Ptr a, bool flip)
+        : Operator(a->dtype(), flip ? a->cols() : a->rows(), flip ? a->rows() : a->cols()), a_(std::move(a)),
+          flip_(flip)
+    {
+        domain_ = flip_ ? a_->range() : a_->domain();
+        range_ = flip_ ? a_->domain() : a_->range();
+        if (is_complex(dtype_)) {
+            in_fwd_ = make_scratch(dtype_, cols_, domain_);
+            in_adj_ = make_scratch(dtype_, rows_, range_);
+        }
+    }
+    bool may_fail() const override { return a_->may_fail(); }
+    void local_apply(bool adjoint, const void *in, void *out) const override
+    {
+        const bool inner = adjoint != flip_;
+        if (!is_complex(dtype_)) return a_->local_apply(inner, in, out);
+        const Buffer &t = adjoint ? in_adj_.host : in_fwd_.host;
+        const int64_t n_in = adjoint ? rows_ : cols_, n_out = adjoint ? cols_ : rows_;
+        kernels::conj(Exec{}, dtype_, n_in, in, t.data());
+        a_->local_apply(inner, t.data(), out);
+        kernels::conj(Exec{}, dtype_, n_out, out, out);
+    }
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    {
+        const bool inner = adjoint != flip_;
+        if (!is_complex(dtype_)) return a_->apply(x, y, inner);
+        DistributedArray &t = *(adjoint ? in_adj_ : in_fwd_).array;
+        kernels::conj(t.exec(), dtype_, t.local_size(), x.data(), t.data());
+        a_->apply(t, y, inner);
+        kernels::conj(y.exec(), dtype_, y.local_size(), y.data(), y.data());
+    }
+
+private:
+    Operator::Ptr a_;
+    bool flip_;
+    Scratch in_fwd_, in_adj_;
+};
+
+// a^p by repeated application through two scratch vectors; p = 0 copies.
+class Power final : public Operator {
+public:
+    Power(Operator::Ptr a, int p) : Operator(a->dtype(), a->rows(), a->cols()), a_(std::move(a)), p_(p)
+    {
+        domain_ = a_->domain();
+        range_ = a_->range();
+        t0_ = make_scratch(dtype_, rows_, domain_);
+        t1_ = make_scratch(dtype_, rows_, domain_);
+    }
+    bool may_fail() const override { return a_->may_fail(); }
+    void local_apply(bool adjoint, const void *in, void *out) const override
+    {
+        const void *cur = in;
+        for (int k = 0; k < p_; ++k) {
+            void *next = k == p_ - 1 ? out : (k % 2 ? t1_ : t0_).host.data();
+            a_->local_apply(adjoint, cur, next);
+            cur = next;
+        }
+        if (p_ == 0) kernels::copy(Exec{}, dtype_, rows_, in, out);
+    }
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    {
+        const DistributedArray *cur = &x;
+        for (int k = 0; k < p_; ++k) {
+            DistributedArray &next = k == p_ - 1 ? y : *(k % 2 ? t1_ : t0_).array;
+            a_->apply(*cur, next, adjoint);
+            cur = &next;
+        }
+        if (p_ == 0) kernels::copy(y.exec(), dtype_, y.local_size(), x.data(), y.data());
+    }
+
+private:
+    Operator::Ptr a_;
+    int p_;
+    Scratch t0_, t1_;
+};
+
 }  // namespace
+
+Operator::Ptr transpose(Operator::Ptr a)
+{
+    PLM_REQUIRE(a, PLM_ERR_INVALID_ARG, "operator is NULL");
+    return std::make_shared<ConjSandwich>(std::move(a), true);
+}
+
+Operator::Ptr conjugate(Operator::Ptr a)
+{
+    PLM_REQUIRE(a, PLM_ERR_INVALID_ARG, "operator is NULL");
+    return std::make_shared<ConjSandwich>(std::move(a), false);
+}
+
+Operator::Ptr power(Operator::Ptr a, int p)
+{
+    PLM_REQUIRE(a, PLM_ERR_INVALID_ARG, "operator is NULL");
+    PLM_REQUIRE(p >= 0, PLM_ERR_INVALID_ARG, "power %d is negative", p);
+    if (a->is_local())
+        PLM_REQUIRE(a->rows() == a->cols(), PLM_ERR_SIZE_MISMATCH, "power of a %lld x %lld operator",
+                    static_cast<long long>(a->rows()), static_cast<long long>(a->cols()));
+    else
+        PLM_REQUIRE(a->domain()->same_as(*a->range()), PLM_ERR_SIZE_MISMATCH,
+                    "power of an operator whose domain is not its range");
+    return std::make_shared<Power>(std::move(a), p);
+}
 
 Operator::Ptr adjoint(Operator::Ptr a)
 {

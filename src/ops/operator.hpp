@@ -83,10 +83,17 @@ Operator::Ptr vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator
 // HStack: every part has the same rows; domain 1-D SCATTER (column sums), range 1-D BROADCAST.
 Operator::Ptr hstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts);
 
+// The same local operator on every rank, applied to BROADCAST vectors (PyLops-MPI's
+// MPILinearOperator / asmpilinearoperator): each rank computes the whole result. Collective.
+Operator::Ptr broadcast(comm::Agreement &ag, const CommPtr &c, Operator::Ptr local);
+
 // Composites: both local or both distributed. Not collective.
 Operator::Ptr adjoint(Operator::Ptr a);
 Operator::Ptr scaled(Operator::Ptr a, const Scalar &alpha);  // alpha of a's dtype
 Operator::Ptr sum(Operator::Ptr a, Operator::Ptr b);         // a + b
 Operator::Ptr product(Operator::Ptr a, Operator::Ptr b);     // a b: b first
+Operator::Ptr transpose(Operator::Ptr a);                    // a^T = conj(a^H conj(.))
+Operator::Ptr conjugate(Operator::Ptr a);                    // conj(a) = conj(a conj(.))
+Operator::Ptr power(Operator::Ptr a, int p);                 // a^p, a square, p >= 0
 
 }  // namespace plm::ops

@@ -118,6 +118,22 @@ private:
     Buffer scratch_;  // cols elements, for the adjoint's local sum
 };
 
+class Broadcast final : public Operator {
+public:
+    Broadcast(ArrayLayout::Ptr domain, ArrayLayout::Ptr range, Operator::Ptr local)
+        : Operator(local->dtype(), std::move(domain), std::move(range)), local_(std::move(local))
+    {
+    }
+    bool may_fail() const override { return local_->may_fail(); }
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    {
+        agree_on(*this, comm(), comm::capture([&] { local_->local_apply(adjoint, x.data(), y.data()); }));
+    }
+
+private:
+    Operator::Ptr local_;
+};
+
 // Per-rank sums of rows and columns of the parts, gathered after the agreement.
 std::vector<int64_t> gathered_sizes(const comm::Communicator &c, const std::vector<Operator::Ptr> &parts)
 {
@@ -175,6 +191,23 @@ Operator::Ptr vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator
                                             PLM_PARTITION_BROADCAST, {});
     ArrayLayout::Ptr range = vector_layout(c, column(sizes, 0), PLM_PARTITION_SCATTER, {});
     return std::make_shared<VStack>(dt, std::move(domain), std::move(range), std::move(parts), std::move(scratch));
+}
+
+Operator::Ptr broadcast(comm::Agreement &ag, const CommPtr &c, Operator::Ptr local)
+{
+    check_parts(ag, {local});
+    int64_t rows = 0, cols = 0;
+    ag.check([&] {
+        rows = local->rows();
+        cols = local->cols();
+    });
+    ag.fold(rows);  // the same operator shape on every rank
+    ag.fold(cols);
+    ag.run();
+    const size_t P = static_cast<size_t>(c->size());
+    ArrayLayout::Ptr domain = vector_layout(c, std::vector<int64_t>(P, cols), PLM_PARTITION_BROADCAST, {});
+    ArrayLayout::Ptr range = vector_layout(c, std::vector<int64_t>(P, rows), PLM_PARTITION_BROADCAST, {});
+    return std::make_shared<Broadcast>(std::move(domain), std::move(range), std::move(local));
 }
 
 Operator::Ptr hstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts)

@@ -1,8 +1,13 @@
 #include "solvers/solvers.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <complex>
+#include <cstdio>
 #include <cstring>
+#include <optional>
+#include <string>
 
 namespace plm::solvers {
 
@@ -31,6 +36,24 @@ public:
         lanes_.push_back(a.add_dot(ag_, &b, true));
         return lanes_.size() - 1;
     }
+    // Adds the ord-norm of a (over its mask group) and returns its index among the norms.
+    size_t add_norm(const DistributedArray &a, double ord)
+    {
+        norm_arrays_.push_back(&a);
+        norms_.push_back(a.add_norm(ag_, ord));
+        return norms_.size() - 1;
+    }
+    double norm(size_t i) const { return norm_arrays_[i]->read_norm(ag_, norms_[i]); }
+    // Adds a flag that is true after run() when it was true on any rank.
+    size_t add_flag(bool v)
+    {
+        const size_t lane = ag_.add_lanes(1, comm::LaneOp::max);
+        ag_.set(lane, v ? 1 : 0);
+        flags_.push_back(lane);
+        return flags_.size() - 1;
+    }
+    bool flag(size_t i) const { return ag_.get(flags_[i]) != 0; }
+    void add_error(const std::optional<Error> &e) { ag_.add_error(e); }
     void run() { ag_.run(); }
     std::complex<double> get(size_t i) const
     {
@@ -42,8 +65,52 @@ public:
 
 private:
     comm::Agreement ag_;
-    std::vector<const DistributedArray *> arrays_;
-    std::vector<size_t> lanes_;
+    std::vector<const DistributedArray *> arrays_, norm_arrays_;
+    std::vector<size_t> lanes_, flags_;
+    std::vector<DistributedArray::NormLanes> norms_;
+};
+
+// The iteration table of show (rank 0, like PyLops: the first 10 iterations, every 10th,
+// and the last 10) and the user's stop callback, agreed over the ranks.
+class Progress {
+public:
+    Progress(const Monitor &m, const DistributedArray &x, const char *name, int64_t niter, double tol)
+        : m_(m), x_(x), niter_(niter), print_(m.show && x.base().rank() == 0)
+    {
+        if (!print_) return;
+        std::printf("%s\n", std::string(72, '-').c_str());
+        std::printf("%s (pylopsmpi): %lld ranks, %lld unknowns, niter = %lld, tol = %g\n", name,
+                    static_cast<long long>(x.base().size()), static_cast<long long>(product(x.layout().global)),
+                    static_cast<long long>(niter), tol);
+        std::printf("%s\n%8s %14s %14s %14s\n", std::string(72, '-').c_str(), "Itn", "x[0]", "r1norm", "r2norm");
+    }
+    ~Progress()
+    {
+        if (print_) std::printf("%s\n", std::string(72, '-').c_str());
+    }
+    // After iteration it (1-based): prints, then asks the callback. True: stop.
+    bool after(int64_t it, double r1, double r2)
+    {
+        if (print_ && (it <= 10 || it % 10 == 0 || it > niter_ - 10)) {
+            double x0 = 0;
+            if (x_.local_size() > 0)
+                dispatch_float(x_.dtype(), [&](auto t) { x0 = std::real(static_cast<const decltype(t) *>(x_.data())[0]); });
+            std::printf("%8lld %14.6e %14.6e %14.6e\n", static_cast<long long>(it), x0, r1, r2);
+        }
+        if (!m_.stop) return false;
+        bool mine = false;
+        Dots d(x_);
+        d.add_error(comm::capture([&] { mine = m_.stop(it, x_, r2); }));  // a failure fails every rank
+        const size_t f = d.add_flag(mine);
+        d.run();
+        return d.flag(f);
+    }
+
+private:
+    const Monitor &m_;
+    const DistributedArray &x_;
+    int64_t niter_;
+    bool print_;
 };
 
 DistributedArray::Ptr on(const ArrayLayout::Ptr &l, DType dt)
@@ -59,7 +126,8 @@ void require_solvable(const ops::Operator &op, const DistributedArray &y, const 
 
 }  // namespace
 
-void cg(const ops::Operator &op, const DistributedArray &y, DistributedArray &x, int64_t niter, double tol, Info &info)
+void cg(const ops::Operator &op, const DistributedArray &y, DistributedArray &x, int64_t niter, double tol, Info &info,
+        const Monitor &mon)
 {
     require_solvable(op, y, x, niter);
     PLM_REQUIRE(op.domain()->same_as(*op.range()), PLM_ERR_SIZE_MISMATCH, "CG needs a square operator (domain == range)");
@@ -74,6 +142,7 @@ void cg(const ops::Operator &op, const DistributedArray &y, DistributedArray &x,
     d0.run();
     double kold = d0.norm2(0);
     info.cost.push_back(std::sqrt(kold));
+    Progress progress(mon, x, "CG", niter, tol);
     int64_t it = 0;
     while (it < niter && kold > tol) {
         op.apply(*c, *opc, false);
@@ -91,6 +160,7 @@ void cg(const ops::Operator &op, const DistributedArray &y, DistributedArray &x,
         kold = knew;
         ++it;
         info.cost.push_back(std::sqrt(kold));
+        if (progress.after(it, kold, std::sqrt(kold))) break;
     }
     info.iterations = it;
     info.istop = kold <= tol ? 1 : 2;
@@ -99,7 +169,7 @@ void cg(const ops::Operator &op, const DistributedArray &y, DistributedArray &x,
 }
 
 void cgls(const ops::Operator &op, const DistributedArray &y, DistributedArray &x, int64_t niter, double damp,
-          double tol, Info &info)
+          double tol, Info &info, const Monitor &mon)
 {
     require_solvable(op, y, x, niter);
     const DType dt = x.dtype();
@@ -122,6 +192,7 @@ void cgls(const ops::Operator &op, const DistributedArray &y, DistributedArray &
     double kold = d0.norm2(0), ss = d0.norm2(1), xx = d2 != 0 ? d0.norm2(2) : 0;
     info.cost.push_back(std::sqrt(ss));
     double r2 = std::sqrt(ss + d2 * xx);
+    Progress progress(mon, x, "CGLS", niter, tol);
     int64_t it = 0;
     while (it < niter && kold > tol) {
         Dots d1(x);
@@ -147,6 +218,7 @@ void cgls(const ops::Operator &op, const DistributedArray &y, DistributedArray &
         ++it;
         info.cost.push_back(std::sqrt(ss));
         r2 = std::sqrt(ss + d2 * xx);
+        if (progress.after(it, kold, r2)) break;
     }
     info.iterations = it;
     info.istop = kold < tol ? 1 : 2;
@@ -204,6 +276,138 @@ DotTest dottest(const ops::Operator &op, double rtol)
     DotTest t{yy.real(), yy.imag(), xx.real(), xx.imag(), false};
     t.passed = std::abs(xx - yy) <= rtol * std::max(std::abs(xx), std::abs(yy)) + 1e-300;
     return t;
+}
+
+Eigen power_iteration(const ops::Operator &op, int64_t niter, double tol, uint64_t seed)
+{
+    PLM_REQUIRE(!op.is_local(), PLM_ERR_INVALID_ARG, "power iteration needs a distributed operator");
+    PLM_REQUIRE(op.domain()->same_as(*op.range()), PLM_ERR_SIZE_MISMATCH,
+                "power iteration needs a square operator (domain == range)");
+    PLM_REQUIRE(niter >= 0 && tol >= 0, PLM_ERR_INVALID_ARG, "niter and tol must be non-negative");
+    const DType dt = op.dtype();
+    DistributedArray::Ptr b = on(op.domain(), dt), b1 = on(op.range(), dt);
+    fill_noise(*b, static_cast<int>(seed % 1000003) + 11);
+    Dots d0(*b);
+    d0.add(*b, *b);
+    d0.run();
+    axpby(0, *b, 1 / std::sqrt(d0.norm2(0)), *b);  // b /= ||b||
+    std::complex<double> lambda = 0;
+    int64_t it = 0;
+    while (it < niter) {
+        op.apply(*b, *b1, false);
+        Dots d(*b);
+        d.add(*b, *b1);   // lambda = b^H Op b
+        d.add(*b1, *b1);
+        d.run();
+        const std::complex<double> old = lambda;
+        lambda = d.get(0);
+        ++it;
+        const double n1 = std::sqrt(d.norm2(1));
+        if (n1 == 0) break;  // Op b = 0: lambda is 0
+        axpby(1 / n1, *b1, 0, *b);
+        if (std::abs(lambda - old) < tol * std::abs(lambda)) break;
+    }
+    return {lambda.real(), lambda.imag(), it};
+}
+
+namespace {
+
+// PyLops' thresholds on one element (complex: applied to the magnitude, phase kept).
+template <typename T> T threshold(T v, double t, Thresh kind)
+{
+    const double a = std::abs(v);
+    switch (kind) {
+    case Thresh::soft: {
+        const double m = std::max(a - t, 0.0);
+        return a == 0 ? T(0) : static_cast<T>(v * static_cast<real_t<T>>(m / a));
+    }
+    case Thresh::hard: return a <= std::sqrt(2 * t) ? T(0) : v;
+    case Thresh::half: {
+        if (a <= std::cbrt(54.0) / 4 * std::pow(t, 2.0 / 3)) return T(0);
+        const double arg = std::clamp(t / 8 * std::pow(a / 3, -1.5), -1.0, 1.0);
+        const double phi = 2.0 / 3 * std::acos(arg);
+        return static_cast<T>(v * static_cast<real_t<T>>(2.0 / 3 * (1 + std::cos(2 * M_PI / 3 - phi))));
+    }
+    }
+    return v;
+}
+
+void threshold_all(DistributedArray &x, double t, Thresh kind)
+{
+    dispatch_float(x.dtype(), [&](auto z) {
+        using T = decltype(z);
+        T *p = static_cast<T *>(x.data());
+        for (int64_t i = 0; i < x.local_size(); ++i) p[i] = threshold(p[i], t, kind);
+    });
+}
+
+}  // namespace
+
+void ista(const ops::Operator::Ptr &opp, const DistributedArray &y, DistributedArray &x, const Sparse &o, Info &info,
+          const Monitor &mon)
+{
+    const ops::Operator &op = *opp;
+    require_solvable(op, y, x, o.niter);
+    PLM_REQUIRE(o.decay.empty() || static_cast<int64_t>(o.decay.size()) >= o.niter, PLM_ERR_SIZE_MISMATCH,
+                "decay has %zu values for %lld iterations", o.decay.size(), static_cast<long long>(o.niter));
+    double alpha = o.alpha;
+    if (alpha <= 0) {  // 1 / |lambda_max(Op^H Op)|
+        const Eigen e = power_iteration(*ops::product(ops::adjoint(opp), opp), 30, 1e-5, 0);
+        alpha = 1 / std::abs(std::complex<double>(e.re, e.im));
+    }
+    const double thresh = o.eps * alpha * 0.5;
+    const DType dt = x.dtype();
+    DistributedArray::Ptr res = on(op.range(), dt), grad = on(op.domain(), dt), xold = on(op.domain(), dt),
+                          z = on(op.domain(), dt);
+    copy(x, *z);
+    info = Info{};
+    Progress progress(mon, x, o.fista ? "FISTA" : "ISTA", o.niter, o.tol);
+    double t = 1, xupdate = std::numeric_limits<double>::infinity(), normres_old = std::numeric_limits<double>::infinity();
+    double last_res = 0;
+    int64_t it = 0;
+    while (it < o.niter && xupdate > o.tol) {
+        copy(x, *xold);
+        const DistributedArray &base = o.fista ? *z : x;
+        op.apply(base, *res, false);
+        axpby(1, y, -1, *res);  // res = y - Op base
+        if (o.monitorres) {
+            Dots d(x);
+            d.add(*res, *res);
+            d.run();
+            const double nr = std::sqrt(d.norm2(0));
+            PLM_REQUIRE(nr <= normres_old, PLM_ERR_NOT_CONVERGED,
+                        "%s: the residual norm grew from %g to %g at iteration %lld (monitorres)",
+                        o.fista ? "FISTA" : "ISTA", normres_old, nr, static_cast<long long>(it + 1));
+            normres_old = nr;
+        }
+        op.apply(*res, *grad, true);
+        copy(base, x);
+        axpby(alpha, *grad, 1, x);  // x = base + alpha Op^H res
+        threshold_all(x, (o.decay.empty() ? 1.0 : o.decay[static_cast<size_t>(it)]) * thresh, o.kind);
+        if (o.fista) {
+            const double told = t;
+            t = (1 + std::sqrt(1 + 4 * t * t)) / 2;
+            copy(x, *z);
+            axpby(-(told - 1) / t, *xold, 1 + (told - 1) / t, *z);  // z = x + (told-1)/t (x - xold)
+            op.apply(x, *res, false);                               // FISTA's cost: a fresh residual
+            axpby(1, y, -1, *res);
+        }
+        axpby(1, x, -1, *xold);  // xold = x - xold
+        Dots d(x);
+        d.add(*xold, *xold);
+        d.add(*res, *res);
+        const size_t l1 = d.add_norm(x, 1.0);
+        d.run();
+        xupdate = std::sqrt(d.norm2(0));
+        last_res = d.norm2(1);
+        info.cost.push_back(0.5 * last_res + o.eps * d.norm(l1));
+        ++it;
+        if (progress.after(it, info.cost.back(), std::sqrt(last_res))) break;
+    }
+    info.iterations = it;
+    info.istop = xupdate <= o.tol ? 1 : 2;
+    info.r1norm = xupdate;
+    info.r2norm = std::sqrt(last_res);
 }
 
 }  // namespace plm::solvers

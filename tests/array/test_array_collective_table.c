@@ -309,6 +309,43 @@ static plm_status_t row_solve(int bad, int cg)
     return st;
 }
 static plm_status_t row_solve_cg(int bad) { return row_solve(bad, 1); }
+
+static plm_status_t row_op_broadcast(int bad)
+{
+    plm_op_t d = dense_block(bad ? PLM_FLOAT32 : PLM_FLOAT64), op = NULL; /* another dtype */
+    plm_status_t st = plm_op_broadcast(tu_comm, d, &op);
+    plm_op_destroy(&d);
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_sparse(int bad, int fista)
+{
+    plm_op_t op = block_op();
+    plm_array_t x = on_space(op, 0), y = on_space(op, 1);
+    const double eps = bad ? 0.2 : 0.1; /* eps differs */
+    plm_status_t st = fista ? plm_solve_fista(op, y, x, 3, eps, 0.1, PLM_THRESH_SOFT, NULL, 0, 0.0, NULL)
+                            : plm_solve_ista(op, y, x, 3, eps, 0.1, PLM_THRESH_SOFT, NULL, 0, 0.0, NULL);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_solve_ista(int bad) { return row_sparse(bad, 0); }
+static plm_status_t row_solve_fista(int bad) { return row_sparse(bad, 1); }
+
+static plm_status_t row_power_iteration(int bad)
+{
+    plm_op_t op = block_op(), ah = NULL, sq = NULL;
+    TU_OK(plm_op_adjoint(op, &ah));
+    TU_OK(plm_op_product(ah, op, &sq));
+    double eig[2];
+    plm_status_t st = plm_power_iteration(sq, 5, 0.0, bad ? 2 : 1, eig, NULL); /* seed differs */
+    plm_op_destroy(&ah);
+    plm_op_destroy(&sq);
+    plm_op_destroy(&op);
+    return st;
+}
 static plm_status_t row_solve_cgls(int bad) { return row_solve(bad, 0); }
 
 static plm_status_t row_add_ghost_cells(int bad)
@@ -408,6 +445,10 @@ static const row_t ROWS[] = {
     {"plm_op_dottest", "rtol differs", A, 1, row_op_dottest},
     {"plm_solve_cg", "niter differs", A, 1, row_solve_cg},
     {"plm_solve_cgls", "damp differs", A, 1, row_solve_cgls},
+    {"plm_op_broadcast", "another dtype", A, 1, row_op_broadcast},
+    {"plm_solve_ista", "eps differs", A, 1, row_solve_ista},
+    {"plm_solve_fista", "eps differs", A, 1, row_solve_fista},
+    {"plm_power_iteration", "seed differs", A, 1, row_power_iteration},
     {"plm_array_add_ghost_cells", "n_out one short", S, 0, row_add_ghost_cells},
     {"plm_array_redistribute", "axis differs", A, 1, row_redistribute},
     {"plm_stacked_dot", "NULL re", A, 0, row_stacked_dot},
