@@ -604,11 +604,258 @@ static void test_cgls(void **state)
     TU_DONE();
 }
 
+/* transpose, conj and power of block-diagonals, and the broadcast wrapper, against the
+ * same algebra on the dense references. */
+static void test_more_composites(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 4; t++) {
+        const plm_dtype_t dt = TU_DTYPES[t];
+        plm_op_t parts[4], A = NULL, T = NULL, C = NULL, AH = NULL, AHA = NULL, P0 = NULL, P2 = NULL;
+        const int n = my_blocks(SET_TALL, dt, 0, parts);
+        TU_OK(plm_op_blockdiag(tu_comm, n, (const plm_const_op_t *)parts, 0, NULL, &A));
+        destroy_all(parts, n);
+        int64_t M, N;
+        double complex *G = global_blockdiag(SET_TALL, dt, &M, &N);
+        double complex *GT = calloc((size_t)(M * N), sizeof *GT), *GC = calloc((size_t)(M * N), sizeof *GC);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                GT[j * M + i] = G[i * N + j];
+                GC[i * N + j] = conj(G[i * N + j]);
+            }
+        TU_CHECK_OK(plm_op_transpose(A, &T));
+        TU_CHECK_OK(plm_op_conj(A, &C));
+        check_against(T, GT, N, M, dt, "transpose");
+        check_against(C, GC, M, N, dt, "conj");
+        /* (A^H A)^2 and (A^H A)^0 = I */
+        TU_CHECK_OK(plm_op_adjoint(A, &AH));
+        TU_CHECK_OK(plm_op_product(AH, A, &AHA));
+        TU_CHECK_OK(plm_op_power(AHA, 2, &P2));
+        TU_CHECK_OK(plm_op_power(AHA, 0, &P0));
+        double complex *H = calloc((size_t)(N * N), sizeof *H), *H2 = calloc((size_t)(N * N), sizeof *H2),
+                       *Id = calloc((size_t)(N * N), sizeof *Id);
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t j = 0; j < N; j++)
+                for (int64_t k = 0; k < M; k++) H[i * N + j] += conj(G[k * N + i]) * G[k * N + j];
+        for (int64_t i = 0; i < N; i++) {
+            Id[i * N + i] = 1;
+            for (int64_t j = 0; j < N; j++)
+                for (int64_t k = 0; k < N; k++) H2[i * N + j] += H[i * N + k] * H[k * N + j];
+        }
+        check_against(P2, H2, N, N, dt, "power 2");
+        check_against(P0, Id, N, N, dt, "power 0");
+        plm_op_t bad = NULL;
+        TU_EXPECT_ERR(plm_op_power(A, 2, &bad), PLM_ERR_SIZE_MISMATCH); /* not square */
+        TU_EXPECT_ERR(plm_op_power(AHA, -1, &bad), PLM_ERR_INVALID_ARG);
+
+        /* the same local 3 x 2 dense block on every rank, on BROADCAST vectors */
+        void *a = calloc(6, tu_esize(dt));
+        double complex B[6];
+        for (int64_t i = 0; i < 6; i++) {
+            double re, im;
+            entry(0, 0, i / 2, i % 2, dt, &re, &im);
+            tu_set(dt, a, i, re, im);
+            B[i] = re + I * im;
+        }
+        plm_op_t L = NULL, W = NULL;
+        TU_CHECK_OK(plm_op_dense(dt, 3, 2, a, 0, 0, &L));
+        TU_OK(plm_op_broadcast(tu_comm, L, &W));
+        check_against(W, B, 3, 2, dt, "broadcast wrapper");
+        plm_array_t u = NULL;
+        TU_CHECK_OK(plm_op_new_range_array(W, PLM_MEMORY_HOST, &u));
+        plm_partition_t part = PLM_PARTITION_SCATTER;
+        plm_dtype_t got_dt = PLM_FLOAT64;
+        TU_CHECK_OK(plm_array_partition(u, &part));
+        TU_CHECK_OK(plm_array_dtype(u, &got_dt));
+        TU_EXPECT(part == PLM_PARTITION_BROADCAST && got_dt == dt, "broadcast range array: partition %d dtype %d", part,
+                  got_dt);
+        plm_array_destroy(&u);
+        free(a);
+        plm_op_destroy(&L);
+        plm_op_destroy(&W);
+        free(H);
+        free(H2);
+        free(Id);
+        free(G);
+        free(GT);
+        free(GC);
+        plm_op_destroy(&A);
+        plm_op_destroy(&T);
+        plm_op_destroy(&C);
+        plm_op_destroy(&AH);
+        plm_op_destroy(&AHA);
+        plm_op_destroy(&P0);
+        plm_op_destroy(&P2);
+    }
+    TU_DONE();
+}
+
+/* Power iteration on a block-diagonal of diagonals: the largest |d| is known. */
+static void test_power_iteration(void **state)
+{
+    (void)state;
+    const int64_t m = 4;
+    double d[4];
+    for (int i = 0; i < 4; i++) d[i] = 1.0 + 0.5 * i + 0.25 * tu_rank; /* largest: 2.5 + 0.25 (P-1) */
+    plm_op_t D = NULL, B = NULL;
+    TU_CHECK_OK(plm_op_diagonal(PLM_FLOAT64, m, d, &D));
+    TU_OK(plm_op_blockdiag(tu_comm, 1, (const plm_const_op_t *)&D, 0, NULL, &B));
+    double eig[2] = {0, 0}, eig2[2] = {0, 0};
+    int64_t it = 0;
+    TU_CHECK_OK(plm_power_iteration(B, 2000, 0.0, 42, eig, &it));
+    const double want = 2.5 + 0.25 * (tu_size - 1);
+    TU_EXPECT(fabs(eig[0] - want) < 1e-6 * want && fabs(eig[1]) < 1e-12 && it == 2000,
+              "power iteration %g%+gi after %lld iterations, want %g", eig[0], eig[1], (long long)it, want);
+    TU_CHECK_OK(plm_power_iteration(B, 2000, 1e-10, 42, eig2, &it));
+    TU_EXPECT(fabs(eig2[0] - want) < 1e-4 * want && it < 2000, "power iteration with tol: %g after %lld", eig2[0],
+              (long long)it);
+    plm_op_destroy(&D);
+    plm_op_destroy(&B);
+    TU_DONE();
+}
+
+/* Serial ISTA / FISTA with PyLops' rules (soft threshold) on the global dense G, real data. */
+static void serial_sparse(const double *G, int64_t M, int64_t N, const double *y, int64_t niter, double eps,
+                          double alpha, int fista, double *x, double *cost)
+{
+    double *xo = calloc((size_t)N, 8), *z = calloc((size_t)N, 8), *r = calloc((size_t)M, 8), *g = calloc((size_t)N, 8);
+    for (int64_t j = 0; j < N; j++) x[j] = z[j] = 0;
+    double t = 1;
+    const double th = eps * alpha * 0.5;
+    for (int64_t it = 0; it < niter; it++) {
+        for (int64_t j = 0; j < N; j++) xo[j] = x[j];
+        const double *b = fista ? z : x;
+        for (int64_t i = 0; i < M; i++) {
+            r[i] = y[i];
+            for (int64_t j = 0; j < N; j++) r[i] -= G[i * N + j] * b[j];
+        }
+        for (int64_t j = 0; j < N; j++) {
+            g[j] = 0;
+            for (int64_t i = 0; i < M; i++) g[j] += G[i * N + j] * r[i];
+        }
+        for (int64_t j = 0; j < N; j++) {
+            const double v = b[j] + alpha * g[j], a = fabs(v), m = a - th > 0 ? a - th : 0;
+            x[j] = a == 0 ? 0 : v * (m / a);
+        }
+        if (fista) {
+            const double told = t;
+            t = (1 + sqrt(1 + 4 * t * t)) / 2;
+            for (int64_t j = 0; j < N; j++) z[j] = x[j] + ((told - 1) / t) * (x[j] - xo[j]);
+            for (int64_t i = 0; i < M; i++) {
+                r[i] = y[i];
+                for (int64_t j = 0; j < N; j++) r[i] -= G[i * N + j] * x[j];
+            }
+        }
+        double rr = 0, l1 = 0;
+        for (int64_t i = 0; i < M; i++) rr += r[i] * r[i];
+        for (int64_t j = 0; j < N; j++) l1 += fabs(x[j]);
+        cost[it] = 0.5 * rr + eps * l1;
+    }
+    free(xo);
+    free(z);
+    free(r);
+    free(g);
+}
+
+typedef struct {
+    int stop_at;
+    int calls;
+} stop_ctx;
+
+static int stop_cb(void *ctx, int64_t iteration, plm_const_array_t x, double cost)
+{
+    stop_ctx *s = (stop_ctx *)ctx;
+    (void)cost;
+    s->calls++;
+    return x != NULL && iteration >= s->stop_at;
+}
+
+static void test_sparse(void **state)
+{
+    (void)state;
+    plm_op_t parts[4], A = NULL;
+    const int n = my_blocks(SET_TALL, PLM_FLOAT64, 0, parts);
+    TU_OK(plm_op_blockdiag(tu_comm, n, (const plm_const_op_t *)parts, 0, NULL, &A));
+    destroy_all(parts, n);
+    int64_t M, N;
+    double complex *Gc = global_blockdiag(SET_TALL, PLM_FLOAT64, &M, &N);
+    double *G = calloc((size_t)(M * N), 8), *yg = calloc((size_t)M, 8), *xs = calloc((size_t)N, 8);
+    for (int64_t i = 0; i < M * N; i++) G[i] = creal(Gc[i]);
+    plm_layout_t ran = NULL;
+    TU_OK(plm_op_range(A, &ran));
+    plm_array_t y = vec_on(ran, PLM_FLOAT64, 3), x = NULL;
+    TU_OK(plm_op_new_domain_array(A, PLM_MEMORY_HOST, &x));
+    double complex *yc = gathered(y, PLM_FLOAT64, M);
+    for (int64_t i = 0; i < M; i++) yg[i] = creal(yc[i]);
+    const int64_t niter = 15;
+    const double eps = 0.3, alpha = 0.05;
+    double cost_s[15];
+    plm_solver_info_t info = NULL;
+    TU_OK(plm_solver_info_create(&info));
+    for (int fista = 0; fista < 2; fista++) {
+        serial_sparse(G, M, N, yg, niter, eps, alpha, fista, xs, cost_s);
+        TU_OK(plm_array_fill(x, 0, 0));
+        TU_CHECK_OK(fista ? plm_solve_fista(A, y, x, niter, eps, alpha, PLM_THRESH_SOFT, NULL, 0, 0.0, info)
+                          : plm_solve_ista(A, y, x, niter, eps, alpha, PLM_THRESH_SOFT, NULL, 0, 0.0, info));
+        double complex *xg = gathered(x, PLM_FLOAT64, N);
+        double d = 0, sc = 0;
+        for (int64_t j = 0; j < N; j++) {
+            d = fmax(d, fabs(creal(xg[j]) - xs[j]));
+            sc = fmax(sc, fabs(xs[j]));
+        }
+        TU_EXPECT(d <= 1e-8 * sc, "%s differs from the serial run by %g (scale %g)", fista ? "FISTA" : "ISTA", d, sc);
+        double cost[15];
+        int64_t nc = 0;
+        TU_CHECK_OK(plm_solver_info_cost(info, cost, 15, &nc));
+        TU_EXPECT(nc == niter, "%s cost has %lld values", fista ? "FISTA" : "ISTA", (long long)nc);
+        for (int64_t k = 0; k < nc; k++)
+            TU_EXPECT(fabs(cost[k] - cost_s[k]) <= 1e-9 * cost_s[k], "%s cost[%lld] %.17g, serial %.17g",
+                      fista ? "FISTA" : "ISTA", (long long)k, cost[k], cost_s[k]);
+        free(xg);
+    }
+    /* hard and half thresholds and the default alpha run; a decay of zeros is plain gradient
+     * descent (no thresholding) */
+    double decay[15] = {0};
+    for (int k = 0; k < 3; k++) {
+        TU_OK(plm_array_fill(x, 0, 0));
+        TU_CHECK_OK(plm_solve_ista(A, y, x, niter, eps, 0.0, (plm_thresh_t)k, k == 0 ? decay : NULL, 1, 0.0, info));
+    }
+    TU_EXPECT_ERR(plm_solve_ista(A, y, x, niter, eps, alpha, (plm_thresh_t)7, NULL, 0, 0.0, info), PLM_ERR_INVALID_ARG);
+    /* a huge step makes the residual grow: monitorres fails every rank */
+    TU_OK(plm_array_fill(x, 0, 0));
+    TU_EXPECT_ERR(plm_solve_ista(A, y, x, niter, eps, 1e5, PLM_THRESH_SOFT, NULL, 1, 0.0, info), PLM_ERR_NOT_CONVERGED);
+
+    /* the callback on the last rank stops every rank; show prints on rank 0 */
+    stop_ctx sc = {tu_rank == tu_size - 1 ? 3 : 1000000, 0};
+    TU_CHECK_OK(plm_solver_info_set_callback(info, stop_cb, &sc));
+    TU_CHECK_OK(plm_solver_info_set_show(info, 1));
+    TU_OK(plm_array_fill(x, 0, 0));
+    TU_CHECK_OK(plm_solve_cgls(A, y, x, 50, 0.0, 0.0, info));
+    int64_t its = 0;
+    TU_CHECK_OK(plm_solver_info_iterations(info, &its));
+    TU_EXPECT(its == 3 && sc.calls == 3, "the callback stopped after %lld iterations (%d calls)", (long long)its, sc.calls);
+    TU_CHECK_OK(plm_solver_info_set_callback(info, NULL, NULL));
+    TU_CHECK_OK(plm_solver_info_set_show(info, 0));
+
+    plm_solver_info_destroy(&info);
+    free(yc);
+    free(G);
+    free(Gc);
+    free(yg);
+    free(xs);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_layout_destroy(&ran);
+    plm_op_destroy(&A);
+    TU_DONE();
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_blockdiag), TU_TEST(test_stacks), TU_TEST(test_composites),
         TU_TEST(test_callback),  TU_TEST(test_mismatch), TU_TEST(test_cgls),
+        TU_TEST(test_more_composites), TU_TEST(test_power_iteration), TU_TEST(test_sparse),
     };
     return plm_run_group_tests_mpi(tests);
 }
