@@ -687,6 +687,24 @@ PLM_API plm_status_t plm_op_vstack(plm_comm_t comm, int n, const plm_const_op_t 
  *  (column sums), range 1-D BROADCAST; the forward reduces over the ranks. Collective on comm. */
 PLM_API plm_status_t plm_op_hstack(plm_comm_t comm, int n, const plm_const_op_t *ops, plm_op_t *out);
 
+/**
+ * Stacked operators (PyLops-MPI's MPIStackedBlockDiag / MPIStackedVStack) map stacks of arrays
+ * (plm_stacked_t) to stacks; their parts are distributed operators of one dtype on
+ * communicators of one size. Apply them with plm_op_apply_stacked() and solve with the
+ * *_stacked solvers; a single array is passed as a stack of one member. Not collective.
+ * - stacked block-diagonal: member i of the input through part i into member i of the output;
+ * - stacked vstack: one array (the parts share their domain) into a stack of each part's
+ *   output; the adjoint sums the parts' adjoints.
+ * Of the composites only plm_op_adjoint() takes stacked operators.
+ */
+PLM_API plm_status_t plm_op_stacked_blockdiag(int n, const plm_const_op_t *ops, plm_op_t *out);
+PLM_API plm_status_t plm_op_stacked_vstack(int n, const plm_const_op_t *ops, plm_op_t *out);
+/** Number of members of the domain and range (1 and 1 for a plain distributed operator). Not collective. */
+PLM_API plm_status_t plm_op_parts(plm_const_op_t op, int *n_domain, int *n_range);
+/** Layout of member i of the domain / range (new handles; release with plm_layout_destroy). Not collective. */
+PLM_API plm_status_t plm_op_domain_part(plm_const_op_t op, int i, plm_layout_t *layout);
+PLM_API plm_status_t plm_op_range_part(plm_const_op_t op, int i, plm_layout_t *layout);
+
 /* Composites: both operators local, or both distributed. Not collective. */
 /** A^H. */
 PLM_API plm_status_t plm_op_adjoint(plm_const_op_t a, plm_op_t *out);
@@ -721,7 +739,8 @@ PLM_API plm_status_t plm_op_dtype(plm_const_op_t op, plm_dtype_t *dtype);
 /** *is_local = 1 for a local building block, 0 for a distributed operator. Not collective. */
 PLM_API plm_status_t plm_op_is_local(plm_const_op_t op, int *is_local);
 /** The layouts of x and of y = Op x (new handles: release with plm_layout_destroy); make
- *  arrays on them with plm_array_create_from_layout(). Distributed operators only. Not collective. */
+ *  arrays on them with plm_array_create_from_layout(). Plain distributed operators only
+ *  (stacked ones: plm_op_domain_part). Not collective. */
 PLM_API plm_status_t plm_op_domain(plm_const_op_t op, plm_layout_t *domain);
 PLM_API plm_status_t plm_op_range(plm_const_op_t op, plm_layout_t *range);
 
@@ -737,6 +756,10 @@ PLM_API plm_status_t plm_op_new_range_array(plm_const_op_t op, plm_memory_t memo
 PLM_API plm_status_t plm_op_apply(plm_const_op_t op, plm_const_array_t x, plm_array_t y);
 /** x = Op^H y: y on the range, x on the domain. Collective. */
 PLM_API plm_status_t plm_op_apply_adjoint(plm_const_op_t op, plm_const_array_t y, plm_array_t x);
+/** plm_op_apply() on stacks: member i of x on domain part i, of y on range part i (any
+ *  distributed operator; a plain one takes stacks of one member). Collective. */
+PLM_API plm_status_t plm_op_apply_stacked(plm_const_op_t op, plm_const_stacked_t x, plm_stacked_t y);
+PLM_API plm_status_t plm_op_apply_adjoint_stacked(plm_const_op_t op, plm_const_stacked_t y, plm_stacked_t x);
 
 /**
  * Dot test: with u on the domain and v on the range filled with pseudo-random values (the
@@ -787,6 +810,13 @@ PLM_API plm_status_t plm_solver_info_cost(plm_const_solver_info_t info, double *
  */
 PLM_API plm_status_t plm_solve_cg(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter, double tol,
                                   plm_solver_info_t info);
+/** plm_solve_cg() on stacks (members on the operator's parts; the callback gets x = NULL). Collective. */
+PLM_API plm_status_t plm_solve_cg_stacked(plm_const_op_t op, plm_const_stacked_t y, plm_stacked_t x, int64_t niter,
+                                          double tol, plm_solver_info_t info);
+/** plm_solve_cgls() on stacks (members on the operator's parts; the callback gets x = NULL). Collective. */
+PLM_API plm_status_t plm_solve_cgls_stacked(plm_const_op_t op, plm_const_stacked_t y, plm_stacked_t x,
+                                            int64_t niter, double damp, double tol, plm_solver_info_t info);
+
 /**
  * CGLS: minimises ||y - Op x||^2 + damp^2 ||x||^2. x holds x0 on entry and the solution on
  * return; stops after niter iterations or when ||Op^H r - damp^2 x||^2 < tol (PyLops' rule).

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <memory>
+#include <type_traits>
 
 #include "c_api/guard.hpp"
 
@@ -32,6 +33,22 @@ const ops::Operator &distributed_op(plm_const_op_t op)
     return o;
 }
 
+const ops::Operator &plain_op(plm_const_op_t op)
+{
+    const ops::Operator &o = distributed_op(op);
+    PLM_REQUIRE(!o.stacked(), PLM_ERR_INVALID_ARG,
+                "a stacked operator maps stacks: use plm_op_domain_part / plm_op_range_part and the *_stacked calls");
+    return o;
+}
+
+std::vector<ops::Operator::Ptr> op_list(int n, const plm_const_op_t *ops)
+{
+    PLM_REQUIRE(n >= 1 && ops, PLM_ERR_INVALID_ARG, "n must be >= 1 with a list of operators (n = %d)", n);
+    std::vector<ops::Operator::Ptr> v;
+    for (int i = 0; i < n; ++i) v.push_back(op_of(ops[i]));
+    return v;
+}
+
 // A stack or block-diagonal: the handles become this rank's parts inside the agreement.
 template <typename F>
 plm_status_t make_stack(plm_comm_t comm, int n, const plm_const_op_t *parts, const char *what, plm_op_t *out, F &&build)
@@ -55,21 +72,33 @@ plm_status_t make_stack(plm_comm_t comm, int n, const plm_const_op_t *parts, con
     });
 }
 
+// Operands are arrays or stacks: either becomes a list of arrays (stack members in order).
+solvers::Parts parts_of(plm_const_array_t a)
+{
+    return {const_cast<DistributedArray *>(&detail::array_of(a))};
+}
+
+solvers::Parts parts_of(plm_const_stacked_t s)
+{
+    solvers::Parts p;
+    for (const DistributedArray::Ptr &m : detail::stack_of(s).members()) p.push_back(m.get());
+    return p;
+}
+
 // Checks the operands of an apply inside an agreement on the operator's communicator.
-plm_status_t apply(plm_const_op_t op, plm_const_array_t in, plm_array_t out, bool adjoint)
+template <typename In, typename Out> plm_status_t apply(plm_const_op_t op, In in, Out out, bool adjoint)
 {
     return guard([&] {
         const ops::Operator &o = distributed_op(op);
         comm::Agreement ag(o.comm(), adjoint ? "op_apply_adjoint" : "op_apply");
-        const DistributedArray *x = nullptr;
-        DistributedArray *y = nullptr;
+        solvers::Parts x, y;
         ag.check([&] {
-            x = &detail::array_of(in);
-            y = &detail::array_of(out);
-            o.check_operands(*x, *y, adjoint);
+            x = parts_of(in);
+            y = parts_of(out);
+            o.check_parts(ops::Operator::In(x.begin(), x.end()), y, adjoint);
         });
         ag.run();
-        o.apply(*x, *y, adjoint);
+        o.apply_parts(ops::Operator::In(x.begin(), x.end()), y, adjoint);
     });
 }
 
@@ -81,22 +110,22 @@ solvers::Info &info_of(plm_solver_info_s *h)
 
 const solvers::Info &info_of(const plm_solver_info_s *h) { return info_of(const_cast<plm_solver_info_s *>(h)); }
 
-// A solve: operands checked in one agreement, then the solver (collective itself).
-template <typename F>
-plm_status_t solve(const char *what, plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter,
-                   std::initializer_list<double> scalars, plm_solver_info_t info, F &&run)
+// A solve: operands (arrays or stacks) checked in one agreement, then the solver (collective
+// itself). The callback sees x when it is an array, NULL for a stack.
+template <typename YT, typename XT, typename F>
+plm_status_t solve(const char *what, plm_const_op_t op, YT y, XT x, int64_t niter, std::initializer_list<double> scalars,
+                   plm_solver_info_t info, F &&run)
 {
     return guard([&] {
         const ops::Operator &o = distributed_op(op);
         comm::Agreement ag(o.comm(), what);
-        const DistributedArray *ya = nullptr;
-        DistributedArray *xa = nullptr;
+        solvers::Parts yp, xp;
         ag.check([&] {
-            ya = &detail::array_of(y);
-            xa = &detail::array_of(x);
+            yp = parts_of(y);
+            xp = parts_of(x);
             if (info) info_of(info);
             PLM_REQUIRE(niter >= 0, PLM_ERR_INVALID_ARG, "niter %lld is negative", static_cast<long long>(niter));
-            o.check_operands(*xa, *ya, false);
+            o.check_parts(ops::Operator::In(xp.begin(), xp.end()), yp, false);
         });
         ag.fold(niter);
         for (double v : scalars) ag.fold_double(v);
@@ -107,12 +136,12 @@ plm_status_t solve(const char *what, plm_const_op_t op, plm_const_array_t y, plm
             mon.show = info->show;
             if (plm_solver_callback_fn fn = info->callback) {
                 void *ctx = info->callback_ctx;
-                mon.stop = [fn, ctx, x](int64_t it, const DistributedArray &, double cost) {
-                    return fn(ctx, it, x, cost) != 0;
-                };
+                plm_const_array_t xa = nullptr;
+                if constexpr (std::is_same_v<XT, plm_array_t>) xa = x;
+                mon.stop = [fn, ctx, xa](int64_t it, double cost) { return fn(ctx, it, xa, cost) != 0; };
             }
         }
-        run(o, *ya, *xa, info ? info_of(info) : local, mon);
+        run(o, yp, xp, info ? info_of(info) : local, mon);
     });
 }
 
@@ -120,7 +149,7 @@ plm_status_t new_array_on(plm_const_op_t op, int memory, plm_array_t *out, bool 
 {
     return guard([&] {
         detail::clear_out(out, "out");
-        const ops::Operator &o = distributed_op(op);
+        const ops::Operator &o = plain_op(op);
         std::unique_ptr<plm_array_s> h(detail::new_array_handle(nullptr));
         h->array = DistributedArray::create_from_layout(range ? o.range() : o.domain(), to_public(o.dtype()),
                                                         memory, nullptr);
@@ -148,7 +177,7 @@ plm_status_t sparse(bool fista, plm_const_op_t op, plm_const_array_t y, plm_arra
     return solve(fista ? "solve_fista" : "solve_ista", op, y, x, niter,
                  {eps, alpha, tol, static_cast<double>(k), static_cast<double>(o.monitorres), kind_ok ? 0.0 : NAN,
                   decay_sum}, info,
-                 [&](const ops::Operator &, const DistributedArray &ya, DistributedArray &xa, solvers::Info &i,
+                 [&](const ops::Operator &, const solvers::Parts &ya, const solvers::Parts &xa, solvers::Info &i,
                      const solvers::Monitor &mon) {
                      PLM_REQUIRE(kind_ok, PLM_ERR_INVALID_ARG, "unknown threshold kind %d", k);
                      solvers::ista(op_of(op), ya, xa, o, i, mon);
@@ -282,7 +311,7 @@ PLM_API plm_status_t plm_op_domain(plm_const_op_t op, plm_layout_t *domain)
 {
     return guard([&] {
         detail::clear_out(domain, "domain");
-        *domain = detail::new_layout_handle(distributed_op(op).domain());
+        *domain = detail::new_layout_handle(plain_op(op).domain());
     });
 }
 
@@ -290,18 +319,86 @@ PLM_API plm_status_t plm_op_range(plm_const_op_t op, plm_layout_t *range)
 {
     return guard([&] {
         detail::clear_out(range, "range");
-        *range = detail::new_layout_handle(distributed_op(op).range());
+        *range = detail::new_layout_handle(plain_op(op).range());
     });
+}
+
+PLM_API plm_status_t plm_op_stacked_blockdiag(int n, const plm_const_op_t *ops, plm_op_t *out)
+{
+    return make(out, [&] { return ops::stacked_block_diag(op_list(n, ops)); });
+}
+
+PLM_API plm_status_t plm_op_stacked_vstack(int n, const plm_const_op_t *ops, plm_op_t *out)
+{
+    return make(out, [&] { return ops::stacked_vstack(op_list(n, ops)); });
+}
+
+PLM_API plm_status_t plm_op_parts(plm_const_op_t op, int *n_domain, int *n_range)
+{
+    return guard([&] {
+        const ops::Operator &o = distributed_op(op);
+        PLM_REQUIRE(n_domain && n_range, PLM_ERR_INVALID_ARG, "n_domain or n_range is NULL");
+        *n_domain = static_cast<int>(o.domain_parts().size());
+        *n_range = static_cast<int>(o.range_parts().size());
+    });
+}
+
+PLM_API plm_status_t plm_op_domain_part(plm_const_op_t op, int i, plm_layout_t *layout)
+{
+    return guard([&] {
+        detail::clear_out(layout, "layout");
+        const std::vector<ArrayLayout::Ptr> p = distributed_op(op).domain_parts();
+        PLM_REQUIRE(i >= 0 && i < static_cast<int>(p.size()), PLM_ERR_INVALID_ARG, "part %d outside 0..%zu", i,
+                    p.size() - 1);
+        *layout = detail::new_layout_handle(p[static_cast<size_t>(i)]);
+    });
+}
+
+PLM_API plm_status_t plm_op_range_part(plm_const_op_t op, int i, plm_layout_t *layout)
+{
+    return guard([&] {
+        detail::clear_out(layout, "layout");
+        const std::vector<ArrayLayout::Ptr> p = distributed_op(op).range_parts();
+        PLM_REQUIRE(i >= 0 && i < static_cast<int>(p.size()), PLM_ERR_INVALID_ARG, "part %d outside 0..%zu", i,
+                    p.size() - 1);
+        *layout = detail::new_layout_handle(p[static_cast<size_t>(i)]);
+    });
+}
+
+PLM_API plm_status_t plm_op_apply_stacked(plm_const_op_t op, plm_const_stacked_t x, plm_stacked_t y)
+{
+    return apply(op, x, static_cast<plm_const_stacked_t>(y), false);
+}
+
+PLM_API plm_status_t plm_op_apply_adjoint_stacked(plm_const_op_t op, plm_const_stacked_t y, plm_stacked_t x)
+{
+    return apply(op, y, static_cast<plm_const_stacked_t>(x), true);
+}
+
+PLM_API plm_status_t plm_solve_cg_stacked(plm_const_op_t op, plm_const_stacked_t y, plm_stacked_t x, int64_t niter,
+                                          double tol, plm_solver_info_t info)
+{
+    return solve("solve_cg", op, y, static_cast<plm_const_stacked_t>(x), niter, {tol}, info,
+                 [&](const ops::Operator &o, const solvers::Parts &ya, const solvers::Parts &xa, solvers::Info &i,
+                     const solvers::Monitor &mon) { solvers::cg(o, ya, xa, niter, tol, i, mon); });
+}
+
+PLM_API plm_status_t plm_solve_cgls_stacked(plm_const_op_t op, plm_const_stacked_t y, plm_stacked_t x,
+                                            int64_t niter, double damp, double tol, plm_solver_info_t info)
+{
+    return solve("solve_cgls", op, y, static_cast<plm_const_stacked_t>(x), niter, {damp, tol}, info,
+                 [&](const ops::Operator &o, const solvers::Parts &ya, const solvers::Parts &xa, solvers::Info &i,
+                     const solvers::Monitor &mon) { solvers::cgls(o, ya, xa, niter, damp, tol, i, mon); });
 }
 
 PLM_API plm_status_t plm_op_apply(plm_const_op_t op, plm_const_array_t x, plm_array_t y)
 {
-    return apply(op, x, y, false);
+    return apply(op, x, static_cast<plm_const_array_t>(y), false);
 }
 
 PLM_API plm_status_t plm_op_apply_adjoint(plm_const_op_t op, plm_const_array_t y, plm_array_t x)
 {
-    return apply(op, y, x, true);
+    return apply(op, y, static_cast<plm_const_array_t>(x), true);
 }
 
 PLM_API plm_status_t plm_op_dottest(plm_const_op_t op, double rtol, int *passed, double *yy, double *xx)
@@ -396,8 +493,8 @@ PLM_API plm_status_t plm_solver_info_cost(plm_const_solver_info_t info, double *
 PLM_API plm_status_t plm_solve_cg(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter, double tol,
                                   plm_solver_info_t info)
 {
-    return solve("solve_cg", op, y, x, niter, {tol}, info, [&](const ops::Operator &o, const DistributedArray &ya,
-                                                        DistributedArray &xa, solvers::Info &i,
+    return solve("solve_cg", op, y, x, niter, {tol}, info, [&](const ops::Operator &o, const solvers::Parts &ya,
+                                                        const solvers::Parts &xa, solvers::Info &i,
                                                         const solvers::Monitor &mon) {
         solvers::cg(o, ya, xa, niter, tol, i, mon);
     });
@@ -406,8 +503,8 @@ PLM_API plm_status_t plm_solve_cg(plm_const_op_t op, plm_const_array_t y, plm_ar
 PLM_API plm_status_t plm_solve_cgls(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter,
                                     double damp, double tol, plm_solver_info_t info)
 {
-    return solve("solve_cgls", op, y, x, niter, {damp, tol}, info, [&](const ops::Operator &o, const DistributedArray &ya,
-                                                          DistributedArray &xa, solvers::Info &i,
+    return solve("solve_cgls", op, y, x, niter, {damp, tol}, info, [&](const ops::Operator &o, const solvers::Parts &ya,
+                                                          const solvers::Parts &xa, solvers::Info &i,
                                                           const solvers::Monitor &mon) {
         solvers::cgls(o, ya, xa, niter, damp, tol, i, mon);
     });

@@ -25,6 +25,11 @@ Scratch make_scratch(DType dt, int64_t n_local, const ArrayLayout::Ptr &layout)
     return s;
 }
 
+void require_plain(const Operator &a, const char *what)
+{
+    PLM_REQUIRE(!a.stacked(), PLM_ERR_NOT_SUPPORTED, "%s of a stacked operator is not supported (adjoint is)", what);
+}
+
 void require_same_kind(const Operator &a, const Operator &b, const char *what)
 {
     PLM_REQUIRE(a.dtype() == b.dtype(), PLM_ERR_DTYPE_MISMATCH, "%s of operators of %s and %s", what,
@@ -39,7 +44,12 @@ public:
     {
         domain_ = a_->range();
         range_ = a_->domain();
+        if (a_->stacked()) {
+            dparts_ = a_->range_parts();
+            rparts_ = a_->domain_parts();
+        }
     }
+    void apply_parts(const In &x, const Out &y, bool adjoint) const override { a_->apply_parts(x, y, !adjoint); }
     bool may_fail() const override { return a_->may_fail(); }
     void local_apply(bool adjoint, const void *in, void *out) const override { a_->local_apply(!adjoint, in, out); }
     void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
@@ -241,12 +251,14 @@ private:
 Operator::Ptr transpose(Operator::Ptr a)
 {
     PLM_REQUIRE(a, PLM_ERR_INVALID_ARG, "operator is NULL");
+    require_plain(*a, "transpose");
     return std::make_shared<ConjSandwich>(std::move(a), true);
 }
 
 Operator::Ptr conjugate(Operator::Ptr a)
 {
     PLM_REQUIRE(a, PLM_ERR_INVALID_ARG, "operator is NULL");
+    require_plain(*a, "conj");
     return std::make_shared<ConjSandwich>(std::move(a), false);
 }
 
@@ -254,6 +266,7 @@ Operator::Ptr power(Operator::Ptr a, int p)
 {
     PLM_REQUIRE(a, PLM_ERR_INVALID_ARG, "operator is NULL");
     PLM_REQUIRE(p >= 0, PLM_ERR_INVALID_ARG, "power %d is negative", p);
+    require_plain(*a, "power");
     if (a->is_local())
         PLM_REQUIRE(a->rows() == a->cols(), PLM_ERR_SIZE_MISMATCH, "power of a %lld x %lld operator",
                     static_cast<long long>(a->rows()), static_cast<long long>(a->cols()));
@@ -272,12 +285,15 @@ Operator::Ptr adjoint(Operator::Ptr a)
 Operator::Ptr scaled(Operator::Ptr a, const Scalar &alpha)
 {
     PLM_REQUIRE(a, PLM_ERR_INVALID_ARG, "operator is NULL");
+    require_plain(*a, "scale");
     return std::make_shared<Scaled>(std::move(a), alpha);
 }
 
 Operator::Ptr sum(Operator::Ptr a, Operator::Ptr b)
 {
     PLM_REQUIRE(a && b, PLM_ERR_INVALID_ARG, "operator is NULL");
+    require_plain(*a, "sum");
+    require_plain(*b, "sum");
     require_same_kind(*a, *b, "sum");
     if (a->is_local())
         PLM_REQUIRE(a->rows() == b->rows() && a->cols() == b->cols(), PLM_ERR_SIZE_MISMATCH,
@@ -293,6 +309,8 @@ Operator::Ptr sum(Operator::Ptr a, Operator::Ptr b)
 Operator::Ptr product(Operator::Ptr a, Operator::Ptr b)
 {
     PLM_REQUIRE(a && b, PLM_ERR_INVALID_ARG, "operator is NULL");
+    require_plain(*a, "product");
+    require_plain(*b, "product");
     require_same_kind(*a, *b, "product");
     if (a->is_local())
         PLM_REQUIRE(a->cols() == b->rows(), PLM_ERR_SIZE_MISMATCH, "product of %lld x %lld and %lld x %lld operators",

@@ -26,8 +26,42 @@ void Operator::apply(const DistributedArray &, DistributedArray &, bool) const
              "a local operator cannot be applied to distributed arrays: put it in a block-diagonal or a stack");
 }
 
+void Operator::apply_parts(const In &x, const Out &y, bool adjoint) const
+{
+    PLM_REQUIRE(x.size() == 1 && y.size() == 1, PLM_ERR_INTERNAL, "a plain operator applied to stacks");
+    apply(*x.front(), *y.front(), adjoint);
+}
+
+void Operator::check_parts(const In &x, const Out &y, bool adjoint) const
+{
+    const std::vector<ArrayLayout::Ptr> in = adjoint ? range_parts() : domain_parts(),
+                                         out = adjoint ? domain_parts() : range_parts();
+    PLM_REQUIRE(x.size() == in.size() && y.size() == out.size(), PLM_ERR_SIZE_MISMATCH,
+                "the operator maps %zu to %zu arrays; got stacks of %zu and %zu", in.size(), out.size(), x.size(),
+                y.size());
+    for (const DistributedArray *a : x)
+        PLM_REQUIRE(a->dtype() == dtype_, PLM_ERR_DTYPE_MISMATCH, "operator of %s applied to an array of %s",
+                    dtype_name(dtype_), dtype_name(a->dtype()));
+    for (const DistributedArray *a : y)
+        PLM_REQUIRE(a->dtype() == dtype_, PLM_ERR_DTYPE_MISMATCH, "operator of %s writing an array of %s",
+                    dtype_name(dtype_), dtype_name(a->dtype()));
+    for (size_t i = 0; i < x.size(); ++i)
+        PLM_REQUIRE(x[i]->layout_object()->same_as(*in[i]), PLM_ERR_SIZE_MISMATCH,
+                    "input %zu is not on the operator's %s%s (make arrays from plm_op_domain/plm_op_range)", i,
+                    adjoint ? "range" : "domain", stacked() ? " part" : "");
+    for (size_t i = 0; i < y.size(); ++i)
+        PLM_REQUIRE(y[i]->layout_object()->same_as(*out[i]), PLM_ERR_SIZE_MISMATCH,
+                    "output %zu is not on the operator's %s%s (make arrays from plm_op_domain/plm_op_range)", i,
+                    adjoint ? "domain" : "range", stacked() ? " part" : "");
+    for (const DistributedArray *a : x)
+        for (const DistributedArray *b : y)
+            PLM_REQUIRE(a->data() != b->data() || a->local_size() == 0, PLM_ERR_INVALID_ARG,
+                        "the input and output arrays must be different");
+}
+
 void Operator::check_operands(const DistributedArray &x, const DistributedArray &y, bool adjoint) const
 {
+    PLM_REQUIRE(!stacked(), PLM_ERR_INVALID_ARG, "a stacked operator takes stacks (plm_op_apply_stacked)");
     PLM_REQUIRE(!is_local(), PLM_ERR_INVALID_ARG,
                 "a local operator cannot be applied to distributed arrays: put it in a block-diagonal or a stack");
     PLM_REQUIRE(x.dtype() == dtype_ && y.dtype() == dtype_, PLM_ERR_DTYPE_MISMATCH,

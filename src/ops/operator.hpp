@@ -41,6 +41,18 @@ public:
     // (check_operands). Collective: an error is thrown on every rank.
     virtual void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const;
 
+    // Stacked operators map stacks (lists of arrays) to stacks: the parts of their domain and
+    // range, one layout per member. A plain distributed operator has one part on each side.
+    using In = std::vector<const DistributedArray *>;
+    using Out = std::vector<DistributedArray *>;
+    bool stacked() const { return !dparts_.empty(); }
+    std::vector<ArrayLayout::Ptr> domain_parts() const { return stacked() ? dparts_ : std::vector{domain_}; }
+    std::vector<ArrayLayout::Ptr> range_parts() const { return stacked() ? rparts_ : std::vector{range_}; }
+    // apply() on parts; the default (plain operators) takes one part on each side.
+    virtual void apply_parts(const In &x, const Out &y, bool adjoint) const;
+    // check_operands() for every part, and the part counts.
+    void check_parts(const In &x, const Out &y, bool adjoint) const;
+
     // Throws SIZE_MISMATCH / DTYPE_MISMATCH unless x is on the domain (range when adjoint)
     // and y on the range (domain), with this operator's dtype. Not collective.
     void check_operands(const DistributedArray &x, const DistributedArray &y, bool adjoint) const;
@@ -51,7 +63,8 @@ protected:
 
     DType dtype_;
     int64_t rows_, cols_;
-    ArrayLayout::Ptr domain_, range_;  // null for local operators
+    ArrayLayout::Ptr domain_, range_;  // null for local operators; a stacked one's first parts
+    std::vector<ArrayLayout::Ptr> dparts_, rparts_;  // stacked operators only
 };
 
 // Runs a local step of a distributed apply and makes its outcome collective when it may fail.
@@ -86,6 +99,12 @@ Operator::Ptr hstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator
 // The same local operator on every rank, applied to BROADCAST vectors (PyLops-MPI's
 // MPILinearOperator / asmpilinearoperator): each rank computes the whole result. Collective.
 Operator::Ptr broadcast(comm::Agreement &ag, const CommPtr &c, Operator::Ptr local);
+
+// Stacked operators over distributed parts (PyLops-MPI's MPIStackedBlockDiag and
+// MPIStackedVStack). Not collective. StackedBlockDiag maps member i through part i;
+// StackedVStack maps one array (every part's domain) to a stack, its adjoint sums.
+Operator::Ptr stacked_block_diag(std::vector<Operator::Ptr> parts);
+Operator::Ptr stacked_vstack(std::vector<Operator::Ptr> parts);
 
 // Composites: both local or both distributed. Not collective.
 Operator::Ptr adjoint(Operator::Ptr a);

@@ -152,7 +152,106 @@ std::vector<int64_t> column(const std::vector<int64_t> &pairs, int k)
     return v;
 }
 
+void require_stackable(const std::vector<Operator::Ptr> &parts)
+{
+    PLM_REQUIRE(!parts.empty(), PLM_ERR_INVALID_ARG, "a stacked operator needs at least one part");
+    for (const Operator::Ptr &p : parts) {
+        PLM_REQUIRE(p && !p->is_local() && !p->stacked(), PLM_ERR_INVALID_ARG,
+                    "stacked operators take plain distributed operators");
+        PLM_REQUIRE(p->dtype() == parts.front()->dtype(), PLM_ERR_DTYPE_MISMATCH, "parts of %s and %s",
+                    dtype_name(parts.front()->dtype()), dtype_name(p->dtype()));
+        PLM_REQUIRE(p->comm().size() == parts.front()->comm().size(), PLM_ERR_SIZE_MISMATCH,
+                    "parts on communicators of different sizes");
+    }
+}
+
+std::vector<ArrayLayout::Ptr> domains(const std::vector<Operator::Ptr> &parts)
+{
+    std::vector<ArrayLayout::Ptr> v;
+    for (const Operator::Ptr &p : parts) v.push_back(p->domain());
+    return v;
+}
+
+std::vector<ArrayLayout::Ptr> ranges(const std::vector<Operator::Ptr> &parts)
+{
+    std::vector<ArrayLayout::Ptr> v;
+    for (const Operator::Ptr &p : parts) v.push_back(p->range());
+    return v;
+}
+
+// Member i of the input through part i into member i of the output.
+class StackedBlockDiag final : public Operator {
+public:
+    explicit StackedBlockDiag(std::vector<Operator::Ptr> parts)
+        : Operator(parts.front()->dtype(), parts.front()->domain(), parts.front()->range()), parts_(std::move(parts))
+    {
+        rows_ = cols_ = 0;
+        for (const Operator::Ptr &p : parts_) {
+            rows_ += p->rows();
+            cols_ += p->cols();
+        }
+        dparts_ = domains(parts_);
+        rparts_ = ranges(parts_);
+    }
+    bool may_fail() const override { return any_may_fail(parts_); }
+    void apply_parts(const In &x, const Out &y, bool adjoint) const override
+    {
+        for (size_t i = 0; i < parts_.size(); ++i) parts_[i]->apply(*x[i], *y[i], adjoint);
+    }
+
+private:
+    std::vector<Operator::Ptr> parts_;
+};
+
+// One array through every part into a stack; the adjoint sums the parts' adjoints.
+class StackedVStack final : public Operator {
+public:
+    explicit StackedVStack(std::vector<Operator::Ptr> parts)
+        : Operator(parts.front()->dtype(), parts.front()->domain(), parts.front()->range()), parts_(std::move(parts))
+    {
+        rows_ = 0;
+        for (const Operator::Ptr &p : parts_) rows_ += p->rows();
+        dparts_ = {domain_};
+        rparts_ = ranges(parts_);
+        sum_ = DistributedArray::create_from_layout(domain_, to_public(dtype_), PLM_MEMORY_HOST, nullptr);
+    }
+    bool may_fail() const override { return any_may_fail(parts_); }
+    void apply_parts(const In &x, const Out &y, bool adjoint) const override
+    {
+        if (!adjoint) {
+            for (size_t i = 0; i < parts_.size(); ++i) parts_[i]->apply(*x[0], *y[i], false);
+            return;
+        }
+        const Scalar one = make_scalar(dtype_, 1, 0, "stacked vstack");
+        for (size_t i = 0; i < parts_.size(); ++i) {
+            DistributedArray &out = i == 0 ? *y[0] : *sum_;
+            parts_[i]->apply(*x[i], out, true);
+            if (i > 0) kernels::axpby(y[0]->exec(), dtype_, y[0]->local_size(), one.data(), sum_->data(), one.data(),
+                                      y[0]->data());
+        }
+    }
+
+private:
+    std::vector<Operator::Ptr> parts_;
+    DistributedArray::Ptr sum_;
+};
+
 }  // namespace
+
+Operator::Ptr stacked_block_diag(std::vector<Operator::Ptr> parts)
+{
+    require_stackable(parts);
+    return std::make_shared<StackedBlockDiag>(std::move(parts));
+}
+
+Operator::Ptr stacked_vstack(std::vector<Operator::Ptr> parts)
+{
+    require_stackable(parts);
+    for (const Operator::Ptr &p : parts)
+        PLM_REQUIRE(p->domain()->same_as(*parts.front()->domain()), PLM_ERR_SIZE_MISMATCH,
+                    "the parts of a stacked vstack must share one domain");
+    return std::make_shared<StackedVStack>(std::move(parts));
+}
 
 Operator::Ptr block_diag(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts,
                          std::vector<int> mask)

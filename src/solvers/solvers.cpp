@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <complex>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -13,37 +13,88 @@ namespace plm::solvers {
 
 namespace {
 
+// A solver vector: one array, or the members of a stack (the parts of an operator's domain
+// or range). Work vectors own their arrays.
+struct Vec {
+    std::vector<DistributedArray *> p;
+    std::vector<DistributedArray::Ptr> own;
+    const DistributedArray &front() const { return *p.front(); }
+    ops::Operator::In in() const { return ops::Operator::In(p.begin(), p.end()); }
+};
+
+Vec on(const std::vector<ArrayLayout::Ptr> &layouts, DType dt)
+{
+    Vec v;
+    for (const ArrayLayout::Ptr &l : layouts) {
+        v.own.push_back(DistributedArray::create_from_layout(l, to_public(dt), PLM_MEMORY_HOST, nullptr));
+        v.p.push_back(v.own.back().get());
+    }
+    return v;
+}
+
+Vec view(const Parts &a)
+{
+    Vec v;
+    v.p = a;
+    return v;
+}
+
 // y = a x + b y on the local blocks (real coefficients).
-void axpby(double a, const DistributedArray &x, double b, DistributedArray &y)
+void axpby(double a, const Vec &x, double b, Vec &y)
 {
-    const Scalar sa = make_scalar(y.dtype(), a, 0, "solver"), sb = make_scalar(y.dtype(), b, 0, "solver");
-    kernels::axpby(y.exec(), y.dtype(), y.local_size(), sa.data(), x.data(), sb.data(), y.data());
+    for (size_t i = 0; i < y.p.size(); ++i) {
+        DistributedArray &yi = *y.p[i];
+        const Scalar sa = make_scalar(yi.dtype(), a, 0, "solver"), sb = make_scalar(yi.dtype(), b, 0, "solver");
+        kernels::axpby(yi.exec(), yi.dtype(), yi.local_size(), sa.data(), x.p[i]->data(), sb.data(), yi.data());
+    }
 }
 
-void copy(const DistributedArray &x, DistributedArray &y)
+void copy(const Vec &x, Vec &y)
 {
-    kernels::copy(y.exec(), y.dtype(), y.local_size(), x.data(), y.data());
+    for (size_t i = 0; i < y.p.size(); ++i)
+        kernels::copy(y.p[i]->exec(), y.p[i]->dtype(), y.p[i]->local_size(), x.p[i]->data(), y.p[i]->data());
 }
 
-// Several dot products in one agreement: add them, run, then read each.
+void apply(const ops::Operator &op, const Vec &x, Vec &y, bool adjoint) { op.apply_parts(x.in(), y.p, adjoint); }
+
+// Several reductions in one agreement: add them, run, then read each. A stack's dot product
+// or 1-norm is the sum over its members (each over its own mask group).
 class Dots {
 public:
-    explicit Dots(const DistributedArray &any) : ag_(any.base(), "solver reductions") {}
-    // Adds a.b (conjugated: sum conj(a) b) and returns its index.
-    size_t add(const DistributedArray &a, const DistributedArray &b)
+    explicit Dots(const Vec &any) : ag_(any.front().base(), "solver reductions") {}
+    // Adds a^H b and returns its index.
+    size_t add(const Vec &a, const Vec &b)
     {
-        arrays_.push_back(&a);
-        lanes_.push_back(a.add_dot(ag_, &b, true));
-        return lanes_.size() - 1;
+        std::vector<std::pair<const DistributedArray *, size_t>> e;
+        for (size_t i = 0; i < a.p.size(); ++i) e.emplace_back(a.p[i], a.p[i]->add_dot(ag_, b.p[i], true));
+        dots_.push_back(std::move(e));
+        return dots_.size() - 1;
     }
-    // Adds the ord-norm of a (over its mask group) and returns its index among the norms.
-    size_t add_norm(const DistributedArray &a, double ord)
+    std::complex<double> get(size_t i) const
     {
-        norm_arrays_.push_back(&a);
-        norms_.push_back(a.add_norm(ag_, ord));
+        std::complex<double> s = 0;
+        for (const auto &[a, lane] : dots_[i]) {
+            double re = 0, im = 0;
+            a->read_dot(ag_, lane, &re, &im);
+            s += std::complex<double>(re, im);
+        }
+        return s;
+    }
+    double norm2(size_t i) const { return get(i).real(); }  // a^H a
+    // Adds the 1-norm of a and returns its index among the norms.
+    size_t add_norm1(const Vec &a)
+    {
+        std::vector<std::pair<const DistributedArray *, DistributedArray::NormLanes>> e;
+        for (const DistributedArray *m : a.p) e.emplace_back(m, m->add_norm(ag_, 1.0));
+        norms_.push_back(std::move(e));
         return norms_.size() - 1;
     }
-    double norm(size_t i) const { return norm_arrays_[i]->read_norm(ag_, norms_[i]); }
+    double norm1(size_t i) const
+    {
+        double s = 0;
+        for (const auto &[a, lanes] : norms_[i]) s += a->read_norm(ag_, lanes);
+        return s;
+    }
     // Adds a flag that is true after run() when it was true on any rank.
     size_t add_flag(bool v)
     {
@@ -55,32 +106,27 @@ public:
     bool flag(size_t i) const { return ag_.get(flags_[i]) != 0; }
     void add_error(const std::optional<Error> &e) { ag_.add_error(e); }
     void run() { ag_.run(); }
-    std::complex<double> get(size_t i) const
-    {
-        double re = 0, im = 0;
-        arrays_[i]->read_dot(ag_, lanes_[i], &re, &im);
-        return {re, im};
-    }
-    double norm2(size_t i) const { return get(i).real(); }  // a.a
 
 private:
     comm::Agreement ag_;
-    std::vector<const DistributedArray *> arrays_, norm_arrays_;
-    std::vector<size_t> lanes_, flags_;
-    std::vector<DistributedArray::NormLanes> norms_;
+    std::vector<std::vector<std::pair<const DistributedArray *, size_t>>> dots_;
+    std::vector<std::vector<std::pair<const DistributedArray *, DistributedArray::NormLanes>>> norms_;
+    std::vector<size_t> flags_;
 };
 
 // The iteration table of show (rank 0, like PyLops: the first 10 iterations, every 10th,
 // and the last 10) and the user's stop callback, agreed over the ranks.
 class Progress {
 public:
-    Progress(const Monitor &m, const DistributedArray &x, const char *name, int64_t niter, double tol)
-        : m_(m), x_(x), niter_(niter), print_(m.show && x.base().rank() == 0)
+    Progress(const Monitor &m, const Vec &x, const char *name, int64_t niter, double tol)
+        : m_(m), x_(x), niter_(niter), print_(m.show && x.front().base().rank() == 0)
     {
         if (!print_) return;
+        int64_t n = 0;
+        for (const DistributedArray *a : x.p) n += product(a->layout().global);
         std::printf("%s\n", std::string(72, '-').c_str());
         std::printf("%s (pylopsmpi): %lld ranks, %lld unknowns, niter = %lld, tol = %g\n", name,
-                    static_cast<long long>(x.base().size()), static_cast<long long>(product(x.layout().global)),
+                    static_cast<long long>(x.front().base().size()), static_cast<long long>(n),
                     static_cast<long long>(niter), tol);
         std::printf("%s\n%8s %14s %14s %14s\n", std::string(72, '-').c_str(), "Itn", "x[0]", "r1norm", "r2norm");
     }
@@ -93,14 +139,15 @@ public:
     {
         if (print_ && (it <= 10 || it % 10 == 0 || it > niter_ - 10)) {
             double x0 = 0;
-            if (x_.local_size() > 0)
-                dispatch_float(x_.dtype(), [&](auto t) { x0 = std::real(static_cast<const decltype(t) *>(x_.data())[0]); });
+            const DistributedArray &a = x_.front();
+            if (a.local_size() > 0)
+                dispatch_float(a.dtype(), [&](auto t) { x0 = std::real(static_cast<const decltype(t) *>(a.data())[0]); });
             std::printf("%8lld %14.6e %14.6e %14.6e\n", static_cast<long long>(it), x0, r1, r2);
         }
         if (!m_.stop) return false;
         bool mine = false;
         Dots d(x_);
-        d.add_error(comm::capture([&] { mine = m_.stop(it, x_, r2); }));  // a failure fails every rank
+        d.add_error(comm::capture([&] { mine = m_.stop(it, r2); }));  // a failure fails every rank
         const size_t f = d.add_flag(mine);
         d.run();
         return d.flag(f);
@@ -108,55 +155,61 @@ public:
 
 private:
     const Monitor &m_;
-    const DistributedArray &x_;
+    const Vec &x_;
     int64_t niter_;
     bool print_;
 };
 
-DistributedArray::Ptr on(const ArrayLayout::Ptr &l, DType dt)
-{
-    return DistributedArray::create_from_layout(l, to_public(dt), PLM_MEMORY_HOST, nullptr);
-}
-
-void require_solvable(const ops::Operator &op, const DistributedArray &y, const DistributedArray &x, int64_t niter)
+void require_solvable(const ops::Operator &op, const Parts &y, const Parts &x, int64_t niter)
 {
     PLM_REQUIRE(niter >= 0, PLM_ERR_INVALID_ARG, "niter %lld is negative", static_cast<long long>(niter));
-    op.check_operands(x, y, false);
+    PLM_REQUIRE(!op.is_local(), PLM_ERR_INVALID_ARG, "solvers need a distributed operator");
+    op.check_parts(ops::Operator::In(x.begin(), x.end()), y, false);
+}
+
+bool square(const ops::Operator &op)
+{
+    const std::vector<ArrayLayout::Ptr> d = op.domain_parts(), r = op.range_parts();
+    if (d.size() != r.size()) return false;
+    for (size_t i = 0; i < d.size(); ++i)
+        if (!d[i]->same_as(*r[i])) return false;
+    return true;
 }
 
 }  // namespace
 
-void cg(const ops::Operator &op, const DistributedArray &y, DistributedArray &x, int64_t niter, double tol, Info &info,
+void cg(const ops::Operator &op, const Parts &yp, const Parts &xp, int64_t niter, double tol, Info &info,
         const Monitor &mon)
 {
-    require_solvable(op, y, x, niter);
-    PLM_REQUIRE(op.domain()->same_as(*op.range()), PLM_ERR_SIZE_MISMATCH, "CG needs a square operator (domain == range)");
-    const DType dt = x.dtype();
-    DistributedArray::Ptr r = on(op.range(), dt), c = on(op.domain(), dt), opc = on(op.range(), dt);
+    require_solvable(op, yp, xp, niter);
+    PLM_REQUIRE(square(op), PLM_ERR_SIZE_MISMATCH, "CG needs a square operator (domain == range)");
+    const DType dt = op.dtype();
+    const Vec y = view(yp);
+    Vec x = view(xp), r = on(op.range_parts(), dt), c = on(op.domain_parts(), dt), opc = on(op.range_parts(), dt);
     info = Info{};
-    op.apply(x, *r, false);
-    axpby(1, y, -1, *r);  // r = y - Op x
-    copy(*r, *c);
+    apply(op, x, r, false);
+    axpby(1, y, -1, r);  // r = y - Op x
+    copy(r, c);
     Dots d0(x);
-    d0.add(*r, *r);
+    d0.add(r, r);
     d0.run();
     double kold = d0.norm2(0);
     info.cost.push_back(std::sqrt(kold));
     Progress progress(mon, x, "CG", niter, tol);
     int64_t it = 0;
     while (it < niter && kold > tol) {
-        op.apply(*c, *opc, false);
+        apply(op, c, opc, false);
         Dots d1(x);
-        d1.add(*c, *opc);
+        d1.add(c, opc);
         d1.run();
         const double a = kold / std::abs(d1.get(0));
-        axpby(a, *c, 1, x);
-        axpby(-a, *opc, 1, *r);
+        axpby(a, c, 1, x);
+        axpby(-a, opc, 1, r);
         Dots d2(x);
-        d2.add(*r, *r);
+        d2.add(r, r);
         d2.run();
         const double knew = d2.norm2(0), b = knew / kold;
-        axpby(1, *r, b, *c);  // c = r + b c
+        axpby(1, r, b, c);  // c = r + b c
         kold = knew;
         ++it;
         info.cost.push_back(std::sqrt(kold));
@@ -168,25 +221,26 @@ void cg(const ops::Operator &op, const DistributedArray &y, DistributedArray &x,
     info.r2norm = std::sqrt(kold);
 }
 
-void cgls(const ops::Operator &op, const DistributedArray &y, DistributedArray &x, int64_t niter, double damp,
-          double tol, Info &info, const Monitor &mon)
+void cgls(const ops::Operator &op, const Parts &yp, const Parts &xp, int64_t niter, double damp, double tol,
+          Info &info, const Monitor &mon)
 {
-    require_solvable(op, y, x, niter);
-    const DType dt = x.dtype();
+    require_solvable(op, yp, xp, niter);
+    const DType dt = op.dtype();
     const double d2 = damp * damp;
-    DistributedArray::Ptr s = on(op.range(), dt), q = on(op.range(), dt), r = on(op.domain(), dt),
-                          c = on(op.domain(), dt);
+    const Vec y = view(yp);
+    Vec x = view(xp), s = on(op.range_parts(), dt), q = on(op.range_parts(), dt), r = on(op.domain_parts(), dt),
+        c = on(op.domain_parts(), dt);
     info = Info{};
-    op.apply(x, *s, false);
-    axpby(1, y, -1, *s);  // s = y - Op x
-    op.apply(*s, *r, true);
-    if (d2 != 0) axpby(-d2, x, 1, *r);  // r = Op^H s - damp^2 x (PyLops: damp, unsquared)
-    copy(*r, *c);
-    op.apply(*c, *q, false);
+    apply(op, x, s, false);
+    axpby(1, y, -1, s);  // s = y - Op x
+    apply(op, s, r, true);
+    if (d2 != 0) axpby(-d2, x, 1, r);  // r = Op^H s - damp^2 x (PyLops: damp, unsquared)
+    copy(r, c);
+    apply(op, c, q, false);
     // ||x||^2 and ||c||^2 only matter with damping: without it they are not reduced.
     Dots d0(x);
-    d0.add(*r, *r);
-    d0.add(*s, *s);
+    d0.add(r, r);
+    d0.add(s, s);
     if (d2 != 0) d0.add(x, x);
     d0.run();
     double kold = d0.norm2(0), ss = d0.norm2(1), xx = d2 != 0 ? d0.norm2(2) : 0;
@@ -196,22 +250,22 @@ void cgls(const ops::Operator &op, const DistributedArray &y, DistributedArray &
     int64_t it = 0;
     while (it < niter && kold > tol) {
         Dots d1(x);
-        d1.add(*q, *q);
-        if (d2 != 0) d1.add(*c, *c);
+        d1.add(q, q);
+        if (d2 != 0) d1.add(c, c);
         d1.run();
         const double a = kold / (d1.norm2(0) + (d2 != 0 ? d2 * d1.norm2(1) : 0));
-        axpby(a, *c, 1, x);
-        axpby(-a, *q, 1, *s);
-        op.apply(*s, *r, true);
-        if (d2 != 0) axpby(-d2, x, 1, *r);
+        axpby(a, c, 1, x);
+        axpby(-a, q, 1, s);
+        apply(op, s, r, true);
+        if (d2 != 0) axpby(-d2, x, 1, r);
         Dots d3(x);
-        d3.add(*r, *r);
-        d3.add(*s, *s);
+        d3.add(r, r);
+        d3.add(s, s);
         if (d2 != 0) d3.add(x, x);
         d3.run();
         const double k = d3.norm2(0), b = k / kold;
-        axpby(1, *r, b, *c);  // c = r + b c
-        op.apply(*c, *q, false);
+        axpby(1, r, b, c);  // c = r + b c
+        apply(op, c, q, false);
         kold = k;
         ss = d3.norm2(1);
         xx = d2 != 0 ? d3.norm2(2) : 0;
@@ -238,21 +292,26 @@ double noise(int64_t g, int seed)
     return static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
 }
 
-// Fills a 1-D operator vector from its global indices (replicated data stay equal).
-void fill_noise(DistributedArray &a, int seed)
+// Fills operator vectors from their global indices (replicated data stay equal; member i
+// draws from seed + 100 i).
+void fill_noise(Vec &v, int seed)
 {
-    const int64_t off = a.layout().offset(a.rank());
-    dispatch_float(a.dtype(), [&](auto t) {
-        using T = decltype(t);
-        T *p = static_cast<T *>(a.data());
-        for (int64_t i = 0; i < a.local_size(); ++i) {
-            const int64_t g = off + i;
-            if constexpr (is_complex_v<T>)
-                p[i] = T(static_cast<real_t<T>>(noise(g, seed)), static_cast<real_t<T>>(noise(g, seed + 7)));
-            else
-                p[i] = static_cast<T>(noise(g, seed));
-        }
-    });
+    for (size_t m = 0; m < v.p.size(); ++m) {
+        DistributedArray &a = *v.p[m];
+        const int64_t off = a.layout().offset(a.rank());
+        const int sd = seed + 100 * static_cast<int>(m);
+        dispatch_float(a.dtype(), [&](auto t) {
+            using T = decltype(t);
+            T *p = static_cast<T *>(a.data());
+            for (int64_t i = 0; i < a.local_size(); ++i) {
+                const int64_t g = off + i;
+                if constexpr (is_complex_v<T>)
+                    p[i] = T(static_cast<real_t<T>>(noise(g, sd)), static_cast<real_t<T>>(noise(g, sd + 7)));
+                else
+                    p[i] = static_cast<T>(noise(g, sd));
+            }
+        });
+    }
 }
 
 }  // namespace
@@ -262,15 +321,15 @@ DotTest dottest(const ops::Operator &op, double rtol)
     PLM_REQUIRE(!op.is_local(), PLM_ERR_INVALID_ARG, "dottest needs a distributed operator");
     PLM_REQUIRE(rtol >= 0, PLM_ERR_INVALID_ARG, "rtol is negative");
     const DType dt = op.dtype();
-    DistributedArray::Ptr u = on(op.domain(), dt), v = on(op.range(), dt), y = on(op.range(), dt),
-                          x = on(op.domain(), dt);
-    fill_noise(*u, 1);
-    fill_noise(*v, 2);
-    op.apply(*u, *y, false);
-    op.apply(*v, *x, true);
-    Dots d(*u);
-    d.add(*y, *v);  // sum conj(Op u) v
-    d.add(*u, *x);  // sum conj(u) Op^H v
+    Vec u = on(op.domain_parts(), dt), v = on(op.range_parts(), dt), y = on(op.range_parts(), dt),
+        x = on(op.domain_parts(), dt);
+    fill_noise(u, 1);
+    fill_noise(v, 2);
+    apply(op, u, y, false);
+    apply(op, v, x, true);
+    Dots d(u);
+    d.add(y, v);  // (Op u)^H v
+    d.add(u, x);  // u^H Op^H v
     d.run();
     const std::complex<double> yy = d.get(0), xx = d.get(1);
     DotTest t{yy.real(), yy.imag(), xx.real(), xx.imag(), false};
@@ -281,30 +340,29 @@ DotTest dottest(const ops::Operator &op, double rtol)
 Eigen power_iteration(const ops::Operator &op, int64_t niter, double tol, uint64_t seed)
 {
     PLM_REQUIRE(!op.is_local(), PLM_ERR_INVALID_ARG, "power iteration needs a distributed operator");
-    PLM_REQUIRE(op.domain()->same_as(*op.range()), PLM_ERR_SIZE_MISMATCH,
-                "power iteration needs a square operator (domain == range)");
+    PLM_REQUIRE(square(op), PLM_ERR_SIZE_MISMATCH, "power iteration needs a square operator (domain == range)");
     PLM_REQUIRE(niter >= 0 && tol >= 0, PLM_ERR_INVALID_ARG, "niter and tol must be non-negative");
     const DType dt = op.dtype();
-    DistributedArray::Ptr b = on(op.domain(), dt), b1 = on(op.range(), dt);
-    fill_noise(*b, static_cast<int>(seed % 1000003) + 11);
-    Dots d0(*b);
-    d0.add(*b, *b);
+    Vec b = on(op.domain_parts(), dt), b1 = on(op.range_parts(), dt);
+    fill_noise(b, static_cast<int>(seed % 1000003) + 11);
+    Dots d0(b);
+    d0.add(b, b);
     d0.run();
-    axpby(0, *b, 1 / std::sqrt(d0.norm2(0)), *b);  // b /= ||b||
+    axpby(0, b, 1 / std::sqrt(d0.norm2(0)), b);  // b /= ||b||
     std::complex<double> lambda = 0;
     int64_t it = 0;
     while (it < niter) {
-        op.apply(*b, *b1, false);
-        Dots d(*b);
-        d.add(*b, *b1);   // lambda = b^H Op b
-        d.add(*b1, *b1);
+        apply(op, b, b1, false);
+        Dots d(b);
+        d.add(b, b1);  // lambda = b^H Op b
+        d.add(b1, b1);
         d.run();
         const std::complex<double> old = lambda;
         lambda = d.get(0);
         ++it;
         const double n1 = std::sqrt(d.norm2(1));
         if (n1 == 0) break;  // Op b = 0: lambda is 0
-        axpby(1 / n1, *b1, 0, *b);
+        axpby(1 / n1, b1, 0, b);
         if (std::abs(lambda - old) < tol * std::abs(lambda)) break;
     }
     return {lambda.real(), lambda.imag(), it};
@@ -332,22 +390,23 @@ template <typename T> T threshold(T v, double t, Thresh kind)
     return v;
 }
 
-void threshold_all(DistributedArray &x, double t, Thresh kind)
+void threshold_all(Vec &x, double t, Thresh kind)
 {
-    dispatch_float(x.dtype(), [&](auto z) {
-        using T = decltype(z);
-        T *p = static_cast<T *>(x.data());
-        for (int64_t i = 0; i < x.local_size(); ++i) p[i] = threshold(p[i], t, kind);
-    });
+    for (DistributedArray *a : x.p)
+        dispatch_float(a->dtype(), [&](auto z) {
+            using T = decltype(z);
+            T *p = static_cast<T *>(a->data());
+            for (int64_t i = 0; i < a->local_size(); ++i) p[i] = threshold(p[i], t, kind);
+        });
 }
 
 }  // namespace
 
-void ista(const ops::Operator::Ptr &opp, const DistributedArray &y, DistributedArray &x, const Sparse &o, Info &info,
+void ista(const ops::Operator::Ptr &opp, const Parts &yp, const Parts &xp, const Sparse &o, Info &info,
           const Monitor &mon)
 {
     const ops::Operator &op = *opp;
-    require_solvable(op, y, x, o.niter);
+    require_solvable(op, yp, xp, o.niter);
     PLM_REQUIRE(o.decay.empty() || static_cast<int64_t>(o.decay.size()) >= o.niter, PLM_ERR_SIZE_MISMATCH,
                 "decay has %zu values for %lld iterations", o.decay.size(), static_cast<long long>(o.niter));
     double alpha = o.alpha;
@@ -356,23 +415,24 @@ void ista(const ops::Operator::Ptr &opp, const DistributedArray &y, DistributedA
         alpha = 1 / std::abs(std::complex<double>(e.re, e.im));
     }
     const double thresh = o.eps * alpha * 0.5;
-    const DType dt = x.dtype();
-    DistributedArray::Ptr res = on(op.range(), dt), grad = on(op.domain(), dt), xold = on(op.domain(), dt),
-                          z = on(op.domain(), dt);
-    copy(x, *z);
+    const DType dt = op.dtype();
+    const Vec y = view(yp);
+    Vec x = view(xp), res = on(op.range_parts(), dt), grad = on(op.domain_parts(), dt),
+        xold = on(op.domain_parts(), dt), z = on(op.domain_parts(), dt);
+    copy(x, z);
     info = Info{};
     Progress progress(mon, x, o.fista ? "FISTA" : "ISTA", o.niter, o.tol);
     double t = 1, xupdate = std::numeric_limits<double>::infinity(), normres_old = std::numeric_limits<double>::infinity();
     double last_res = 0;
     int64_t it = 0;
     while (it < o.niter && xupdate > o.tol) {
-        copy(x, *xold);
-        const DistributedArray &base = o.fista ? *z : x;
-        op.apply(base, *res, false);
-        axpby(1, y, -1, *res);  // res = y - Op base
+        copy(x, xold);
+        const Vec &base = o.fista ? z : x;
+        apply(op, base, res, false);
+        axpby(1, y, -1, res);  // res = y - Op base
         if (o.monitorres) {
             Dots d(x);
-            d.add(*res, *res);
+            d.add(res, res);
             d.run();
             const double nr = std::sqrt(d.norm2(0));
             PLM_REQUIRE(nr <= normres_old, PLM_ERR_NOT_CONVERGED,
@@ -380,27 +440,27 @@ void ista(const ops::Operator::Ptr &opp, const DistributedArray &y, DistributedA
                         o.fista ? "FISTA" : "ISTA", normres_old, nr, static_cast<long long>(it + 1));
             normres_old = nr;
         }
-        op.apply(*res, *grad, true);
+        apply(op, res, grad, true);
         copy(base, x);
-        axpby(alpha, *grad, 1, x);  // x = base + alpha Op^H res
+        axpby(alpha, grad, 1, x);  // x = base + alpha Op^H res
         threshold_all(x, (o.decay.empty() ? 1.0 : o.decay[static_cast<size_t>(it)]) * thresh, o.kind);
         if (o.fista) {
             const double told = t;
             t = (1 + std::sqrt(1 + 4 * t * t)) / 2;
-            copy(x, *z);
-            axpby(-(told - 1) / t, *xold, 1 + (told - 1) / t, *z);  // z = x + (told-1)/t (x - xold)
-            op.apply(x, *res, false);                               // FISTA's cost: a fresh residual
-            axpby(1, y, -1, *res);
+            copy(x, z);
+            axpby(-(told - 1) / t, xold, 1 + (told - 1) / t, z);  // z = x + (told-1)/t (x - xold)
+            apply(op, x, res, false);                             // FISTA's cost: a fresh residual
+            axpby(1, y, -1, res);
         }
-        axpby(1, x, -1, *xold);  // xold = x - xold
+        axpby(1, x, -1, xold);  // xold = x - xold
         Dots d(x);
-        d.add(*xold, *xold);
-        d.add(*res, *res);
-        const size_t l1 = d.add_norm(x, 1.0);
+        d.add(xold, xold);
+        d.add(res, res);
+        const size_t l1 = d.add_norm1(x);
         d.run();
         xupdate = std::sqrt(d.norm2(0));
         last_res = d.norm2(1);
-        info.cost.push_back(0.5 * last_res + o.eps * d.norm(l1));
+        info.cost.push_back(0.5 * last_res + o.eps * d.norm1(l1));
         ++it;
         if (progress.after(it, info.cost.back(), std::sqrt(last_res))) break;
     }

@@ -21,20 +21,24 @@ struct Info {
 };
 
 // Per-iteration hooks. show: rank 0 prints an iteration table like PyLops' show=True.
-// stop(iteration, x, cost): a user callback after each iteration; true on any rank stops
-// every rank (one extra agreement per iteration, only when set).
+// stop(iteration, cost): a user callback after each iteration; true on any rank stops every
+// rank (one extra agreement per iteration, only when set).
 struct Monitor {
     bool show = false;
-    std::function<bool(int64_t, const DistributedArray &, double)> stop;
+    std::function<bool(int64_t, double)> stop;
 };
+
+// Solver vectors: one array, or the members of a stack, on the operator's domain or range
+// parts (checked with check_parts). Arrays are not modified unless they are x.
+using Parts = std::vector<DistributedArray *>;
 
 // x holds x0 on entry and the solution on return. Collective on the operator's communicator.
 // CG: op square (domain == range), Hermitian positive definite; stops when ||r||^2 <= tol.
-void cg(const ops::Operator &op, const DistributedArray &y, DistributedArray &x, int64_t niter, double tol, Info &info,
+void cg(const ops::Operator &op, const Parts &y, const Parts &x, int64_t niter, double tol, Info &info,
         const Monitor &mon = {});
 // CGLS: min ||y - Op x||^2 + damp^2 ||x||^2; stops when ||Op^H r - damp^2 x||^2 <= tol.
-void cgls(const ops::Operator &op, const DistributedArray &y, DistributedArray &x, int64_t niter, double damp,
-          double tol, Info &info, const Monitor &mon = {});
+void cgls(const ops::Operator &op, const Parts &y, const Parts &x, int64_t niter, double damp, double tol,
+          Info &info, const Monitor &mon = {});
 
 // Largest eigenvalue (by magnitude) of a square operator by power iteration from a start
 // vector drawn from seed (the same on every rank count); stops when |l - l_old| < tol |l|.
@@ -58,7 +62,7 @@ struct Sparse {
     bool monitorres = false;
     bool fista = false;
 };
-void ista(const ops::Operator::Ptr &op, const DistributedArray &y, DistributedArray &x, const Sparse &o, Info &info,
+void ista(const ops::Operator::Ptr &op, const Parts &y, const Parts &x, const Sparse &o, Info &info,
           const Monitor &mon = {});
 
 // <Op u, v> against <u, Op^H v> for u on the domain and v on the range filled with the same

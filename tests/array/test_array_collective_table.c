@@ -310,6 +310,63 @@ static plm_status_t row_solve(int bad, int cg)
 }
 static plm_status_t row_solve_cg(int bad) { return row_solve(bad, 1); }
 
+/* A stacked block-diagonal of two block-diagonals, on stacks of ones. */
+static plm_status_t row_stacked(int bad, int what)
+{
+    plm_op_t a = block_op(), b = block_op(), parts[2] = {a, b}, op = NULL, ah = NULL, sq = NULL;
+    TU_OK(plm_op_stacked_blockdiag(2, (const plm_const_op_t *)parts, &op));
+    TU_OK(plm_op_adjoint(op, &ah));
+    plm_array_t x[2] = {on_space(a, 0), on_space(b, 0)}, y[2] = {on_space(a, 1), on_space(b, 1)};
+    plm_stacked_t xs = NULL, ys = NULL, wrong = NULL;
+    TU_OK(plm_stacked_create(2, x, &xs));
+    TU_OK(plm_stacked_create(2, y, &ys));
+    TU_OK(plm_stacked_create(1, x, &wrong)); /* one member where two are needed */
+    plm_status_t st = PLM_SUCCESS;
+    if (what == 0) st = plm_op_apply_stacked(op, bad ? wrong : xs, ys);
+    if (what == 1) st = plm_op_apply_adjoint_stacked(op, bad ? wrong : ys, xs);
+    if (what == 2) st = plm_solve_cgls_stacked(op, ys, xs, bad ? 3 : 2, 0.0, 0.0, NULL); /* niter differs */
+    if (what == 3) {
+        /* CG on the stacked block-diagonal of A^H A parts */
+        plm_op_t sq1 = NULL, sq2 = NULL, ah1 = NULL;
+        TU_OK(plm_op_adjoint(a, &ah1));
+        TU_OK(plm_op_product(ah1, a, &sq1));
+        TU_OK(plm_op_product(ah1, a, &sq2));
+        plm_op_t sqp[2] = {sq1, sq2};
+        TU_OK(plm_op_stacked_blockdiag(2, (const plm_const_op_t *)sqp, &sq));
+        plm_array_t u[2] = {on_space(sq1, 0), on_space(sq2, 0)}, v[2] = {on_space(sq1, 1), on_space(sq2, 1)};
+        plm_stacked_t us = NULL, vs = NULL;
+        TU_OK(plm_stacked_create(2, u, &us));
+        TU_OK(plm_stacked_create(2, v, &vs));
+        st = plm_solve_cg_stacked(sq, vs, us, 3, bad ? 1e-3 : 0.0, NULL); /* tol differs */
+        plm_stacked_destroy(&us);
+        plm_stacked_destroy(&vs);
+        for (int i = 0; i < 2; i++) {
+            plm_array_destroy(&u[i]);
+            plm_array_destroy(&v[i]);
+        }
+        plm_op_destroy(&sq1);
+        plm_op_destroy(&sq2);
+        plm_op_destroy(&ah1);
+    }
+    plm_stacked_destroy(&xs);
+    plm_stacked_destroy(&ys);
+    plm_stacked_destroy(&wrong);
+    for (int i = 0; i < 2; i++) {
+        plm_array_destroy(&x[i]);
+        plm_array_destroy(&y[i]);
+    }
+    plm_op_destroy(&a);
+    plm_op_destroy(&b);
+    plm_op_destroy(&op);
+    plm_op_destroy(&ah);
+    plm_op_destroy(&sq);
+    return st;
+}
+static plm_status_t row_apply_stacked(int bad) { return row_stacked(bad, 0); }
+static plm_status_t row_apply_adjoint_stacked(int bad) { return row_stacked(bad, 1); }
+static plm_status_t row_cgls_stacked(int bad) { return row_stacked(bad, 2); }
+static plm_status_t row_cg_stacked(int bad) { return row_stacked(bad, 3); }
+
 static plm_status_t row_op_broadcast(int bad)
 {
     plm_op_t d = dense_block(bad ? PLM_FLOAT32 : PLM_FLOAT64), op = NULL; /* another dtype */
@@ -446,6 +503,10 @@ static const row_t ROWS[] = {
     {"plm_solve_cg", "niter differs", A, 1, row_solve_cg},
     {"plm_solve_cgls", "damp differs", A, 1, row_solve_cgls},
     {"plm_op_broadcast", "another dtype", A, 1, row_op_broadcast},
+    {"plm_op_apply_stacked", "a stack of one member", S, 0, row_apply_stacked},
+    {"plm_op_apply_adjoint_stacked", "a stack of one member", S, 0, row_apply_adjoint_stacked},
+    {"plm_solve_cgls_stacked", "niter differs", A, 1, row_cgls_stacked},
+    {"plm_solve_cg_stacked", "tol differs", A, 1, row_cg_stacked},
     {"plm_solve_ista", "eps differs", A, 1, row_solve_ista},
     {"plm_solve_fista", "eps differs", A, 1, row_solve_fista},
     {"plm_power_iteration", "seed differs", A, 1, row_power_iteration},
