@@ -850,12 +850,205 @@ static void test_sparse(void **state)
     TU_DONE();
 }
 
+/* ---- stacked operators ---------------------------------------------------------------------- */
+
+/* A stack of arrays on an operator's parts (domain or range), seeded per member. */
+static plm_stacked_t stack_on(plm_const_op_t op, int range, plm_dtype_t dt, int seed, plm_array_t *members, int *n)
+{
+    int nd = 0, nr = 0;
+    TU_OK(plm_op_parts(op, &nd, &nr));
+    *n = range ? nr : nd;
+    for (int i = 0; i < *n; i++) {
+        plm_layout_t l = NULL;
+        TU_OK(range ? plm_op_range_part(op, i, &l) : plm_op_domain_part(op, i, &l));
+        members[i] = vec_on(l, dt, seed + 10 * i);
+        plm_layout_destroy(&l);
+    }
+    plm_stacked_t s = NULL;
+    TU_OK(plm_stacked_create(*n, members, &s));
+    return s;
+}
+
+static double complex *gathered_stack(plm_const_stacked_t s, plm_dtype_t dt, int64_t n)
+{
+    void *raw = calloc((size_t)n + 1, tu_esize(dt));
+    double complex *out = calloc((size_t)n + 1, sizeof *out);
+    TU_CHECK_OK(plm_stacked_asarray(s, raw, n));
+    for (int64_t i = 0; i < n; i++) {
+        double re, im;
+        tu_get(dt, raw, i, &re, &im);
+        out[i] = re + I * im;
+    }
+    free(raw);
+    return out;
+}
+
+/* Stacked block-diagonal [A1, A2] and stacked vstack [A1; 2 A1] against the dense references,
+ * dot tests, and CGLS / CG on stacks reaching the known solutions. */
+static void test_stacked(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 4; t++) {
+        const plm_dtype_t dt = TU_DTYPES[t];
+        plm_op_t p1[4], p2[4], A1 = NULL, A2 = NULL, A1x2 = NULL, SB = NULL, SV = NULL;
+        int n1 = my_blocks(SET_TALL, dt, 0, p1), n2 = my_blocks(SET_APPLY, dt, 1, p2);
+        TU_OK(plm_op_blockdiag(tu_comm, n1, (const plm_const_op_t *)p1, 0, NULL, &A1));
+        TU_OK(plm_op_blockdiag(tu_comm, n2, (const plm_const_op_t *)p2, 0, NULL, &A2));
+        destroy_all(p1, n1);
+        destroy_all(p2, n2);
+        TU_CHECK_OK(plm_op_scale(A1, 2, 0, &A1x2));
+        plm_op_t sb[2] = {A1, A2}, sv[2] = {A1, A1x2};
+        TU_CHECK_OK(plm_op_stacked_blockdiag(2, (const plm_const_op_t *)sb, &SB));
+        TU_CHECK_OK(plm_op_stacked_vstack(2, (const plm_const_op_t *)sv, &SV));
+        int64_t M1, N1, M2, N2;
+        double complex *G1 = global_blockdiag(SET_TALL, dt, &M1, &N1), *G2 = global_blockdiag(SET_APPLY, dt, &M2, &N2);
+        /* the stacked block-diagonal is diag(G1, G2) on the concatenations */
+        const int64_t M = M1 + M2, N = N1 + N2;
+        double complex *G = calloc((size_t)(M * N + 1), sizeof *G);
+        for (int64_t i = 0; i < M1; i++)
+            for (int64_t j = 0; j < N1; j++) G[i * N + j] = G1[i * N1 + j];
+        for (int64_t i = 0; i < M2; i++)
+            for (int64_t j = 0; j < N2; j++) G[(M1 + i) * N + N1 + j] = G2[i * N2 + j];
+        plm_array_t xm[4], ym[4];
+        int nx = 0, ny = 0;
+        plm_stacked_t xs = stack_on(SB, 0, dt, 1, xm, &nx), ys = stack_on(SB, 1, dt, 2, ym, &ny);
+        TU_CHECK_OK(plm_op_apply_stacked(SB, xs, ys));
+        double complex *xg = gathered_stack(xs, dt, N), *got = gathered_stack(ys, dt, M), *want = matvec(G, M, N, xg, 0);
+        expect_close(got, want, M, dt, "stacked blockdiag forward");
+        free(got);
+        free(want);
+        double complex *yg = gathered_stack(ys, dt, M);
+        TU_CHECK_OK(plm_op_apply_adjoint_stacked(SB, ys, xs));
+        got = gathered_stack(xs, dt, N);
+        want = matvec(G, M, N, yg, 1);
+        expect_close(got, want, N, dt, "stacked blockdiag adjoint");
+        int passed = 0;
+        double yy[2], xx[2];
+        TU_CHECK_OK(plm_op_dottest(SB, tu_single(dt) ? 1e-4 : 1e-12, &passed, yy, xx));
+        TU_EXPECT(passed, "stacked blockdiag dot test (%s)", tu_dtname(dt));
+        TU_CHECK_OK(plm_op_dottest(SV, tu_single(dt) ? 1e-4 : 1e-12, &passed, yy, xx));
+        TU_EXPECT(passed, "stacked vstack dot test (%s)", tu_dtname(dt));
+        /* a plain array is not a stack: the plain entry refuses a stacked operator */
+        TU_EXPECT_ERR(plm_op_apply(SB, xm[0], ym[0]), PLM_ERR_SIZE_MISMATCH);
+        plm_layout_t none = NULL;
+        TU_EXPECT_ERR(plm_op_domain(SB, &none), PLM_ERR_INVALID_ARG);
+        free(got);
+        free(want);
+        free(xg);
+        free(yg);
+
+        /* stacked vstack forward and adjoint: [G1; 2 G1] */
+        plm_array_t um[2], vm[4];
+        int nu = 0, nv = 0;
+        plm_stacked_t us = stack_on(SV, 0, dt, 3, um, &nu), vs = stack_on(SV, 1, dt, 4, vm, &nv);
+        TU_EXPECT(nu == 1 && nv == 2, "stacked vstack parts %d -> %d", nu, nv);
+        double complex *GV = calloc((size_t)(2 * M1 * N1), sizeof *GV);
+        for (int64_t i = 0; i < M1 * N1; i++) {
+            GV[i] = G1[i];
+            GV[M1 * N1 + i] = 2.0 * G1[i];
+        }
+        TU_CHECK_OK(plm_op_apply_stacked(SV, us, vs));
+        double complex *ug = gathered_stack(us, dt, N1);
+        got = gathered_stack(vs, dt, 2 * M1);
+        want = matvec(GV, 2 * M1, N1, ug, 0);
+        expect_close(got, want, 2 * M1, dt, "stacked vstack forward");
+        free(got);
+        free(want);
+        double complex *vg = gathered_stack(vs, dt, 2 * M1);
+        TU_CHECK_OK(plm_op_apply_adjoint_stacked(SV, vs, us));
+        got = gathered_stack(us, dt, N1);
+        want = matvec(GV, 2 * M1, N1, vg, 1);
+        expect_close(got, want, N1, dt, "stacked vstack adjoint");
+        free(got);
+        free(want);
+        free(ug);
+        free(vg);
+
+        if (dt == PLM_FLOAT64) {
+            /* CGLS on the stacked vstack: y = [A1; 2 A1] x_true gives x_true back */
+            plm_array_t xt[1], xsol[1];
+            int k = 0;
+            plm_stacked_t xts = stack_on(SV, 0, dt, 9, xt, &k), xss = stack_on(SV, 0, dt, 0, xsol, &k);
+            TU_CHECK_OK(plm_op_apply_stacked(SV, xts, vs));
+            TU_CHECK_OK(plm_array_fill(xsol[0], 0, 0));
+            TU_CHECK_OK(plm_solve_cgls_stacked(SV, vs, xss, 4 * N1, 0.0, 1e-26, NULL));
+            double complex *a = gathered_stack(xss, dt, N1), *b = gathered_stack(xts, dt, N1);
+            double err = 0, nrm = 0;
+            for (int64_t j = 0; j < N1; j++) {
+                err += pow(cabs(a[j] - b[j]), 2);
+                nrm += pow(cabs(b[j]), 2);
+            }
+            TU_EXPECT(sqrt(err / nrm) < 1e-8, "stacked CGLS relative error %g", sqrt(err / nrm));
+            free(a);
+            free(b);
+            /* CG on the stacked block-diagonal of A1^H A1 and A1^H A1 */
+            plm_op_t AH = NULL, Q = NULL, SQ = NULL;
+            TU_CHECK_OK(plm_op_adjoint(A1, &AH));
+            TU_CHECK_OK(plm_op_product(AH, A1, &Q));
+            plm_op_t qq[2] = {Q, Q};
+            TU_CHECK_OK(plm_op_stacked_blockdiag(2, (const plm_const_op_t *)qq, &SQ));
+            plm_array_t ct[2], cy[2], cx[2];
+            int kk = 0;
+            plm_stacked_t cts = stack_on(SQ, 0, dt, 5, ct, &kk), cys = stack_on(SQ, 1, dt, 0, cy, &kk),
+                          cxs = stack_on(SQ, 0, dt, 0, cx, &kk);
+            TU_CHECK_OK(plm_op_apply_stacked(SQ, cts, cys));
+            for (int i = 0; i < 2; i++) TU_CHECK_OK(plm_array_fill(cx[i], 0, 0));
+            TU_CHECK_OK(plm_solve_cg_stacked(SQ, cys, cxs, 8 * N1, 1e-26, NULL));
+            a = gathered_stack(cxs, dt, 2 * N1);
+            b = gathered_stack(cts, dt, 2 * N1);
+            err = nrm = 0;
+            for (int64_t j = 0; j < 2 * N1; j++) {
+                err += pow(cabs(a[j] - b[j]), 2);
+                nrm += pow(cabs(b[j]), 2);
+            }
+            TU_EXPECT(sqrt(err / nrm) < 1e-8, "stacked CG relative error %g", sqrt(err / nrm));
+            free(a);
+            free(b);
+            for (int i = 0; i < 2; i++) {
+                plm_array_destroy(&ct[i]);
+                plm_array_destroy(&cy[i]);
+                plm_array_destroy(&cx[i]);
+            }
+            plm_stacked_destroy(&cts);
+            plm_stacked_destroy(&cys);
+            plm_stacked_destroy(&cxs);
+            plm_op_destroy(&AH);
+            plm_op_destroy(&Q);
+            plm_op_destroy(&SQ);
+            plm_array_destroy(&xt[0]);
+            plm_array_destroy(&xsol[0]);
+            plm_stacked_destroy(&xts);
+            plm_stacked_destroy(&xss);
+        }
+
+        for (int i = 0; i < nx; i++) plm_array_destroy(&xm[i]);
+        for (int i = 0; i < ny; i++) plm_array_destroy(&ym[i]);
+        for (int i = 0; i < nu; i++) plm_array_destroy(&um[i]);
+        for (int i = 0; i < nv; i++) plm_array_destroy(&vm[i]);
+        plm_stacked_destroy(&xs);
+        plm_stacked_destroy(&ys);
+        plm_stacked_destroy(&us);
+        plm_stacked_destroy(&vs);
+        free(G);
+        free(G1);
+        free(G2);
+        free(GV);
+        plm_op_destroy(&A1);
+        plm_op_destroy(&A2);
+        plm_op_destroy(&A1x2);
+        plm_op_destroy(&SB);
+        plm_op_destroy(&SV);
+    }
+    TU_DONE();
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_blockdiag), TU_TEST(test_stacks), TU_TEST(test_composites),
         TU_TEST(test_callback),  TU_TEST(test_mismatch), TU_TEST(test_cgls),
         TU_TEST(test_more_composites), TU_TEST(test_power_iteration), TU_TEST(test_sparse),
+        TU_TEST(test_stacked),
     };
     return plm_run_group_tests_mpi(tests);
 }
