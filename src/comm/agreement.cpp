@@ -1,5 +1,6 @@
 #include "comm/agreement.hpp"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -58,7 +59,7 @@ void reduce_words(void *in, void *inout, int *len, MPI_Datatype *)
 // MPI_COMM_SELF's attributes (the first thing it does).
 struct WordOp {
     std::mutex lock;
-    bool made = false;
+    std::atomic<bool> made{false};  // read without the lock on every agreement
     MPI_Datatype type = MPI_DATATYPE_NULL;
     MPI_Op op = MPI_OP_NULL;
 };
@@ -73,10 +74,10 @@ int free_word_op(MPI_Comm, int keyval, void *, void *)
 {
     WordOp &w = word_op();
     std::lock_guard<std::mutex> g(w.lock);
-    if (w.made) {
+    if (w.made.load()) {
         MPI_Op_free(&w.op);
         MPI_Type_free(&w.type);
-        w.made = false;
+        w.made.store(false);
     }
     MPI_Comm_free_keyval(&keyval);
     return MPI_SUCCESS;
@@ -85,8 +86,9 @@ int free_word_op(MPI_Comm, int keyval, void *, void *)
 const WordOp &ensure_word_op()
 {
     WordOp &w = word_op();
+    if (w.made.load(std::memory_order_acquire)) return w;
     std::lock_guard<std::mutex> g(w.lock);
-    if (w.made) return w;
+    if (w.made.load(std::memory_order_relaxed)) return w;
     mpi_check(MPI_Type_contiguous(2, MPI_INT64_T, &w.type), "MPI_Type_contiguous");
     mpi_check(MPI_Type_commit(&w.type), "MPI_Type_commit");
     mpi_check(MPI_Op_create(reduce_words, 1, &w.op), "MPI_Op_create");
@@ -94,23 +96,24 @@ const WordOp &ensure_word_op()
     mpi_check(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_word_op, &keyval, nullptr),
               "MPI_Comm_create_keyval");
     mpi_check(MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr), "MPI_Comm_set_attr");
-    w.made = true;
+    w.made.store(true, std::memory_order_release);
     return w;
 }
 
 }  // namespace
 
-Agreement::Agreement(const Communicator &c, const char *what) : c_(c), what_(what), words_(kHeader)
+Agreement::Agreement(const Communicator &c, const char *what) : c_(c), what_(what)
 {
-    for (char ch : std::string(what)) fold(ch);
+    words_.reserve(16);  // the header and the lanes of most calls: one allocation
+    words_.resize(kHeader);
+    for (const char *p = what; *p; ++p) fold(*p);
 }
 
 void Agreement::fold(int64_t v)
 {
-    for (int i = 0; i < 8; ++i) {
-        hash_ ^= static_cast<uint64_t>(v >> (8 * i)) & 0xffu;
-        hash_ *= 1099511628211ull;
-    }
+    // One multiply-xorshift step per value (a fingerprint of arguments, not a cryptographic hash).
+    hash_ = (hash_ ^ static_cast<uint64_t>(v)) * 0x9E3779B97F4A7C15ull;
+    hash_ ^= hash_ >> 29;
 }
 
 void Agreement::fold_double(double v) { fold(as_bits(v)); }
