@@ -712,6 +712,8 @@ PLM_API plm_status_t plm_op_adjoint(plm_const_op_t a, plm_op_t *out);
 PLM_API plm_status_t plm_op_scale(plm_const_op_t a, double alpha_re, double alpha_im, plm_op_t *out);
 /** A + B (same shape, or the same domain and range). */
 PLM_API plm_status_t plm_op_sum(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
+/** A - B (same shape, or the same domain and range). */
+PLM_API plm_status_t plm_op_difference(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
 /** A B (B first; B's range is A's domain). */
 PLM_API plm_status_t plm_op_product(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
 

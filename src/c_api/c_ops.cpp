@@ -263,6 +263,14 @@ PLM_API plm_status_t plm_op_sum(plm_const_op_t a, plm_const_op_t b, plm_op_t *ou
     return make(out, [&] { return ops::sum(op_of(a), op_of(b)); });
 }
 
+PLM_API plm_status_t plm_op_difference(plm_const_op_t a, plm_const_op_t b, plm_op_t *out)
+{
+    return make(out, [&] {
+        const ops::Operator::Ptr &ob = op_of(b);
+        return ops::sum(op_of(a), ops::scaled(ob, make_scalar(ob->dtype(), -1, 0, "plm_op_difference")));
+    });
+}
+
 PLM_API plm_status_t plm_op_product(plm_const_op_t a, plm_const_op_t b, plm_op_t *out)
 {
     return make(out, [&] { return ops::product(op_of(a), op_of(b)); });

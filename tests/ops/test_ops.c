@@ -289,11 +289,12 @@ static void test_composites(void **state)
         destroy_all(parts, n);
         int64_t M, N;
         double complex *G = global_blockdiag(SET_TALL, dt, &M, &N);
-        /* (A + 2A)^H A scaled by alpha: a product of composites, N x N */
+        /* (A + 2A)^H A scaled by alpha: a product of composites, N x N (A + 2A made as
+         * (4A - A), through the difference) */
         const double ar = 0.5, ai = tu_cplx(dt) ? -0.25 : 0.0;
         plm_op_t A2 = NULL, S = NULL, SH = NULL, P = NULL, PS = NULL;
-        TU_CHECK_OK(plm_op_scale(A, 2, 0, &A2));
-        TU_CHECK_OK(plm_op_sum(A, A2, &S));
+        TU_CHECK_OK(plm_op_scale(A, 4, 0, &A2));
+        TU_CHECK_OK(plm_op_difference(A2, A, &S));
         TU_CHECK_OK(plm_op_adjoint(S, &SH));
         TU_CHECK_OK(plm_op_product(SH, A, &P));
         TU_CHECK_OK(plm_op_scale(P, ar, ai, &PS));
