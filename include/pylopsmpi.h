@@ -248,9 +248,11 @@ PLM_API plm_status_t plm_comm_create(MPI_Comm mpi_comm, const plm_comm_config_t 
 PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, const plm_comm_config_t *config, plm_comm_t *out);
 
 /**
- * Destroy a communicator. Arrays created on it keep it alive until they are destroyed.
- * Collective on comm (it frees an MPI communicator) but with no agreement step: destroy is
- * NULL-safe, and a rank passing NULL returns at once.
+ * Destroy a communicator. Arrays, layouts and operators created on it keep it alive until
+ * they are destroyed; the MPI duplicate and the cached mask-group communicators are freed
+ * with the last of them (here, when nothing else holds it - destroy those first to free MPI
+ * state in this collective call). Collective on comm (it frees MPI communicators) but with no
+ * agreement step: destroy is NULL-safe, and a rank passing NULL returns at once.
  */
 PLM_API plm_status_t plm_comm_destroy(plm_comm_t *comm);
 
