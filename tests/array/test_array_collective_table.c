@@ -143,9 +143,10 @@ static plm_status_t row_norm_masked_nan(int bad)
 static plm_status_t row_norm_axis(int bad)
 {
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
-    double out[64];
+    double *out = tu_alloc(G2[0] + 3);
     /* axis 0 gives 3 values, axis 1 gives 4P+1: both valid, but different */
     plm_status_t st = plm_array_norm_axis(x, 2.0, bad ? 1 : 0, out, bad ? G2[0] : 3);
+    free(out);
     plm_array_destroy(&x);
     return st;
 }
