@@ -435,7 +435,8 @@ DistributedArray::Blocks DistributedArray::blocks() const
 }
 
 // Rank blocks are slabs along the axis: [outer, n_r, inner] inside [outer, n, inner].
-void DistributedArray::place_blocks(const Blocks &b, const void *packed, void *global) const
+// to_global: packed (rank-order blocks) into the global array; else the other way.
+void DistributedArray::copy_blocks(const Blocks &b, void *packed, void *global, bool to_global) const
 {
     const Layout &l = lay_->layout();
     const int ax = l.axis;
@@ -443,21 +444,11 @@ void DistributedArray::place_blocks(const Blocks &b, const void *packed, void *g
     const int64_t n = l.global[static_cast<size_t>(ax)];
     for (int r = 0; r < l.nranks(); ++r) {
         const int64_t n_r = l.local[static_cast<size_t>(r)][static_cast<size_t>(ax)];
-        kernels::copy_slab(Exec{}, dtype_, outer, inner, at(const_cast<void *>(packed), b.displ[static_cast<size_t>(r)], dtype_), n_r, 0,
-                           global, n, l.offset(r), n_r);
-    }
-}
-
-void DistributedArray::pack_blocks(const Blocks &b, const void *global, void *packed) const
-{
-    const Layout &l = lay_->layout();
-    const int ax = l.axis;
-    const int64_t outer = Layout::outer(l.global, ax), inner = Layout::inner(l.global, ax);
-    const int64_t n = l.global[static_cast<size_t>(ax)];
-    for (int r = 0; r < l.nranks(); ++r) {
-        const int64_t n_r = l.local[static_cast<size_t>(r)][static_cast<size_t>(ax)];
-        kernels::copy_slab(Exec{}, dtype_, outer, inner, global, n, l.offset(r),
-                           at(packed, b.displ[static_cast<size_t>(r)], dtype_), n_r, 0, n_r);
+        void *blk = at(packed, b.displ[static_cast<size_t>(r)], dtype_);
+        if (to_global)
+            kernels::copy_slab(Exec{}, dtype_, outer, inner, blk, n_r, 0, global, n, l.offset(r), n_r);
+        else
+            kernels::copy_slab(Exec{}, dtype_, outer, inner, global, n, l.offset(r), blk, n_r, 0, n_r);
     }
 }
 
@@ -508,7 +499,7 @@ void DistributedArray::gather_to(comm::Agreement &ag, int root, void *out, int64
         copy_bytes(Space::host, host.data(), space_, packed.data(), static_cast<size_t>(b.total) * esize);
         src = host.data();
     }
-    place_blocks(b, src, out);
+    copy_blocks(b, const_cast<void *>(src), out, true);
 }
 
 void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *global)
@@ -542,7 +533,7 @@ void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *g
         if (local_size() > 0) comm::recv(c, exec(), data(), local_size(), dtype_, root, kTagScatterFrom);
         return;
     }
-    pack_blocks(b, global, packed.data());
+    copy_blocks(b, packed.data(), const_cast<void *>(global), false);
     const void *src = packed.data();
     if (dev.data()) {
         copy_bytes(space_, dev.data(), Space::host, packed.data(), static_cast<size_t>(b.total) * esize);

@@ -114,9 +114,9 @@ private:
         int64_t total = 0;
     };
     Blocks blocks() const;
-    // Copies between the packed rank-order blocks (host) and the global C-order array.
-    void place_blocks(const Blocks &b, const void *packed, void *global) const;
-    void pack_blocks(const Blocks &b, const void *global, void *packed) const;
+    // Copies between the packed rank-order blocks (host) and the global C-order array, in
+    // the direction to_global says (the source is only read).
+    void copy_blocks(const Blocks &b, void *packed, void *global, bool to_global) const;
     // For BROADCAST kinds: this rank's contiguous share of the flat data (its slab along
     // axis 0 over the mask group), so replicated data are reduced once.
     void replicated_share(int64_t *begin, int64_t *count) const;

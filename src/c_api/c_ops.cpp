@@ -145,6 +145,19 @@ plm_status_t solve(const char *what, plm_const_op_t op, YT y, XT x, int64_t nite
     });
 }
 
+// Layout of member i of the domain or the range, as a new handle.
+plm_status_t part_layout(plm_const_op_t op, int i, plm_layout_t *layout, bool range)
+{
+    return guard([&] {
+        detail::clear_out(layout, "layout");
+        const ops::Operator &o = distributed_op(op);
+        const std::vector<ArrayLayout::Ptr> p = range ? o.range_parts() : o.domain_parts();
+        PLM_REQUIRE(i >= 0 && i < static_cast<int>(p.size()), PLM_ERR_INVALID_ARG, "part %d outside 0..%zu", i,
+                    p.size() - 1);
+        *layout = detail::new_layout_handle(p[static_cast<size_t>(i)]);
+    });
+}
+
 plm_status_t new_array_on(plm_const_op_t op, int memory, plm_array_t *out, bool range)
 {
     return guard([&] {
@@ -353,24 +366,12 @@ PLM_API plm_status_t plm_op_parts(plm_const_op_t op, int *n_domain, int *n_range
 
 PLM_API plm_status_t plm_op_domain_part(plm_const_op_t op, int i, plm_layout_t *layout)
 {
-    return guard([&] {
-        detail::clear_out(layout, "layout");
-        const std::vector<ArrayLayout::Ptr> p = distributed_op(op).domain_parts();
-        PLM_REQUIRE(i >= 0 && i < static_cast<int>(p.size()), PLM_ERR_INVALID_ARG, "part %d outside 0..%zu", i,
-                    p.size() - 1);
-        *layout = detail::new_layout_handle(p[static_cast<size_t>(i)]);
-    });
+    return part_layout(op, i, layout, false);
 }
 
 PLM_API plm_status_t plm_op_range_part(plm_const_op_t op, int i, plm_layout_t *layout)
 {
-    return guard([&] {
-        detail::clear_out(layout, "layout");
-        const std::vector<ArrayLayout::Ptr> p = distributed_op(op).range_parts();
-        PLM_REQUIRE(i >= 0 && i < static_cast<int>(p.size()), PLM_ERR_INVALID_ARG, "part %d outside 0..%zu", i,
-                    p.size() - 1);
-        *layout = detail::new_layout_handle(p[static_cast<size_t>(i)]);
-    });
+    return part_layout(op, i, layout, true);
 }
 
 PLM_API plm_status_t plm_op_apply_stacked(plm_const_op_t op, plm_const_stacked_t x, plm_stacked_t y)

@@ -32,6 +32,16 @@ std::vector<int64_t> exclusive_sum(const std::vector<int64_t> &v)
     return out;
 }
 
+// Checked counts and displacements of an allgatherv (the exclusive sum when none are given).
+std::vector<int64_t> allgatherv_displs(const Communicator &c, const std::vector<int64_t> &counts,
+                                       std::vector<int64_t> displs)
+{
+    require_per_rank(c, counts, "allgatherv counts");
+    if (displs.empty()) displs = exclusive_sum(counts);
+    require_per_rank(c, displs, "allgatherv displacements");
+    return displs;
+}
+
 // Both shifts run concurrently along the chain (no rank waits on a ripple). A zero count
 // drops a partner; a missing partner sends and receives nothing.
 Request halo_requests(const Communicator &c, const Exec &e, DType dt, const Halo &h, int tag_up, int tag_down)
@@ -64,18 +74,14 @@ void allreduce(const Communicator &c, const Exec &e, const void *send, void *rec
 Request iallgatherv(const Communicator &c, const Exec &e, const void *send, void *recv,
                     const std::vector<int64_t> &counts, DType dt, std::vector<int64_t> displs)
 {
-    require_per_rank(c, counts, "allgatherv counts");
-    if (displs.empty()) displs = exclusive_sum(counts);
-    require_per_rank(c, displs, "allgatherv displacements");
+    displs = allgatherv_displs(c, counts, std::move(displs));
     return c.backend(e.space).iallgatherv(e, send, recv, counts.data(), displs.data(), dt);
 }
 
 void allgatherv(const Communicator &c, const Exec &e, const void *send, void *recv, const std::vector<int64_t> &counts,
                 DType dt, std::vector<int64_t> displs)
 {
-    require_per_rank(c, counts, "allgatherv counts");
-    if (displs.empty()) displs = exclusive_sum(counts);
-    require_per_rank(c, displs, "allgatherv displacements");
+    displs = allgatherv_displs(c, counts, std::move(displs));
     c.backend(e.space).allgatherv(e, send, recv, counts.data(), displs.data(), dt);
 }
 

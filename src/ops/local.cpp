@@ -59,25 +59,6 @@ void Operator::check_parts(const In &x, const Out &y, bool adjoint) const
                         "the input and output arrays must be different");
 }
 
-void Operator::check_operands(const DistributedArray &x, const DistributedArray &y, bool adjoint) const
-{
-    PLM_REQUIRE(!stacked(), PLM_ERR_INVALID_ARG, "a stacked operator takes stacks (plm_op_apply_stacked)");
-    PLM_REQUIRE(!is_local(), PLM_ERR_INVALID_ARG,
-                "a local operator cannot be applied to distributed arrays: put it in a block-diagonal or a stack");
-    PLM_REQUIRE(x.dtype() == dtype_ && y.dtype() == dtype_, PLM_ERR_DTYPE_MISMATCH,
-                "operator of %s applied to arrays of %s and %s", dtype_name(dtype_), dtype_name(x.dtype()),
-                dtype_name(y.dtype()));
-    const ArrayLayout &in = adjoint ? *range_ : *domain_, &out = adjoint ? *domain_ : *range_;
-    PLM_REQUIRE(x.layout_object()->same_as(in), PLM_ERR_SIZE_MISMATCH,
-                "the input array's layout is not the operator's %s (make arrays from plm_op_domain/plm_op_range)",
-                adjoint ? "range" : "domain");
-    PLM_REQUIRE(y.layout_object()->same_as(out), PLM_ERR_SIZE_MISMATCH,
-                "the output array's layout is not the operator's %s (make arrays from plm_op_domain/plm_op_range)",
-                adjoint ? "domain" : "range");
-    PLM_REQUIRE(x.data() != y.data() || x.local_size() == 0, PLM_ERR_INVALID_ARG,
-                "the input and output arrays must be different");
-}
-
 void agree_on(const Operator &op, const comm::Communicator &c, const std::optional<Error> &local)
 {
     if (!op.may_fail()) {

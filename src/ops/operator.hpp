@@ -38,7 +38,7 @@ public:
     const ArrayLayout::Ptr &range() const { return range_; }
     const comm::Communicator &comm() const { return domain_->comm(); }
     // y = A x, or y = A^H x. The arrays' layouts and dtype must be checked by the caller
-    // (check_operands). Collective: an error is thrown on every rank.
+    // (check_parts). Collective: an error is thrown on every rank.
     virtual void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const;
 
     // Stacked operators map stacks (lists of arrays) to stacks: the parts of their domain and
@@ -50,12 +50,11 @@ public:
     std::vector<ArrayLayout::Ptr> range_parts() const { return stacked() ? rparts_ : std::vector{range_}; }
     // apply() on parts; the default (plain operators) takes one part on each side.
     virtual void apply_parts(const In &x, const Out &y, bool adjoint) const;
-    // check_operands() for every part, and the part counts.
+    // Throws SIZE_MISMATCH / DTYPE_MISMATCH unless every member of x is on the domain part
+    // (range when adjoint) and of y on the range part (domain), with this operator's dtype,
+    // and the member counts match. Distributed operators only. Not collective.
     void check_parts(const In &x, const Out &y, bool adjoint) const;
 
-    // Throws SIZE_MISMATCH / DTYPE_MISMATCH unless x is on the domain (range when adjoint)
-    // and y on the range (domain), with this operator's dtype. Not collective.
-    void check_operands(const DistributedArray &x, const DistributedArray &y, bool adjoint) const;
 
 protected:
     Operator(DType dt, int64_t rows, int64_t cols) : dtype_(dt), rows_(rows), cols_(cols) {}

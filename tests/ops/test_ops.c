@@ -168,6 +168,17 @@ static double complex *matvec(const double complex *G, int64_t M, int64_t N, con
     return y;
 }
 
+/* ||got - want|| / ||want|| over n values. */
+static double rel_err(const double complex *got, const double complex *want, int64_t n)
+{
+    double err = 0, nrm = 0;
+    for (int64_t j = 0; j < n; j++) {
+        err += pow(cabs(got[j] - want[j]), 2);
+        nrm += pow(cabs(want[j]), 2);
+    }
+    return sqrt(err / nrm);
+}
+
 /* Applies op forward and adjoint on seeded vectors and compares with G (M x N). */
 static void check_against(plm_const_op_t op, const double complex *G, int64_t M, int64_t N, plm_dtype_t dt,
                           const char *what)
@@ -533,12 +544,7 @@ static void test_cgls(void **state)
     /* converged solve */
     TU_CHECK_OK(plm_solve_cgls(A, y, x, 4 * N, 0.0, 1e-26, info));
     double complex *xg = gathered(x, PLM_FLOAT64, N), *tg = gathered(xt, PLM_FLOAT64, N);
-    double err = 0, nrm = 0;
-    for (int64_t j = 0; j < N; j++) {
-        err += pow(cabs(xg[j] - tg[j]), 2);
-        nrm += pow(cabs(tg[j]), 2);
-    }
-    TU_EXPECT(sqrt(err / nrm) < 1e-8, "CGLS relative error %g", sqrt(err / nrm));
+    TU_EXPECT(rel_err(xg, tg, N) < 1e-8, "CGLS relative error %g", rel_err(xg, tg, N));
     /* a truncated, damped solve: iterations, istop and norms as the serial CGLS */
     double *yg = calloc((size_t)M, 8), *xs = calloc((size_t)N, 8);
     double complex *yc = gathered(y, PLM_FLOAT64, M);
@@ -577,9 +583,7 @@ static void test_cgls(void **state)
     TU_OK(plm_array_fill(x, 0, 0));
     TU_CHECK_OK(plm_solve_cg(AHA, b, x, 4 * N, 1e-26, info));
     double complex *xcg = gathered(x, PLM_FLOAT64, N);
-    err = 0;
-    for (int64_t j = 0; j < N; j++) err += pow(cabs(xcg[j] - tg[j]), 2);
-    TU_EXPECT(sqrt(err / nrm) < 1e-8, "CG relative error %g", sqrt(err / nrm));
+    TU_EXPECT(rel_err(xcg, tg, N) < 1e-8, "CG relative error %g", rel_err(xcg, tg, N));
     TU_EXPECT_ERR(plm_solve_cg(A, y, x, 3, 0, info), PLM_ERR_SIZE_MISMATCH); /* not square */
     TU_EXPECT_ERR(plm_solve_cgls(A, y, x, -1, 0, 0, info), PLM_ERR_INVALID_ARG);
 
@@ -974,12 +978,7 @@ static void test_stacked(void **state)
             TU_CHECK_OK(plm_array_fill(xsol[0], 0, 0));
             TU_CHECK_OK(plm_solve_cgls_stacked(SV, vs, xss, 4 * N1, 0.0, 1e-26, NULL));
             double complex *a = gathered_stack(xss, dt, N1), *b = gathered_stack(xts, dt, N1);
-            double err = 0, nrm = 0;
-            for (int64_t j = 0; j < N1; j++) {
-                err += pow(cabs(a[j] - b[j]), 2);
-                nrm += pow(cabs(b[j]), 2);
-            }
-            TU_EXPECT(sqrt(err / nrm) < 1e-8, "stacked CGLS relative error %g", sqrt(err / nrm));
+            TU_EXPECT(rel_err(a, b, N1) < 1e-8, "stacked CGLS relative error %g", rel_err(a, b, N1));
             free(a);
             free(b);
             /* CG on the stacked block-diagonal of A1^H A1 and A1^H A1 */
@@ -997,12 +996,7 @@ static void test_stacked(void **state)
             TU_CHECK_OK(plm_solve_cg_stacked(SQ, cys, cxs, 8 * N1, 1e-26, NULL));
             a = gathered_stack(cxs, dt, 2 * N1);
             b = gathered_stack(cts, dt, 2 * N1);
-            err = nrm = 0;
-            for (int64_t j = 0; j < 2 * N1; j++) {
-                err += pow(cabs(a[j] - b[j]), 2);
-                nrm += pow(cabs(b[j]), 2);
-            }
-            TU_EXPECT(sqrt(err / nrm) < 1e-8, "stacked CG relative error %g", sqrt(err / nrm));
+            TU_EXPECT(rel_err(a, b, 2 * N1) < 1e-8, "stacked CG relative error %g", rel_err(a, b, 2 * N1));
             free(a);
             free(b);
             for (int i = 0; i < 2; i++) {
