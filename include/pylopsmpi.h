@@ -734,6 +734,134 @@ PLM_API plm_status_t plm_op_power(plm_const_op_t a, int p, plm_op_t *out);
  */
 PLM_API plm_status_t plm_op_broadcast(plm_comm_t comm, plm_const_op_t local, plm_op_t *out);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Stencil operators: derivatives, Laplacian, gradient, halo                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The model of a stencil operator is an N-D array of global shape dims[0..ndim-1] (C order)
+ * distributed along axis 0 in blocks of whole rows, passed as a 1-D SCATTER vector: this
+ * rank's local size is local_rows * dims[1] * ... * dims[ndim-1]. local_rows is this rank's
+ * rows along axis 0 (they must sum to dims[0]; a rank may have none), or -1 on every rank
+ * for the default split (as in arrays: the first dims[0] % P ranks get one extra row).
+ * Domain and range are that layout. Along axis 0 a stencil takes the rows it needs from
+ * whichever ranks hold them (one persistent exchange, overlapped with the interior); along
+ * another axis it is local. Any block size works, including blocks thinner than the stencil
+ * and empty blocks.
+ */
+
+/** Finite-difference kinds (PyLops' kind="forward" / "backward" / "centered"). */
+typedef enum plm_deriv_kind {
+    PLM_DERIV_FORWARD = 0,
+    PLM_DERIV_BACKWARD = 1,
+    PLM_DERIV_CENTERED = 2
+} plm_deriv_kind_t;
+
+/**
+ * First derivative along `axis` (negative counts from the end) of the model above
+ * (PyLops-MPI's MPIFirstDerivative, extended to any axis), divided by `sampling`:
+ * - forward  y[i] = x[i+1] - x[i]; the last row is 0;
+ * - backward y[i] = x[i] - x[i-1]; the first row is 0;
+ * - centered order 3: (x[i+1] - x[i-1]) / 2, order 5: (x[i-2] - 8x[i-1] + 8x[i+1] - x[i+2]) / 12;
+ *   the end rows (1 or 2 per side) are 0, or with `edge` one-sided differences (order 3:
+ *   y[0] = x[1] - x[0]; order 5 also y[1] = (x[2] - x[0]) / 2, and mirrored at the end).
+ * order is 3 or 5 for centered, and ignored (pass 3) otherwise; edge is used by centered only.
+ * The adjoint is the exact transpose. dtype: any of the four. Collective on comm.
+ */
+PLM_API plm_status_t plm_op_first_derivative(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
+                                             int64_t local_rows, int axis, double sampling, plm_deriv_kind_t kind,
+                                             int order, int edge, plm_op_t *out);
+/**
+ * Second derivative along `axis` (MPISecondDerivative), divided by sampling^2:
+ * forward x[i+2] - 2x[i+1] + x[i] (last two rows 0), backward x[i] - 2x[i-1] + x[i-2]
+ * (first two rows 0), centered x[i+1] - 2x[i] + x[i-1] (end rows 0, or with edge
+ * y[0] = x[0] - 2x[1] + x[2] and its mirror). Collective on comm.
+ */
+PLM_API plm_status_t plm_op_second_derivative(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
+                                              int64_t local_rows, int axis, double sampling, plm_deriv_kind_t kind,
+                                              int edge, plm_op_t *out);
+/**
+ * Laplacian (MPILaplacian): sum over k of weights[k] * second derivative along axes[k] with
+ * sampling[k]. axes: naxes distinct axes (negative count from the end); weights and sampling
+ * may be NULL (all 1). Applied in one operator: the axis-0 term writes y, the others add to
+ * it. Collective on comm.
+ */
+PLM_API plm_status_t plm_op_laplacian(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
+                                      int64_t local_rows, int naxes, const int *axes, const double *weights,
+                                      const double *sampling, plm_deriv_kind_t kind, int edge, plm_op_t *out);
+/**
+ * Gradient (MPIGradient): a stacked operator (stacked vstack) from the model to a stack of
+ * ndim members, member i the first derivative along axis i with sampling[i] (sampling may be
+ * NULL: all 1; kind and edge as above, order 3). Its adjoint sums the members' adjoints.
+ * Collective on comm.
+ */
+PLM_API plm_status_t plm_op_gradient(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
+                                     int64_t local_rows, const double *sampling, plm_deriv_kind_t kind, int edge,
+                                     plm_op_t *out);
+/**
+ * Halo operator (MPIHalo) on an N-D process grid. The global array (dims, C order) is cut
+ * into grid[0] x ... x grid[ndim-1] blocks (grid NULL: all ranks on the last axis; the
+ * product must be the rank count); rank r is the block at the row-major grid coordinate of r.
+ * Along an axis of g points on p ranks, coordinate c covers [min(g, c b), min(g, (c+1) b))
+ * with b = ceil(g / p). Domain: 1-D SCATTER of the blocks (C order inside each); range: 1-D
+ * SCATTER of the blocks grown by the halo widths, whose ghost cells are filled from the
+ * neighbours (axis by axis, so edges and corners too) and zero where there is none.
+ * halo (this rank's widths, >= 0): nhalo = 1, one width for every side but 0 on sides at
+ * the grid boundary; nhalo = ndim, per axis (both sides); nhalo = 2 ndim, (minus, plus) per
+ * axis. Sides facing a neighbour must agree (my plus width = the neighbour's minus width)
+ * and not exceed this rank's block. The adjoint extracts the block (the core), as in
+ * PyLops-MPI: it is a restriction, not the transpose of the exchange. Collective on comm.
+ */
+PLM_API plm_status_t plm_op_halo(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims, const int *grid,
+                                 int nhalo, const int64_t *halo, plm_op_t *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Distributed matrix multiplication                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/** MatrixMult kinds: PyLops-MPI's kind="block" and kind="summa". */
+typedef enum plm_matmul_kind {
+    PLM_MATMUL_BLOCK = 0,
+    PLM_MATMUL_SUMMA = 1
+} plm_matmul_kind_t;
+
+/**
+ * Y = A X with A (n x k), X (k x m), Y (n x m), on a grid_rows x grid_cols process grid
+ * (rank = row * grid_cols + col). Any rank count works: grid_rows = 0 picks the largest
+ * divisor of the rank count not above its square root (6 ranks: 2 x 3; a prime: 1 x P);
+ * otherwise grid_rows must divide it. A dimension of d points split in q blocks gives block
+ * i the range [min(d, i b), min(d, (i+1) b)) with b = ceil(d / q) (trailing blocks may be
+ * empty). For rank `rank`, writes (each may be NULL):
+ * - grid: {grid_rows, grid_cols, row, col};
+ * - a, x, y: {row_begin, row_end, col_begin, col_end} of this rank's block of A, X and Y.
+ * SUMMA: A block (row, col) of n split in grid_rows and k in grid_cols; X block (row, col)
+ * of k split in grid_rows and m in grid_cols; Y block (row, col) of n in grid_rows and m in
+ * grid_cols. Block: A rows block col of n split in grid_cols, all k columns; X and Y all
+ * rows and column block row of m split in grid_rows (X is held by the grid_cols ranks of a
+ * grid row alike). PLM_ERR_INVALID_ARG for an unknown kind, nranks < 1, a rank outside
+ * 0..nranks-1, a grid_rows neither 0 nor a divisor of nranks, or a negative size.
+ * Not collective.
+ */
+PLM_API plm_status_t plm_matmul_blocks(plm_matmul_kind_t kind, int nranks, int rank, int grid_rows, int64_t n,
+                                       int64_t k, int64_t m, int grid[4], int64_t a[4], int64_t x[4], int64_t y[4]);
+/**
+ * Distributed matrix multiplication (MPIMatrixMult), dtype any of the four. a: this rank's
+ * block of A (see plm_matmul_blocks), row-major, host memory, copied; may be NULL where that
+ * block is empty. kind, grid_rows, dtype, n, k and m must be equal on every rank. Domain and
+ * range are 1-D SCATTER of this rank's X and Y blocks, row-major (the global vector is the
+ * blocks in rank order, not the row-major matrix); host memory.
+ * - SUMMA: the forward broadcasts panels of A along grid rows and of X along grid columns
+ *   and accumulates their products; the adjoint broadcasts A panels along rows and reduces
+ *   the products along columns. The next panel's communication overlaps this panel's gemm.
+ * - block: y block = all of A times the X block: a local gemm, then an allgatherv along the
+ *   grid row; the adjoint reduces along it. X and Y are replicated across a grid row, so
+ *   domain and range carry the mask {col of each rank}: reductions (dot, norms, solvers)
+ *   count one copy. Inputs must hold equal copies (the results do).
+ * Collective on comm.
+ */
+PLM_API plm_status_t plm_op_matrix_mult(plm_comm_t comm, plm_matmul_kind_t kind, int grid_rows, plm_dtype_t dtype,
+                                        int64_t n, int64_t k, int64_t m, const void *a, plm_op_t *out);
+
 /** Release an operator handle; *op = NULL. Parts held by composites live on. Not collective. */
 PLM_API plm_status_t plm_op_destroy(plm_op_t *op);
 /** Local: the matrix shape. Distributed: the global sizes of range (rows) and domain (cols).
@@ -767,7 +895,8 @@ PLM_API plm_status_t plm_op_apply_adjoint_stacked(plm_const_op_t op, plm_const_s
 
 /**
  * Dot test: with u on the domain and v on the range filled with pseudo-random values (the
- * same for every rank count), compares yy = (Op u)^H v with xx = u^H (Op^H v);
+ * same for every rank count; on a masked layout by index within the mask group, so data
+ * replicated across groups are equal), compares yy = (Op u)^H v with xx = u^H (Op^H v);
  * *passed = |xx - yy| <= rtol max(|xx|, |yy|). Collective.
  * @param[out] yy, xx  two doubles each (re, im); may be NULL
  */

@@ -72,6 +72,36 @@ plm_status_t make_stack(plm_comm_t comm, int n, const plm_const_op_t *parts, con
     });
 }
 
+// A collective constructor on comm: the handle is allocated inside the agreement, which
+// build() runs.
+template <typename F> plm_status_t make_on(plm_comm_t comm, const char *what, plm_op_t *out, F &&build)
+{
+    return guard([&] {
+        if (out) *out = nullptr;
+        comm::Communicator &c = detail::comm_of(comm);
+        comm::Agreement ag(c, what);
+        std::unique_ptr<plm_op_s> h;
+        ag.check([&] {
+            detail::clear_out(out, "out");
+            h.reset(new plm_op_s());
+        });
+        h->op = build(ag, comm->comm);
+        h->magic = detail::kOpMagic;
+        *out = h.release();
+    });
+}
+
+// n values of a caller's array (NULL: n copies of fallback), read inside the agreement.
+template <typename T> std::vector<T> values(comm::Agreement &ag, int n, const T *v, T fallback, const char *what)
+{
+    std::vector<T> out;
+    ag.check([&] {
+        PLM_REQUIRE(n >= 0, PLM_ERR_INVALID_ARG, "%s: a negative count (%d)", what, n);
+        out = v ? std::vector<T>(v, v + n) : std::vector<T>(static_cast<size_t>(n), fallback);
+    });
+    return out;
+}
+
 // Operands are arrays or stacks: either becomes a list of arrays (stack members in order).
 solvers::Parts parts_of(plm_const_array_t a)
 {
@@ -241,6 +271,64 @@ PLM_API plm_status_t plm_op_blockdiag(plm_comm_t comm, int n, const plm_const_op
             if (mask) m.assign(mask, mask + nmask);
         });
         return ops::block_diag(ag, c, std::move(list), std::move(m));
+    });
+}
+
+PLM_API plm_status_t plm_op_first_derivative(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
+                                             int64_t local_rows, int axis, double sampling, plm_deriv_kind_t kind,
+                                             int order, int edge, plm_op_t *out)
+{
+    return make_on(comm, "op_first_derivative", out, [&](comm::Agreement &ag, const CommPtr &c) {
+        return ops::first_derivative(ag, c, {enum_value(dtype), ndim, dims, local_rows}, axis, sampling,
+                                     enum_value(kind), order, edge != 0);
+    });
+}
+
+PLM_API plm_status_t plm_op_second_derivative(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
+                                              int64_t local_rows, int axis, double sampling, plm_deriv_kind_t kind,
+                                              int edge, plm_op_t *out)
+{
+    return make_on(comm, "op_second_derivative", out, [&](comm::Agreement &ag, const CommPtr &c) {
+        return ops::second_derivative(ag, c, {enum_value(dtype), ndim, dims, local_rows}, axis, sampling,
+                                      enum_value(kind), edge != 0);
+    });
+}
+
+PLM_API plm_status_t plm_op_laplacian(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
+                                      int64_t local_rows, int naxes, const int *axes, const double *weights,
+                                      const double *sampling, plm_deriv_kind_t kind, int edge, plm_op_t *out)
+{
+    return make_on(comm, "op_laplacian", out, [&](comm::Agreement &ag, const CommPtr &c) {
+        ag.check([&] { PLM_REQUIRE(axes, PLM_ERR_INVALID_ARG, "axes is NULL"); });
+        const std::vector<int> a = values(ag, naxes, axes, 0, "axes");
+        const std::vector<double> w = values(ag, naxes, weights, 1.0, "weights");
+        const std::vector<double> s = values(ag, naxes, sampling, 1.0, "sampling");
+        return ops::laplacian(ag, c, {enum_value(dtype), ndim, dims, local_rows}, a, w, s, enum_value(kind), edge != 0);
+    });
+}
+
+PLM_API plm_status_t plm_op_gradient(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
+                                     int64_t local_rows, const double *sampling, plm_deriv_kind_t kind, int edge,
+                                     plm_op_t *out)
+{
+    return make_on(comm, "op_gradient", out, [&](comm::Agreement &ag, const CommPtr &c) {
+        const std::vector<double> s = values(ag, sampling ? ndim : 0, sampling, 1.0, "sampling");
+        return ops::gradient(ag, c, {enum_value(dtype), ndim, dims, local_rows}, s, enum_value(kind), edge != 0);
+    });
+}
+
+PLM_API plm_status_t plm_op_halo(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims, const int *grid,
+                                 int nhalo, const int64_t *halo, plm_op_t *out)
+{
+    return make_on(comm, "op_halo", out, [&](comm::Agreement &ag, const CommPtr &c) {
+        ag.check([&] {
+            PLM_REQUIRE(ndim >= 1 && dims, PLM_ERR_INVALID_ARG, "halo needs ndim >= 1 and dims (ndim = %d)", ndim);
+            PLM_REQUIRE(nhalo >= 1 && halo, PLM_ERR_INVALID_ARG, "halo needs nhalo >= 1 widths (nhalo = %d)", nhalo);
+        });
+        const std::vector<int64_t> d = values(ag, ag.ok() ? ndim : 0, dims, int64_t{0}, "dims");
+        const std::vector<int> g = values(ag, grid && ag.ok() ? ndim : 0, grid, 0, "grid");
+        const std::vector<int64_t> h = values(ag, ag.ok() ? nhalo : 0, halo, int64_t{0}, "halo");
+        return ops::halo(ag, c, enum_value(dtype), d, g, h);
     });
 }
 

@@ -99,6 +99,7 @@ void Backend::unsupported(const char *what) const
 }
 
 Request Backend::iallreduce(const Exec &, const void *, void *, int64_t, DType, ReduceOp) { unsupported("allreduce"); }
+Request Backend::ireduce(const Exec &, const void *, void *, int64_t, DType, ReduceOp, int) { unsupported("reduce"); }
 Request Backend::iallgatherv(const Exec &, const void *, void *, const int64_t *, const int64_t *, DType)
 {
     unsupported("allgatherv");

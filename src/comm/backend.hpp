@@ -82,6 +82,10 @@ public:
 
     // send == recv: in place.
     virtual Request iallreduce(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op);
+    // Every rank's send combined into recv on root (recv is not read elsewhere: may be NULL).
+    // send == recv on root: in place.
+    virtual Request ireduce(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op,
+                            int root);
     // This rank sends counts[rank] elements; rank r's land at recv + displs[r]. No padding.
     virtual Request iallgatherv(const Exec &e, const void *send, void *recv, const int64_t *counts,
                                 const int64_t *displs, DType dt);

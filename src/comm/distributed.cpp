@@ -71,6 +71,19 @@ void allreduce(const Communicator &c, const Exec &e, const void *send, void *rec
     c.backend(e.space).allreduce(e, send, recv, count, dt, op);
 }
 
+Request ireduce(const Communicator &c, const Exec &e, const void *send, void *recv, int64_t count, DType dt,
+                ReduceOp op, int root)
+{
+    PLM_REQUIRE(root >= 0 && root < c.size(), PLM_ERR_INVALID_ARG, "reduce root %d outside 0..%d", root, c.size() - 1);
+    return c.backend(e.space).ireduce(e, send, recv, count, dt, op, root);
+}
+
+void reduce(const Communicator &c, const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op,
+            int root)
+{
+    ireduce(c, e, send, recv, count, dt, op, root).wait();
+}
+
 Request iallgatherv(const Communicator &c, const Exec &e, const void *send, void *recv,
                     const std::vector<int64_t> &counts, DType dt, std::vector<int64_t> displs)
 {

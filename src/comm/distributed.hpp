@@ -20,6 +20,13 @@ Request iallreduce(const Communicator &c, const Exec &e, const void *send, void 
 void allreduce(const Communicator &c, const Exec &e, const void *send, void *recv, int64_t count, DType dt,
                ReduceOp op);
 
+// Every rank's send combined into recv on root; recv is not used elsewhere (may be NULL).
+// send == recv on root: in place.
+Request ireduce(const Communicator &c, const Exec &e, const void *send, void *recv, int64_t count, DType dt,
+                ReduceOp op, int root);
+void reduce(const Communicator &c, const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op,
+            int root);
+
 // Rank r contributes counts[r] elements; they land at displs[r] (exclusive prefix sum of
 // counts when displs is empty). No padding. send may be recv + displs[rank] (in place).
 Request iallgatherv(const Communicator &c, const Exec &e, const void *send, void *recv,

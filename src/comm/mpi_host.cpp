@@ -47,6 +47,13 @@ MPI_Op mpi_op(ReduceOp op)
 
 int peer(int p) { return p == kNoPeer ? MPI_PROC_NULL : p; }
 
+// MPI defines MAX and MIN on real types only.
+void require_reducible(DType dt, ReduceOp op, const char *what)
+{
+    PLM_REQUIRE(!is_complex(dt) || op == ReduceOp::sum || op == ReduceOp::prod, PLM_ERR_NOT_SUPPORTED,
+                "%s MAX/MIN is not defined for complex data", what);
+}
+
 // Empty messages may come with NULL buffers: never offset those.
 const char *at(const void *p, int64_t elems, DType dt)
 {
@@ -149,6 +156,24 @@ public:
     {
         allreduce_<true>(e, send, recv, count, dt, op);
     }
+    Request ireduce(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op,
+                    int root) override
+    {
+        require_reducible(dt, op, "reduce");
+        ready(e);
+        auto p = std::make_unique<MpiPending>();
+        const bool is_root = view_.rank == root;
+        const bool in_place = is_root && send == recv;  // MPI_IN_PLACE is for the root only
+        const int64_t max = g_max_count.load();
+        for (int64_t off = 0; off < count; off += max) {
+            const int n = static_cast<int>(std::min(max, count - off));
+            const void *s = in_place ? MPI_IN_PLACE : at(send, off, dt);
+            void *r = is_root ? at(recv, off, dt) : nullptr;
+            MPI_Request q;
+            p->post(MPI_Ireduce(s, r, n, mpi_type(dt), mpi_op(op), root, view_.mpi, &q), q, "MPI_Ireduce");
+        }
+        return Request(std::move(p));
+    }
     Request ibcast(const Exec &e, void *buf, int64_t count, DType dt, int root) override
     {
         ready(e);
@@ -233,8 +258,7 @@ private:
     template <bool Blocking>
     Request allreduce_(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op)
     {
-        PLM_REQUIRE(!is_complex(dt) || op == ReduceOp::sum || op == ReduceOp::prod, PLM_ERR_NOT_SUPPORTED,
-                    "allreduce MAX/MIN is not defined for complex data");
+        require_reducible(dt, op, "allreduce");
         ready(e);
         auto p = Blocking ? nullptr : std::make_unique<MpiPending>();
         const bool in_place = send == recv;

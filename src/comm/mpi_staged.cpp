@@ -112,6 +112,18 @@ public:
         return std::move(r).then([m = memory_, st = staging_, e, s, recv, n = bytes_of(count, dt)] { stage_in(m, st, e, recv, s->data(), n); });
     }
 
+    Request ireduce(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op,
+                    int root) override
+    {
+        auto s = std::make_shared<Loan>(cache_, bytes_of(count, dt));
+        stage_out(e, s->data(), send, bytes_of(count, dt));
+        const bool root_rank = root == view_.rank;
+        Request r = host_->ireduce(host_exec(), s->data(), s->data(), count, dt, op, root);
+        return std::move(r).then([m = memory_, st = staging_, e, s, recv, root_rank, n = bytes_of(count, dt)] {
+            if (root_rank) stage_in(m, st, e, recv, s->data(), n);
+        });
+    }
+
     Request ibcast(const Exec &e, void *buf, int64_t count, DType dt, int root) override
     {
         auto s = std::make_shared<Loan>(cache_, bytes_of(count, dt));

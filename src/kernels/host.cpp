@@ -481,6 +481,59 @@ void scale(const Exec &e, DType dt, int64_t n, const void *alpha, void *x)
     });
 }
 
+// K terms known at compile time, so the loop vectorises; the weighted sum is formed before
+// the scale, so +-1 weights cancel exactly (PyLops divides the difference by the sampling).
+template <typename R, int K>
+PLM_CLONES void combine_k(int64_t n, const R *const *xs, const R *w, R scale, bool accumulate, R *__restrict y)
+{
+    const R *x[K];
+    R c[K];
+    for (int t = 0; t < K; ++t) {
+        x[t] = xs[t];
+        c[t] = w[t];
+    }
+    auto sum = [&](int64_t j) {
+        R s = c[0] * x[0][j];
+        for (int t = 1; t < K; ++t) s += c[t] * x[t][j];
+        return scale * s;
+    };
+    if (accumulate)
+        for (int64_t j = 0; j < n; ++j) y[j] += sum(j);
+    else
+        for (int64_t j = 0; j < n; ++j) y[j] = sum(j);
+}
+
+template <typename R> void combine_r(int64_t n, int k, const R *const *x, const R *w, R scale, bool accumulate, R *y)
+{
+    switch (k) {
+    case 0: if (!accumulate) std::fill_n(y, n, R(0)); return;
+    case 1: return combine_k<R, 1>(n, x, w, scale, accumulate, y);
+    case 2: return combine_k<R, 2>(n, x, w, scale, accumulate, y);
+    case 3: return combine_k<R, 3>(n, x, w, scale, accumulate, y);
+    case 4: return combine_k<R, 4>(n, x, w, scale, accumulate, y);
+    default: return combine_k<R, 5>(n, x, w, scale, accumulate, y);
+    }
+}
+
+void combine(const Exec &e, DType dt, int64_t n, int nterms, const void *const *x, const double *w, double scale,
+             bool accumulate, void *y)
+{
+    require_host(e.space);
+    PLM_REQUIRE(nterms >= 0 && nterms <= kMaxTerms, PLM_ERR_INTERNAL, "a stencil row of %d terms", nterms);
+    dispatch_float(dt, [&](auto t) {
+        using T = decltype(t);
+        using R = real_t<T>;
+        const int64_t m = is_complex_v<T> ? 2 * n : n;
+        const R *xr[kMaxTerms];
+        R wr[kMaxTerms];
+        for (int i = 0; i < nterms; ++i) {
+            xr[i] = static_cast<const R *>(x[i]);
+            wr[i] = static_cast<R>(w[i]);
+        }
+        combine_r<R>(m, nterms, xr, wr, static_cast<R>(scale), accumulate, static_cast<R *>(y));
+    });
+}
+
 void axpby(const Exec &e, DType dt, int64_t n, const void *alpha, const void *x, const void *beta, void *y)
 {
     require_host(e.space);

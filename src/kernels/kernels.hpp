@@ -37,6 +37,13 @@ void axpby(const Exec &e, DType dt, int64_t n, const void *alpha, const void *x,
 void binary(const Exec &e, DType dt, Binary op, int64_t n, const void *x, const void *y, void *z);
 void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y);
 
+// Stencil rows: y[j] = scale * sum_t w[t] x[t][j] for j < n, or y[j] += that when accumulate.
+// Weights and scale are real (a complex dtype scales both parts); nterms <= kMaxTerms, and 0
+// terms write zeros (or leave y). The x[t] may overlap each other but not y.
+constexpr int kMaxTerms = 5;
+void combine(const Exec &e, DType dt, int64_t n, int nterms, const void *const *x, const double *w, double scale,
+             bool accumulate, void *y);
+
 // result (one element of dt, host memory) = sum x_i y_i, or sum conj(x_i) y_i, summed in
 // double and rounded once to dt (float32 products of 1e20 do not overflow on the way).
 void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *result);

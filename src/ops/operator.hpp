@@ -114,4 +114,44 @@ Operator::Ptr transpose(Operator::Ptr a);                    // a^T = conj(a^H c
 Operator::Ptr conjugate(Operator::Ptr a);                    // conj(a) = conj(a conj(.))
 Operator::Ptr power(Operator::Ptr a, int p);                 // a^p, a square, p >= 0
 
+// Stencil operators (ops/stencil.cpp) on an N-D model (dims, C order) split along axis 0 in
+// whole rows: local_rows is this rank's, or -1 on every rank for the default split. Domain
+// and range are that 1-D SCATTER layout. Raw caller values, checked into ag (built on c);
+// collective. kind: a plm_deriv_kind_t value.
+struct StencilModel {
+    int dtype = PLM_FLOAT64;
+    int ndim = 0;
+    const int64_t *dims = nullptr;
+    int64_t local_rows = -1;
+};
+Operator::Ptr first_derivative(comm::Agreement &ag, const CommPtr &c, const StencilModel &m, int axis, double sampling,
+                               int kind, int order, bool edge);
+Operator::Ptr second_derivative(comm::Agreement &ag, const CommPtr &c, const StencilModel &m, int axis,
+                                double sampling, int kind, bool edge);
+// sum_k weights[k] * second derivative along axes[k] (equal lengths, distinct axes).
+Operator::Ptr laplacian(comm::Agreement &ag, const CommPtr &c, const StencilModel &m, const std::vector<int> &axes,
+                        const std::vector<double> &weights, const std::vector<double> &sampling, int kind, bool edge);
+// A stacked vstack of first derivatives along every axis; sampling empty (all 1) or one per axis.
+Operator::Ptr gradient(comm::Agreement &ag, const CommPtr &c, const StencilModel &m, const std::vector<double> &sampling,
+                       int kind, bool edge);
+// Halo (ops/halo.cpp): dims split over a process grid (empty: all ranks on the last axis),
+// halo widths as in plm_op_halo (1, ndim or 2 ndim values). Collective.
+Operator::Ptr halo(comm::Agreement &ag, const CommPtr &c, int dtype, const std::vector<int64_t> &dims,
+                   const std::vector<int> &grid, const std::vector<int64_t> &widths);
+
+// MatrixMult (ops/matmul.cpp), Y = A X with A n x k, X k x m. kind: a plm_matmul_kind_t value.
+// The blocks rank `rank` of nranks holds on a grid of grid_rows rows (0: the largest divisor
+// of nranks not above its square root), each {row_begin, row_end, col_begin, col_end}, as
+// documented at plm_matmul_blocks. Pure; INVALID_ARG for bad arguments.
+struct MatmulBlocks {
+    int grid_rows = 1, grid_cols = 1, row = 0, col = 0;
+    int64_t a[4] = {}, x[4] = {}, y[4] = {};
+};
+MatmulBlocks matmul_blocks(int kind, int nranks, int rank, int grid_rows, int64_t n, int64_t k, int64_t m);
+// a: this rank's block of A, row-major, copied (may be NULL when empty). Domain and range:
+// 1-D SCATTER of the X and Y blocks (block kind: mask {grid column of each rank}). dtype: raw
+// plm_dtype_t. Collective on c through ag (built on c).
+Operator::Ptr matrix_mult(comm::Agreement &ag, const CommPtr &c, int kind, int grid_rows, int dtype, int64_t n,
+                          int64_t k, int64_t m, const void *a);
+
 }  // namespace plm::ops

@@ -292,13 +292,26 @@ double noise(int64_t g, int seed)
     return static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
 }
 
-// Fills operator vectors from their global indices (replicated data stay equal; member i
-// draws from seed + 100 i).
+// Offset of this rank's block among its mask group's blocks (the global offset without a
+// mask), so copies of replicated data held by different groups draw the same values.
+int64_t noise_offset(const DistributedArray &a)
+{
+    const Layout &l = a.layout();
+    if (!a.has_mask() || !l.scattered()) return l.offset(a.rank());
+    int64_t off = 0;
+    for (int q = 0; q < a.rank(); ++q)
+        if (a.mask()[static_cast<size_t>(q)] == a.mask()[static_cast<size_t>(a.rank())])
+            off += l.local[static_cast<size_t>(q)][static_cast<size_t>(l.axis)];
+    return off;
+}
+
+// Fills operator vectors from their global indices within the mask group (replicated data
+// stay equal; member i draws from seed + 100 i).
 void fill_noise(Vec &v, int seed)
 {
     for (size_t m = 0; m < v.p.size(); ++m) {
         DistributedArray &a = *v.p[m];
-        const int64_t off = a.layout().offset(a.rank());
+        const int64_t off = noise_offset(a);
         const int sd = seed + 100 * static_cast<int>(m);
         dispatch_float(a.dtype(), [&](auto t) {
             using T = decltype(t);

@@ -270,6 +270,69 @@ static plm_status_t row_op_stack(int bad, int horizontal)
 static plm_status_t row_op_vstack(int bad) { return row_op_stack(bad, 0); }
 static plm_status_t row_op_hstack(int bad) { return row_op_stack(bad, 1); }
 
+/* MatrixMult: one rank passes another n, or no A although its block is not empty. */
+static plm_status_t row_matrix_mult(int bad, int null_a)
+{
+    const int64_t d = 4 * (int64_t)tu_size; /* every rank's A block is non-empty */
+    double *a = calloc((size_t)((d + 1) * d), sizeof(double));
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_matrix_mult(tu_comm, PLM_MATMUL_SUMMA, 0, PLM_FLOAT64, bad && !null_a ? d + 1 : d, d, d,
+                                         bad && null_a ? NULL : a, &op);
+    plm_op_destroy(&op);
+    free(a);
+    return st;
+}
+static plm_status_t row_matrix_mult_n(int bad) { return row_matrix_mult(bad, 0); }
+static plm_status_t row_matrix_mult_null_a(int bad) { return row_matrix_mult(bad, 1); }
+
+/* Stencils: one rank asks for another sampling, axis, kind or edge; or a negative halo. */
+static const int64_t STENCIL_DIMS[2] = {9, 4};
+
+static plm_status_t row_first_derivative(int bad)
+{
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_first_derivative(tu_comm, PLM_FLOAT64, 2, STENCIL_DIMS, -1, 0, bad ? 0.5 : 1.0,
+                                              PLM_DERIV_CENTERED, 3, 0, &op);
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_second_derivative(int bad)
+{
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_second_derivative(tu_comm, PLM_FLOAT64, 2, STENCIL_DIMS, -1, bad ? 1 : 0, 1.0,
+                                               PLM_DERIV_CENTERED, 0, &op);
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_laplacian(int bad)
+{
+    const int axes[2] = {0, 1};
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_laplacian(tu_comm, PLM_FLOAT64, 2, STENCIL_DIMS, -1, 2, axes, NULL, NULL,
+                                       bad ? PLM_DERIV_FORWARD : PLM_DERIV_CENTERED, 0, &op);
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_gradient(int bad)
+{
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_gradient(tu_comm, PLM_FLOAT64, 2, STENCIL_DIMS, -1, NULL, PLM_DERIV_CENTERED, bad, &op);
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_halo(int bad)
+{
+    const int64_t dims[1] = {4 * (int64_t)tu_size}, h = bad ? -1 : 1;
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_halo(tu_comm, PLM_FLOAT64, 1, dims, NULL, 2, (const int64_t[2]){h, h}, &op);
+    plm_op_destroy(&op);
+    return st;
+}
+
 static plm_status_t row_op_apply(int bad, int adjoint)
 {
     plm_op_t op = block_op();
@@ -498,12 +561,19 @@ static const row_t ROWS[] = {
     {"plm_op_blockdiag", "another dtype", PLM_ERR_INVALID_ARG, 1, row_op_blockdiag},
     {"plm_op_vstack", "no parts", A, 0, row_op_vstack},
     {"plm_op_hstack", "no parts", A, 0, row_op_hstack},
+    {"plm_op_matrix_mult", "n differs", A, 1, row_matrix_mult_n},
+    {"plm_op_matrix_mult", "NULL a with a non-empty block", A, 0, row_matrix_mult_null_a},
     {"plm_op_apply", "output on the domain", S, 0, row_op_apply_fwd},
     {"plm_op_apply_adjoint", "input on the domain", S, 0, row_op_apply_adj},
     {"plm_op_dottest", "rtol differs", A, 1, row_op_dottest},
     {"plm_solve_cg", "niter differs", A, 1, row_solve_cg},
     {"plm_solve_cgls", "damp differs", A, 1, row_solve_cgls},
     {"plm_op_broadcast", "another dtype", A, 1, row_op_broadcast},
+    {"plm_op_first_derivative", "sampling differs", A, 1, row_first_derivative},
+    {"plm_op_second_derivative", "axis differs", A, 1, row_second_derivative},
+    {"plm_op_laplacian", "kind differs", A, 1, row_laplacian},
+    {"plm_op_gradient", "edge differs", A, 1, row_gradient},
+    {"plm_op_halo", "a negative width", A, 0, row_halo},
     {"plm_op_apply_stacked", "a stack of one member", S, 0, row_apply_stacked},
     {"plm_op_apply_adjoint_stacked", "a stack of one member", S, 0, row_apply_adjoint_stacked},
     {"plm_solve_cgls_stacked", "niter differs", A, 1, row_cgls_stacked},

@@ -3,8 +3,11 @@
 // and alltoallv plans in flight together, Request test/wait/then semantics and errors, a
 // backend without an entry (PLM_ERR_NOT_SUPPORTED), the CUDA-awareness decision agreed when
 // one rank's environment differs, the host-emulated staging backend (the device-staging code
-// path on host memory, compared with mpi_host) and the split hook. Every expected value is
+// path on host memory, compared with mpi_host), reduce to every root (chunked too, staged
+// against mpi_host) and the split hook. Every expected value is
 // computed in the test from the formula that made every rank's data; comparisons are exact.
+#include <algorithm>
+
 #include "comm/comm_test_util.hpp"
 
 #include "comm/backend.hpp"
@@ -289,6 +292,7 @@ void test_missing_entries_not_supported(void **)
         {"allreduce", [&] { b.iallreduce(e, &x, &y, 1, DType::f64, ReduceOp::sum); }},
         {"allgatherv", [&] { b.iallgatherv(e, &x, &y, one, zero, DType::f64); }},
         {"bcast", [&] { b.ibcast(e, &x, 1, DType::f64, 0); }},
+        {"reduce", [&] { b.ireduce(e, &x, &y, 1, DType::f64, ReduceOp::sum, 0); }},
         {"send", [&] { b.isend(e, &x, 1, DType::f64, 0, 0); }},
         {"recv", [&] { b.irecv(e, &y, 1, DType::f64, 0, 0); }},
         {"alltoallv", [&] { b.ialltoallv(e, &x, one, zero, &y, one, zero, DType::f64, 0); }},
@@ -492,6 +496,112 @@ void test_staged_emulation(void **)
 }
 
 // ---------------------------------------------------------------------------------------
+// Reduce to a root, against a serial reference
+// ---------------------------------------------------------------------------------------
+
+template <typename T> T reduce_gen(ReduceOp op, int r, int64_t i) { return op == ReduceOp::prod ? pval<T>(r, i) : val<T>(r, i); }
+
+template <typename T> std::vector<T> reduce_want(ReduceOp op, int64_t n)
+{
+    std::vector<T> want(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        T acc = reduce_gen<T>(op, 0, i);
+        for (int q = 1; q < P(); ++q) {
+            const T v = reduce_gen<T>(op, q, i);
+            if (op == ReduceOp::sum) acc += v;
+            else if (op == ReduceOp::prod) acc *= v;
+            else if constexpr (!is_complex_v<T>) acc = op == ReduceOp::max ? std::max(acc, v) : std::min(acc, v);
+        }
+        want[static_cast<size_t>(i)] = acc;
+    }
+    return want;
+}
+
+// One reduce of n elements to root through b (in place on the root when asked). Checks that
+// the root holds the reference, the other ranks' buffers are untouched, and send is unchanged;
+// returns what this rank's buffers hold.
+template <typename T>
+std::vector<T> case_reduce(Checker &ck, Backend &b, ReduceOp op, int64_t n, int root, bool in_place,
+                           const std::string &what)
+{
+    const int r = b.view().rank;
+    std::vector<T> send(static_cast<size_t>(n)), recv(static_cast<size_t>(n), sentinel<T>());
+    for (int64_t i = 0; i < n; ++i) send[static_cast<size_t>(i)] = reduce_gen<T>(op, r, i);
+    const std::vector<T> send0 = send;
+    guarded(ck, what, [&] {
+        T *out = in_place && r == root ? send.data() : r == root || n % 2 ? recv.data() : nullptr;  // NULL off root
+        b.ireduce(Exec{}, send.data(), out, n, TypeInfo<T>::dt, op, root).wait();
+    });
+    const std::vector<T> want = reduce_want<T>(op, n), untouched(static_cast<size_t>(n), sentinel<T>());
+    if (r == root && in_place) {
+        expect_equal(ck, send, want, what + " (root, in place)");
+        return send;
+    }
+    expect_equal(ck, recv, r == root ? want : untouched, what + (r == root ? " (root)" : " (recv off the root)"));
+    expect_equal(ck, send, send0, what + " (send buffer changed)");
+    return recv;
+}
+
+template <typename T> void reduce_all(Checker &ck, Backend &host, Backend &staged)
+{
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max, ReduceOp::min, ReduceOp::prod}) {
+        if (is_complex_v<T> && (op == ReduceOp::max || op == ReduceOp::min)) continue;
+        for (int64_t n : {0, 1, 7, 40})
+            for (int root = 0; root < P(); ++root)
+                for (bool ip : {false, true}) {
+                    const std::string what = tag<T>("reduce") + " " + op_name(op) + " n=" + std::to_string(n) +
+                                             " root=" + std::to_string(root) + (ip ? " in place" : "");
+                    const std::vector<T> h = case_reduce<T>(ck, host, op, n, root, ip, what + " mpi_host");
+                    expect_equal(ck, case_reduce<T>(ck, staged, op, n, root, ip, what + " staged"), h,
+                                 what + " staged vs mpi_host");
+                }
+    }
+}
+
+void test_reduce(void **)
+{
+    Checker ck;
+    std::unique_ptr<Backend> host = make_mpi_host(C().view());
+    std::unique_ptr<Backend> staged = make_mpi_staged(C().view(), Space::host, Space::host);
+    for (int64_t max : {int64_t{0}, int64_t{3}}) {  // 3: chunked MPI underneath
+        set_max_mpi_count(max);
+        reduce_all<float>(ck, *host, *staged);
+        reduce_all<double>(ck, *host, *staged);
+        reduce_all<c64>(ck, *host, *staged);
+        reduce_all<c128>(ck, *host, *staged);
+        reduce_all<int64_t>(ck, *host, *staged);
+    }
+    set_max_mpi_count(0);
+    guarded(ck, "reduce through the communication layer", [&] {
+        // The free functions, several reduces in flight at once, completed in reverse order.
+        const int r = R(), p = P();
+        std::vector<double> a(5, r + 1.0), b(5, 2.0 * r), ra(5, -1), rb(5, -1);
+        Request qa = ireduce(C(), Exec{}, a.data(), ra.data(), 5, DType::f64, ReduceOp::sum, 0);
+        Request qb = ireduce(C(), Exec{}, b.data(), rb.data(), 5, DType::f64, ReduceOp::max, p - 1);
+        qb.wait();
+        qa.wait();
+        reduce(C(), Exec{}, a.data(), a.data(), 5, DType::f64, ReduceOp::prod, p / 2);
+        double fact = 1;
+        for (int q = 1; q <= p; ++q) fact *= q;
+        ck.expect(r != 0 || ra == std::vector<double>(5, p * (p + 1) / 2.0), "reduce sum to 0: %g", ra[0]);
+        ck.expect(r != p - 1 || rb == std::vector<double>(5, 2.0 * (p - 1)), "reduce max to %d: %g", p - 1, rb[0]);
+        ck.expect(r != p / 2 || a == std::vector<double>(5, fact), "reduce prod in place to %d: %g", p / 2, a[0]);
+        ck.expect(r == 0 || ra == std::vector<double>(5, -1), "reduce wrote off the root");
+        // A root outside the communicator, complex max: errors on every rank, before MPI.
+        ck.expect(status_of([&] { reduce(C(), Exec{}, a.data(), ra.data(), 5, DType::f64, ReduceOp::sum, p); }) ==
+                      PLM_ERR_INVALID_ARG,
+                  "reduce to root %d is not INVALID_ARG", p);
+        c128 z[2] = {};
+        for (Backend *be : {host.get(), staged.get()})
+            ck.expect(status_of([&] { be->ireduce(Exec{}, z, z, 2, DType::c128, ReduceOp::max, 0).wait(); }) ==
+                          PLM_ERR_NOT_SUPPORTED,
+                      "%s: complex reduce max is not NOT_SUPPORTED", be->name());
+    });
+    alarm(0);
+    assert_all_ranks_true(ck.ok);
+}
+
+// ---------------------------------------------------------------------------------------
 // The split hook
 // ---------------------------------------------------------------------------------------
 
@@ -535,6 +645,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_missing_entries_not_supported),
         cmocka_unit_test(test_cuda_aware_agreed),
         cmocka_unit_test(test_staged_emulation),
+        cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_split_hook),
     };
     const int rc = plm_run_group_tests_mpi(tests);

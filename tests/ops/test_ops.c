@@ -12,7 +12,7 @@
  *   PyLops' rules on the same global problem. */
 #include <complex.h>
 
-#include "array/array_test_util.h"
+#include "ops/ops_test_util.h"
 
 /* ---- the blocks: rank q's block b ---------------------------------------------------------- */
 
@@ -94,126 +94,6 @@ static int my_blocks(int set, plm_dtype_t dt, int col_major, plm_op_t *ops)
 static void destroy_all(plm_op_t *ops, int n)
 {
     for (int i = 0; i < n; i++) plm_op_destroy(&ops[i]);
-}
-
-/* ---- vectors on operator layouts --------------------------------------------------------- */
-
-static double complex gval(int64_t g, int seed, plm_dtype_t dt)
-{
-    double re = 0.5 + sin(0.7 * (double)g + seed), im = tu_cplx(dt) ? cos(0.3 * (double)g - seed) : 0.0;
-    tu_round(dt, &re, &im);
-    return re + I * im;
-}
-
-/* An array on layout l holding gval(global index) (replicated for BROADCAST). */
-static plm_array_t vec_on(plm_layout_t l, plm_dtype_t dt, int seed)
-{
-    plm_array_t x = NULL;
-    TU_OK(plm_array_create_from_layout(l, dt, PLM_MEMORY_HOST, NULL, &x));
-    int64_t off = 0, n = 0;
-    void *d = NULL;
-    TU_CHECK_OK(plm_array_local_offset(x, &off));
-    TU_CHECK_OK(plm_array_local_size(x, &n));
-    TU_CHECK_OK(plm_array_get_local_write(x, &d));
-    for (int64_t i = 0; i < n; i++) {
-        double complex v = gval(off + i, seed, dt);
-        tu_set(dt, d, i, creal(v), cimag(v));
-    }
-    TU_CHECK_OK(plm_array_restore_local_write(x, &d));
-    return x;
-}
-
-/* Gathers a 1-D array into complex doubles (n values). */
-static double complex *gathered(plm_const_array_t x, plm_dtype_t dt, int64_t n)
-{
-    void *raw = calloc((size_t)n + 1, tu_esize(dt));
-    double complex *out = calloc((size_t)n + 1, sizeof *out);
-    TU_CHECK_OK(plm_array_asarray(x, 0, raw, n));
-    for (int64_t i = 0; i < n; i++) {
-        double re, im;
-        tu_get(dt, raw, i, &re, &im);
-        out[i] = re + I * im;
-    }
-    free(raw);
-    return out;
-}
-
-static void expect_close(const double complex *got, const double complex *want, int64_t n, plm_dtype_t dt,
-                         const char *what)
-{
-    double scale = 0;
-    for (int64_t i = 0; i < n; i++) scale = fmax(scale, cabs(want[i]));
-    int64_t bad = 0, first = -1;
-    for (int64_t i = 0; i < n; i++)
-        if (cabs(got[i] - want[i]) > tu_rtol(dt) * 10 * (scale + 1e-300)) {
-            if (first < 0) first = i;
-            bad++;
-        }
-    TU_EXPECT(bad == 0, "%s (%s): %lld of %lld differ; first [%lld] got %g%+gi want %g%+gi", what, tu_dtname(dt),
-              (long long)bad, (long long)n, (long long)first, first >= 0 ? creal(got[first]) : 0.0,
-              first >= 0 ? cimag(got[first]) : 0.0, first >= 0 ? creal(want[first]) : 0.0,
-              first >= 0 ? cimag(want[first]) : 0.0);
-}
-
-/* y = G x (adjoint: G^H x) for the global dense G (M x N). */
-static double complex *matvec(const double complex *G, int64_t M, int64_t N, const double complex *x, int adjoint)
-{
-    const int64_t n_out = adjoint ? N : M;
-    double complex *y = calloc((size_t)n_out + 1, sizeof *y);
-    for (int64_t i = 0; i < M; i++)
-        for (int64_t j = 0; j < N; j++) {
-            if (adjoint) y[j] += conj(G[i * N + j]) * x[i];
-            else y[i] += G[i * N + j] * x[j];
-        }
-    return y;
-}
-
-/* ||got - want|| / ||want|| over n values. */
-static double rel_err(const double complex *got, const double complex *want, int64_t n)
-{
-    double err = 0, nrm = 0;
-    for (int64_t j = 0; j < n; j++) {
-        err += pow(cabs(got[j] - want[j]), 2);
-        nrm += pow(cabs(want[j]), 2);
-    }
-    return sqrt(err / nrm);
-}
-
-/* Applies op forward and adjoint on seeded vectors and compares with G (M x N). */
-static void check_against(plm_const_op_t op, const double complex *G, int64_t M, int64_t N, plm_dtype_t dt,
-                          const char *what)
-{
-    plm_layout_t dom = NULL, ran = NULL;
-    TU_OK(plm_op_domain(op, &dom));
-    TU_OK(plm_op_range(op, &ran));
-    plm_array_t x = vec_on(dom, dt, 1), y = vec_on(ran, dt, 2), ax = vec_on(ran, dt, 3), ahy = vec_on(dom, dt, 4);
-    TU_CHECK_OK(plm_op_apply(op, x, ax));
-    TU_CHECK_OK(plm_op_apply_adjoint(op, y, ahy));
-    double complex *xg = gathered(x, dt, N), *yg = gathered(y, dt, M);
-    double complex *got = gathered(ax, dt, M), *want = matvec(G, M, N, xg, 0);
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s forward", what);
-    expect_close(got, want, M, dt, buf);
-    free(got);
-    free(want);
-    got = gathered(ahy, dt, N);
-    want = matvec(G, M, N, yg, 1);
-    snprintf(buf, sizeof buf, "%s adjoint", what);
-    expect_close(got, want, N, dt, buf);
-    int passed = 0;
-    double yy[2], xx[2];
-    TU_CHECK_OK(plm_op_dottest(op, tu_single(dt) ? 1e-4 : 1e-12, &passed, yy, xx));
-    TU_EXPECT(passed, "%s (%s): dot test %g%+gi vs %g%+gi", what, tu_dtname(dt), yy[0], yy[1], xx[0], xx[1]);
-    free(got);
-    free(want);
-    free(xg);
-    free(yg);
-    plm_array_destroy(&x);
-    plm_array_destroy(&y);
-    plm_array_destroy(&ax);
-    plm_array_destroy(&ahy);
-    plm_layout_destroy(&dom);
-    plm_layout_destroy(&ran);
 }
 
 /* ---- tests -------------------------------------------------------------------------------- */
@@ -856,37 +736,6 @@ static void test_sparse(void **state)
 }
 
 /* ---- stacked operators ---------------------------------------------------------------------- */
-
-/* A stack of arrays on an operator's parts (domain or range), seeded per member. */
-static plm_stacked_t stack_on(plm_const_op_t op, int range, plm_dtype_t dt, int seed, plm_array_t *members, int *n)
-{
-    int nd = 0, nr = 0;
-    TU_OK(plm_op_parts(op, &nd, &nr));
-    *n = range ? nr : nd;
-    for (int i = 0; i < *n; i++) {
-        plm_layout_t l = NULL;
-        TU_OK(range ? plm_op_range_part(op, i, &l) : plm_op_domain_part(op, i, &l));
-        members[i] = vec_on(l, dt, seed + 10 * i);
-        plm_layout_destroy(&l);
-    }
-    plm_stacked_t s = NULL;
-    TU_OK(plm_stacked_create(*n, members, &s));
-    return s;
-}
-
-static double complex *gathered_stack(plm_const_stacked_t s, plm_dtype_t dt, int64_t n)
-{
-    void *raw = calloc((size_t)n + 1, tu_esize(dt));
-    double complex *out = calloc((size_t)n + 1, sizeof *out);
-    TU_CHECK_OK(plm_stacked_asarray(s, raw, n));
-    for (int64_t i = 0; i < n; i++) {
-        double re, im;
-        tu_get(dt, raw, i, &re, &im);
-        out[i] = re + I * im;
-    }
-    free(raw);
-    return out;
-}
 
 /* Stacked block-diagonal [A1, A2] and stacked vstack [A1; 2 A1] against the dense references,
  * dot tests, and CGLS / CG on stacks reaching the known solutions. */

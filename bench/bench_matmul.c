@@ -1,0 +1,160 @@
+/* bench_matmul: MatrixMult (SUMMA and block kinds) forward and adjoint, float64, next to a
+ * local cblas_dgemm doing the same flops per rank (n x k x ceil(m / P)), measured in the
+ * same run.
+ *
+ *   mpiexec -n 2 build/bench/bench_matmul [-n N] [-r REPS]     (N = n = k = m, default 1024)
+ *
+ * Times: median over REPS (default 7) of the max over ranks, after one warm-up call; the
+ * operator and the dgemm are timed alternately, so both see the same machine load. GFLOP/s
+ * per rank: 2 n k m / P / time. A benchmark, not a test: nothing here asserts timings. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <mpi.h>
+
+#include "pylopsmpi.h"
+
+static int g_rank = 0;
+
+#define CHECK(call)                                                                                  \
+    do {                                                                                             \
+        plm_status_t st_ = (call);                                                                   \
+        if (st_ != PLM_SUCCESS) {                                                                    \
+            fprintf(stderr, "[rank %d] %s: %s\n  %s\n", g_rank, #call, plm_status_string(st_), plm_last_error()); \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                            \
+        }                                                                                            \
+    } while (0)
+
+typedef struct {
+    int64_t n, mloc;
+    double *a, *b, *c; /* the local dgemm's operands */
+    plm_op_t op;
+    plm_array_t x, y;
+} bench_t;
+
+typedef void (*op_fn)(bench_t *b);
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One timed call: the max over ranks of its time, after a barrier. */
+static double timed(op_fn f, bench_t *b)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    f(b);
+    const double mine = MPI_Wtime() - t0;
+    double t = 0;
+    MPI_Allreduce(&mine, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return t;
+}
+
+/* Medians of f and of the reference g, timed alternately so both see the same machine load. */
+static void time_pair(op_fn f, op_fn g, bench_t *b, int reps, double *tf, double *tg)
+{
+    double *t = malloc(sizeof(double) * (size_t)(2 * reps));
+    f(b);
+    g(b);
+    for (int k = 0; k < reps; ++k) {
+        t[k] = timed(f, b);
+        t[reps + k] = timed(g, b);
+    }
+    qsort(t, (size_t)reps, sizeof(double), cmp_double);
+    qsort(t + reps, (size_t)reps, sizeof(double), cmp_double);
+    *tf = t[reps / 2];
+    *tg = t[reps + reps / 2];
+    free(t);
+}
+
+static void f_dgemm(bench_t *b)
+{
+    const int n = (int)b->n, m = (int)b->mloc;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, m, n, 1.0, b->a, n, b->b, m, 0.0, b->c, m);
+}
+static void f_apply(bench_t *b) { CHECK(plm_op_apply(b->op, b->x, b->y)); }
+static void f_apply_adj(bench_t *b) { CHECK(plm_op_apply_adjoint(b->op, b->y, b->x)); }
+
+static void fill(plm_array_t x, double s)
+{
+    int64_t n = 0;
+    double *d = NULL;
+    CHECK(plm_array_local_size(x, &n));
+    CHECK(plm_array_get_local_write(x, (void **)&d));
+    for (int64_t i = 0; i < n; ++i) d[i] = sin(s + 0.001 * (double)i);
+    CHECK(plm_array_restore_local_write(x, (void **)&d));
+}
+
+static void run(plm_comm_t comm, bench_t *b, plm_matmul_kind_t kind, int size, int reps)
+{
+    const int64_t n = b->n;
+    int grid[4];
+    int64_t ab[4];
+    CHECK(plm_matmul_blocks(kind, size, g_rank, 0, n, n, n, grid, ab, NULL, NULL));
+    const int64_t na = (ab[1] - ab[0]) * (ab[3] - ab[2]);
+    double *a = malloc(sizeof(double) * (size_t)(na + 1));
+    for (int64_t i = 0; i < na; ++i) a[i] = cos(0.37 * (double)i);
+    CHECK(plm_op_matrix_mult(comm, kind, 0, PLM_FLOAT64, n, n, n, a, &b->op));
+    free(a);
+    CHECK(plm_op_new_domain_array(b->op, PLM_MEMORY_HOST, &b->x));
+    CHECK(plm_op_new_range_array(b->op, PLM_MEMORY_HOST, &b->y));
+    fill(b->x, 1.0);
+    fill(b->y, 2.0);
+    const double flops = 2.0 * (double)n * (double)n * (double)n / size; /* per rank */
+    const char *name = kind == PLM_MATMUL_SUMMA ? "summa" : "block";
+    for (int adj = 0; adj < 2; ++adj) {
+        double t = 0, t_gemm = 0;
+        time_pair(adj ? f_apply_adj : f_apply, f_dgemm, b, reps, &t, &t_gemm);
+        if (g_rank == 0)
+            printf("| %d | %d x %d | %s | %s | %.1f | %.2f | %.1f | %.2f | %.2f |\n", size, grid[0], grid[1], name,
+                   adj ? "adjoint" : "forward", t * 1e3, flops / t * 1e-9, t_gemm * 1e3, flops / t_gemm * 1e-9,
+                   t / t_gemm);
+    }
+    CHECK(plm_array_destroy(&b->x));
+    CHECK(plm_array_destroy(&b->y));
+    CHECK(plm_op_destroy(&b->op));
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int reps = 7;
+    int64_t n = 1024;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-n") && i + 1 < argc) n = (int64_t)atof(argv[++i]);
+    }
+    bench_t b = {0};
+    b.n = n;
+    b.mloc = (n + size - 1) / size;
+    b.a = malloc(sizeof(double) * (size_t)(n * n));
+    b.b = malloc(sizeof(double) * (size_t)(n * b.mloc));
+    b.c = malloc(sizeof(double) * (size_t)(n * b.mloc));
+    for (int64_t i = 0; i < n * n; ++i) b.a[i] = cos(0.37 * (double)i);
+    for (int64_t i = 0; i < n * b.mloc; ++i) b.b[i] = sin(0.11 * (double)i);
+
+    plm_comm_t comm = NULL;
+    CHECK(plm_comm_create(MPI_COMM_WORLD, NULL, &comm));
+    if (g_rank == 0) {
+        printf("bench_matmul: %d ranks, float64, n = k = m = %lld, median of %d reps\n\n", size, (long long)n, reps);
+        printf("| ranks | grid | kind | apply | plm (ms) | plm GFLOP/s per rank | dgemm (ms) | dgemm GFLOP/s | "
+               "plm / dgemm |\n");
+        printf("|---:|---|---|---|---:|---:|---:|---:|---:|\n");
+    }
+    run(comm, &b, PLM_MATMUL_SUMMA, size, reps);
+    run(comm, &b, PLM_MATMUL_BLOCK, size, reps);
+    plm_comm_destroy(&comm);
+    free(b.a);
+    free(b.b);
+    free(b.c);
+    MPI_Finalize();
+    return 0;
+}

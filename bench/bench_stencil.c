@@ -1,0 +1,173 @@
+/* bench_stencil: stencil operators next to memory-bandwidth floors measured in the same run.
+ *
+ * Operators on N float64 (default 1e7) split over the ranks: FirstDerivative of a 1-D signal
+ * (forward, centered order 3 and 5; forward and adjoint), SecondDerivative, and the 2-D
+ * Laplacian of an (N/1000) x 1000 model (both axes). Each apply reads x once and writes y
+ * once: 16 bytes per element (the Laplacian's second axis adds a read and a write of y).
+ * Floors on the same local sizes: a STREAM triad a = b + s c (24 bytes per element) and a
+ * copy (16 bytes). Bandwidth = bytes moved / time, per rank; ratio = operator / triad.
+ *
+ *   mpiexec -n 2 build/bench/bench_stencil [-r REPS] [-n N]
+ *
+ * Times: median over REPS of the max over ranks. A benchmark, not a test: nothing asserts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "pylopsmpi.h"
+
+static int g_rank = 0;
+
+#define CHECK(call)                                                                                  \
+    do {                                                                                             \
+        plm_status_t st_ = (call);                                                                   \
+        if (st_ != PLM_SUCCESS) {                                                                    \
+            fprintf(stderr, "[rank %d] %s: %s\n  %s\n", g_rank, #call, plm_status_string(st_), plm_last_error()); \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                            \
+        }                                                                                            \
+    } while (0)
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    int64_t n;
+    double *a, *b, *c;
+    plm_op_t op;
+    plm_array_t x, y;
+    int adjoint;
+} bench_t;
+
+typedef void (*fn_t)(bench_t *);
+
+static double median(double *t, int reps)
+{
+    qsort(t, (size_t)reps, sizeof(double), cmp_double);
+    return t[reps / 2];
+}
+
+static double once(fn_t f, bench_t *b)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    f(b);
+    const double mine = MPI_Wtime() - t0;
+    double t = 0;
+    MPI_Allreduce(&mine, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return t;
+}
+
+/* f and the floor g alternately (this VM's bandwidth drifts between runs): medians of each. */
+static void time_pair(fn_t f, bench_t *b, fn_t g, bench_t *fl, int reps, double *tf, double *tg)
+{
+    double *t = malloc(sizeof(double) * (size_t)reps), *u = malloc(sizeof(double) * (size_t)reps);
+    f(b);
+    g(fl);
+    for (int k = 0; k < reps; ++k) {
+        t[k] = once(f, b);
+        u[k] = once(g, fl);
+    }
+    *tf = median(t, reps);
+    *tg = median(u, reps);
+    free(t);
+    free(u);
+}
+
+static void f_triad(bench_t *b)
+{
+    double *restrict a = b->a;
+    const double *restrict x = b->b, *restrict y = b->c;
+    for (int64_t i = 0; i < b->n; i++) a[i] = x[i] + 0.5 * y[i];
+}
+
+static void f_copy(bench_t *b) { memcpy(b->a, b->b, (size_t)b->n * sizeof(double)); }
+
+static void f_apply(bench_t *b)
+{
+    CHECK(b->adjoint ? plm_op_apply_adjoint(b->op, b->x, b->y) : plm_op_apply(b->op, b->x, b->y));
+}
+
+/* Bandwidth of an operation moving bytes_per_elem per element, and its ratio to the triad's
+ * (24 bytes per element) timed alongside it. */
+static void report(const char *name, double t, double bytes_per_elem, int64_t n, double t_triad)
+{
+    const double gbs = bytes_per_elem * (double)n / t / 1e9, triad = 24.0 * (double)n / t_triad / 1e9;
+    if (g_rank == 0) printf("%-34s %10.1f %8.2f %10.1f %8.2f\n", name, t * 1e6, gbs, t_triad * 1e6, gbs / triad);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int size = 1, reps = 21;
+    int64_t N = 10000000;
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "-r")) reps = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "-n")) N = atoll(argv[i + 1]);
+    }
+    plm_comm_t comm = NULL;
+    CHECK(plm_comm_create(MPI_COMM_WORLD, NULL, &comm));
+    const int64_t nl = N / size + (g_rank < N % size);
+    bench_t fl = {.n = nl};
+    fl.a = malloc(sizeof(double) * (size_t)nl);
+    fl.b = malloc(sizeof(double) * (size_t)nl);
+    fl.c = malloc(sizeof(double) * (size_t)nl);
+    for (int64_t i = 0; i < nl; i++) fl.a[i] = fl.b[i] = fl.c[i] = 1.0 + (double)(i % 7);
+    double t_copy = 0, t_triad = 0;
+    time_pair(f_copy, &fl, f_triad, &fl, reps, &t_copy, &t_triad);
+    if (g_rank == 0) {
+        printf("bench_stencil: %d ranks, N = %lld float64 (%lld per rank), median of %d\n", size, (long long)N,
+               (long long)nl, reps);
+        printf("%-34s %10s %8s %10s %8s\n", "operation", "time(us)", "GB/s", "triad(us)", "/triad");
+    }
+    report("floor: copy", t_copy, 16, nl, t_triad);
+
+    const int64_t d1[1] = {N}, d2[2] = {N / 1000, 1000};
+    const int axes[2] = {0, 1};
+    struct {
+        const char *name;
+        int which, kind, order, adjoint;
+        double bytes;
+    } cases[] = {
+        {"FirstDerivative forward", 1, PLM_DERIV_FORWARD, 3, 0, 16},
+        {"FirstDerivative forward, adjoint", 1, PLM_DERIV_FORWARD, 3, 1, 16},
+        {"FirstDerivative centered 3", 1, PLM_DERIV_CENTERED, 3, 0, 16},
+        {"FirstDerivative centered 5", 1, PLM_DERIV_CENTERED, 5, 0, 16},
+        {"FirstDerivative centered 5, adj", 1, PLM_DERIV_CENTERED, 5, 1, 16},
+        {"SecondDerivative centered", 2, PLM_DERIV_CENTERED, 3, 0, 16},
+        {"Laplacian 2-D (axes 0, 1)", 3, PLM_DERIV_CENTERED, 3, 0, 32},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        bench_t b = {.adjoint = cases[k].adjoint};
+        if (cases[k].which == 1)
+            CHECK(plm_op_first_derivative(comm, PLM_FLOAT64, 1, d1, -1, 0, 1.0, cases[k].kind, cases[k].order, 1,
+                                          &b.op));
+        else if (cases[k].which == 2)
+            CHECK(plm_op_second_derivative(comm, PLM_FLOAT64, 1, d1, -1, 0, 1.0, cases[k].kind, 1, &b.op));
+        else
+            CHECK(plm_op_laplacian(comm, PLM_FLOAT64, 2, d2, -1, 2, axes, NULL, NULL, cases[k].kind, 0, &b.op));
+        CHECK(plm_op_new_domain_array(b.op, PLM_MEMORY_HOST, &b.x));
+        CHECK(plm_op_new_range_array(b.op, PLM_MEMORY_HOST, &b.y));
+        CHECK(plm_array_fill(b.x, 1.5, 0));
+        int64_t n = 0;
+        CHECK(plm_array_local_size(b.x, &n));
+        double t = 0, tt = 0;
+        time_pair(f_apply, &b, f_triad, &fl, reps, &t, &tt);
+        report(cases[k].name, t, cases[k].bytes, n, tt);
+        plm_array_destroy(&b.x);
+        plm_array_destroy(&b.y);
+        plm_op_destroy(&b.op);
+    }
+    free(fl.a);
+    free(fl.b);
+    free(fl.c);
+    plm_comm_destroy(&comm);
+    MPI_Finalize();
+    return 0;
+}

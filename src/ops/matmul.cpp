@@ -1,0 +1,364 @@
+// MatrixMult (PyLops-MPI's MPIMatrixMult): Y = A X on a grid_rows x grid_cols process grid.
+// - block: grid column c holds A's row block c (all k columns); grid row r holds X's and Y's
+//   column block r, replicated along the row. Forward: a local gemm, then an allgatherv of
+//   the row blocks along the grid row; adjoint: a local gemm, then an allreduce along it.
+// - SUMMA: 2-D blocks of A, X and Y. The k dimension is cut where A's column blocks or X's
+//   row blocks end; each segment's A panel is broadcast along grid rows and its X panel along
+//   grid columns (forward), or its A^H Y partials are reduced along grid columns to the X
+//   owner (adjoint). Two buffer sets let segment s+1's communication run during s's gemm.
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include <cblas.h>
+
+#include "ops/operator.hpp"
+
+namespace plm::ops {
+
+namespace {
+
+// Block i of d points split in q blocks of ceil(d / q): [min(d, i b), min(d, (i+1) b)).
+int64_t edge(int64_t d, int q, int64_t i)
+{
+    const int64_t b = d / q + (d % q != 0);
+    return b > 0 && i > d / b ? d : std::min(d, i * b);  // i b > d when i > d / b: no overflow
+}
+
+void set_span(int64_t *v, int64_t d, int q, int i)
+{
+    v[0] = edge(d, q, i);
+    v[1] = edge(d, q, i + 1);
+}
+
+int64_t rows_of(const int64_t *b) { return b[1] - b[0]; }
+int64_t cols_of(const int64_t *b) { return b[3] - b[2]; }
+
+char *at(const void *p, int64_t elems, DType dt)
+{
+    return static_cast<char *>(const_cast<void *>(p)) + elems * static_cast<int64_t>(dtype_size(dt));
+}
+
+// C (rows x cols) = op(A) B, or += when accumulate; row-major, B and C contiguous. op(A) is A
+// (rows x inner) or, with adjoint, A^H of an (inner x rows) A; lda is A's row stride.
+void gemm(DType dt, bool adjoint, int64_t rows, int64_t cols, int64_t inner, const void *a, int64_t lda,
+          const void *b, bool accumulate, void *c)
+{
+    if (rows == 0 || cols == 0) return;
+    if (inner == 0) {  // nothing to sum: BLAS need not touch C
+        if (!accumulate) std::memset(c, 0, static_cast<size_t>(rows * cols) * dtype_size(dt));
+        return;
+    }
+    const int M = static_cast<int>(rows), N = static_cast<int>(cols), K = static_cast<int>(inner);
+    const int la = static_cast<int>(std::max<int64_t>(lda, 1)), lb = N, lc = N;
+    const CBLAS_TRANSPOSE ta = !adjoint ? CblasNoTrans : is_complex(dt) ? CblasConjTrans : CblasTrans;
+    switch (dt) {
+    case DType::f32:
+        cblas_sgemm(CblasRowMajor, ta, CblasNoTrans, M, N, K, 1.0f, static_cast<const float *>(a), la,
+                    static_cast<const float *>(b), lb, accumulate ? 1.0f : 0.0f, static_cast<float *>(c), lc);
+        break;
+    case DType::f64:
+        cblas_dgemm(CblasRowMajor, ta, CblasNoTrans, M, N, K, 1.0, static_cast<const double *>(a), la,
+                    static_cast<const double *>(b), lb, accumulate ? 1.0 : 0.0, static_cast<double *>(c), lc);
+        break;
+    case DType::c64: {
+        const float one[2] = {1, 0}, beta[2] = {accumulate ? 1.0f : 0.0f, 0};
+        cblas_cgemm(CblasRowMajor, ta, CblasNoTrans, M, N, K, one, a, la, b, lb, beta, c, lc);
+        break;
+    }
+    case DType::c128: {
+        const double one[2] = {1, 0}, beta[2] = {accumulate ? 1.0 : 0.0, 0};
+        cblas_zgemm(CblasRowMajor, ta, CblasNoTrans, M, N, K, one, a, la, b, lb, beta, c, lc);
+        break;
+    }
+    default: PLM_FAIL(PLM_ERR_INTERNAL, "matrix mult of %s", dtype_name(dt));
+    }
+}
+
+// What both kinds keep: the blocks, this rank's A block and the grid's row and column
+// communicators (ranks of a grid row ordered by column, of a grid column by row).
+struct Parts {
+    DType dt = DType::f64;
+    MatmulBlocks b;
+    Buffer a;
+    const comm::Communicator *row = nullptr, *col = nullptr;
+};
+
+class BlockMatmul final : public Operator {
+public:
+    BlockMatmul(ArrayLayout::Ptr domain, ArrayLayout::Ptr range, Parts p, std::vector<int64_t> counts)
+        : Operator(p.dt, std::move(domain), std::move(range)), p_(std::move(p)), counts_(std::move(counts))
+    {
+    }
+
+    void apply(const DistributedArray &in, DistributedArray &out, bool adjoint) const override
+    {
+        const int64_t nr = rows_of(p_.b.a), k = cols_of(p_.b.a), nc = cols_of(p_.b.x), r0 = p_.b.a[0];
+        const Exec e = out.exec();
+        if (!adjoint) {
+            // My rows of Y in place, then every column's rows: Y (n x nc) in row-major order.
+            void *mine = at(out.data(), r0 * nc, dtype_);
+            gemm(dtype_, false, nr, nc, k, p_.a.data(), k, in.data(), false, mine);
+            if (nc) comm::allgatherv(*p_.row, e, mine, out.data(), counts_, dtype_);
+            return;
+        }
+        // X (k x nc) = sum over the grid row of A_rows^H Y_rows.
+        gemm(dtype_, true, k, nc, nr, p_.a.data(), k, at(in.data(), r0 * nc, dtype_), false, out.data());
+        if (nc && k) comm::allreduce(*p_.row, e, out.data(), out.data(), k * nc, dtype_, comm::ReduceOp::sum);
+    }
+
+private:
+    Parts p_;
+    std::vector<int64_t> counts_;  // Y elements of each rank of the grid row
+};
+
+// [k0, k1) of the k dimension inside one A column block and one X row block.
+struct Segment {
+    int64_t k0, k1;
+    int a_col, x_row;  // the owners: A's grid column, X's grid row
+};
+
+std::vector<Segment> segments(int64_t k, int R, int Q)
+{
+    std::vector<int64_t> cuts;
+    for (int j = 0; j <= Q; ++j) cuts.push_back(edge(k, Q, j));
+    for (int i = 0; i <= R; ++i) cuts.push_back(edge(k, R, i));
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    const int64_t bq = k / Q + (k % Q != 0), br = k / R + (k % R != 0);
+    std::vector<Segment> s;
+    for (size_t i = 0; i + 1 < cuts.size(); ++i)
+        s.push_back({cuts[i], cuts[i + 1], static_cast<int>(cuts[i] / bq), static_cast<int>(cuts[i] / br)});
+    return s;
+}
+
+int64_t widest(const std::vector<Segment> &segs)
+{
+    int64_t w = 0;
+    for (const Segment &g : segs) w = std::max(w, g.k1 - g.k0);
+    return w;
+}
+
+class Summa final : public Operator {
+public:
+    Summa(ArrayLayout::Ptr domain, ArrayLayout::Ptr range, Parts p, int64_t k, Buffer scratch)
+        : Operator(p.dt, std::move(domain), std::move(range)), p_(std::move(p)),
+          segs_(segments(k, p_.b.grid_rows, p_.b.grid_cols)), width_(widest(segs_)), scratch_(std::move(scratch))
+    {
+    }
+
+    void apply(const DistributedArray &in, DistributedArray &out, bool adjoint) const override
+    {
+        if (adjoint)
+            backward(in, out);
+        else
+            forward(in, out);
+    }
+
+private:
+    int64_t nr() const { return rows_of(p_.b.y); }
+    int64_t mc() const { return cols_of(p_.b.y); }
+
+    // Buffer set i: the A panel (nr x width) then the X panel or partial (width x mc).
+    char *a_buf(size_t i) const { return at(scratch_.data(), static_cast<int64_t>(i) * (nr() + mc()) * width_, dtype_); }
+    char *x_buf(size_t i) const { return at(a_buf(i), nr() * width_, dtype_); }
+
+    // Starts segment g's A panel broadcast along the grid row into set i; returns the panel
+    // (nr x w, row stride w): the A block itself when the panel is all of it.
+    const void *post_a(const Segment &g, size_t i, comm::Request &r, const Exec &e) const
+    {
+        const int64_t w = g.k1 - g.k0, ka = cols_of(p_.b.a), nr = this->nr();
+        const void *panel = a_buf(i);
+        if (g.a_col == p_.b.col) {
+            if (w == ka) {
+                panel = p_.a.data();
+            } else {
+                const size_t es = dtype_size(dtype_), bytes = static_cast<size_t>(w) * es;
+                for (int64_t q = 0; q < nr; ++q)
+                    std::memcpy(at(a_buf(i), q * w, dtype_), at(p_.a.data(), q * ka + g.k0 - p_.b.a[2], dtype_), bytes);
+            }
+        }
+        if (nr) r = comm::ibcast(*p_.row, e, const_cast<void *>(panel), nr * w, dtype_, g.a_col);
+        return panel;
+    }
+
+    void forward(const DistributedArray &x, DistributedArray &y) const
+    {
+        const Exec e = x.exec();
+        const int64_t nr = this->nr(), mc = this->mc();
+        if (segs_.empty()) {  // k = 0: Y = 0
+            std::memset(y.data(), 0, static_cast<size_t>(nr * mc) * dtype_size(dtype_));
+            return;
+        }
+        comm::Request ra[2], rx[2];
+        const void *pa[2] = {}, *px[2] = {};
+        auto post = [&](size_t s) {
+            const Segment &g = segs_[s];
+            const size_t i = s % 2;
+            pa[i] = post_a(g, i, ra[i], e);
+            const bool owner = g.x_row == p_.b.row;
+            px[i] = owner ? at(x.data(), (g.k0 - p_.b.x[0]) * mc, dtype_) : x_buf(i);
+            if (mc) rx[i] = comm::ibcast(*p_.col, e, const_cast<void *>(px[i]), (g.k1 - g.k0) * mc, dtype_, g.x_row);
+        };
+        post(0);
+        for (size_t s = 0; s < segs_.size(); ++s) {
+            if (s + 1 < segs_.size()) post(s + 1);
+            const size_t i = s % 2;
+            ra[i].wait();
+            rx[i].wait();
+            const int64_t w = segs_[s].k1 - segs_[s].k0;
+            gemm(dtype_, false, nr, mc, w, pa[i], w, px[i], s > 0, y.data());
+        }
+    }
+
+    // x (X block) = A^H y: per segment, the partial A_panel^H Y_block summed along the grid
+    // column onto the X owner, in place in its rows of x.
+    void backward(const DistributedArray &y, DistributedArray &x) const
+    {
+        const Exec e = y.exec();
+        const int64_t nr = this->nr(), mc = this->mc();
+        comm::Request ra[2], rr[2];
+        const void *pa[2] = {};
+        if (!segs_.empty()) pa[0] = post_a(segs_[0], 0, ra[0], e);
+        for (size_t s = 0; s < segs_.size(); ++s) {
+            const Segment &g = segs_[s];
+            const size_t i = s % 2;
+            const int64_t w = g.k1 - g.k0;
+            if (s + 1 < segs_.size()) pa[1 - i] = post_a(segs_[s + 1], 1 - i, ra[1 - i], e);
+            ra[i].wait();
+            rr[i].wait();  // segment s - 2's partial has left set i
+            void *part = g.x_row == p_.b.row ? at(x.data(), (g.k0 - p_.b.x[0]) * mc, dtype_) : x_buf(i);
+            gemm(dtype_, true, w, mc, nr, pa[i], w, y.data(), false, part);
+            if (mc) rr[i] = comm::ireduce(*p_.col, e, part, part, w * mc, dtype_, comm::ReduceOp::sum, g.x_row);
+        }
+        rr[0].wait();
+        rr[1].wait();
+    }
+
+    Parts p_;
+    std::vector<Segment> segs_;
+    int64_t width_;   // the widest segment
+    Buffer scratch_;  // two buffer sets
+};
+
+}  // namespace
+
+MatmulBlocks matmul_blocks(int kind, int nranks, int rank, int grid_rows, int64_t n, int64_t k, int64_t m)
+{
+    PLM_REQUIRE(kind == PLM_MATMUL_BLOCK || kind == PLM_MATMUL_SUMMA, PLM_ERR_INVALID_ARG,
+                "unknown matrix-mult kind %d", kind);
+    PLM_REQUIRE(nranks >= 1, PLM_ERR_INVALID_ARG, "nranks %d must be >= 1", nranks);
+    PLM_REQUIRE(rank >= 0 && rank < nranks, PLM_ERR_INVALID_ARG, "rank %d outside 0..%d", rank, nranks - 1);
+    PLM_REQUIRE(n >= 0 && k >= 0 && m >= 0, PLM_ERR_INVALID_ARG, "matrix sizes n %lld, k %lld, m %lld are negative",
+                static_cast<long long>(n), static_cast<long long>(k), static_cast<long long>(m));
+    if (grid_rows == 0)
+        for (int r = 1; static_cast<int64_t>(r) * r <= nranks; ++r)
+            if (nranks % r == 0) grid_rows = r;
+    PLM_REQUIRE(grid_rows >= 1 && nranks % grid_rows == 0, PLM_ERR_INVALID_ARG,
+                "grid_rows %d does not divide the %d ranks (0 picks a grid)", grid_rows, nranks);
+    MatmulBlocks b;
+    b.grid_rows = grid_rows;
+    b.grid_cols = nranks / grid_rows;
+    b.row = rank / b.grid_cols;
+    b.col = rank % b.grid_cols;
+    const int R = b.grid_rows, Q = b.grid_cols;
+    if (kind == PLM_MATMUL_SUMMA) {
+        set_span(b.a, n, R, b.row);
+        set_span(b.a + 2, k, Q, b.col);
+        set_span(b.x, k, R, b.row);
+        set_span(b.x + 2, m, Q, b.col);
+        set_span(b.y, n, R, b.row);
+        set_span(b.y + 2, m, Q, b.col);
+    } else {
+        set_span(b.a, n, Q, b.col);
+        b.a[2] = 0;
+        b.a[3] = k;
+        b.x[0] = 0;
+        b.x[1] = k;
+        set_span(b.x + 2, m, R, b.row);
+        b.y[0] = 0;
+        b.y[1] = n;
+        set_span(b.y + 2, m, R, b.row);
+    }
+    return b;
+}
+
+namespace {
+
+int64_t block_size(const int64_t *b) { return plm::product_checked({rows_of(b), cols_of(b)}); }
+
+// 1-D SCATTER layout of each rank's X (domain) or Y (range) block.
+ArrayLayout::Ptr blocks_layout(const CommPtr &c, const std::vector<MatmulBlocks> &all, bool range,
+                               std::vector<int> mask)
+{
+    Layout l;
+    int64_t total = 0;
+    for (const MatmulBlocks &b : all) {
+        const int64_t v = block_size(range ? b.y : b.x);
+        total += v;
+        l.local.push_back({v});
+    }
+    l.global = {total};
+    return ArrayLayout::make(c, std::move(l), std::move(mask));
+}
+
+void require_blas_sizes(const MatmulBlocks &b)
+{
+    for (const int64_t *v : {b.a, b.x, b.y})
+        PLM_REQUIRE(rows_of(v) <= INT_MAX && cols_of(v) <= INT_MAX, PLM_ERR_NOT_SUPPORTED,
+                    "matrix-mult blocks are limited to INT_MAX rows and columns (CBLAS int sizes)");
+}
+
+}  // namespace
+
+Operator::Ptr matrix_mult(comm::Agreement &ag, const CommPtr &c, int kind, int grid_rows, int dtype, int64_t n,
+                          int64_t k, int64_t m, const void *a)
+{
+    Parts p;
+    Buffer scratch;
+    ag.check([&] {
+        p.dt = from_public(dtype);
+        PLM_REQUIRE(p.dt == DType::f32 || p.dt == DType::f64 || is_complex(p.dt), PLM_ERR_INVALID_ARG,
+                    "matrix mult takes float32, float64, complex64 or complex128, not %s", dtype_name(p.dt));
+        p.b = matmul_blocks(kind, c->size(), c->rank(), grid_rows, n, k, m);
+        require_blas_sizes(p.b);
+        // The global vectors: X and Y once (SUMMA) or once per grid column (block).
+        const int64_t copies = kind == PLM_MATMUL_SUMMA ? 1 : p.b.grid_cols;
+        plm::product_checked({copies, k, m});
+        plm::product_checked({copies, n, m});
+        const int64_t na = block_size(p.b.a);
+        PLM_REQUIRE(a || na == 0, PLM_ERR_INVALID_ARG, "a is NULL but this rank's block of A has %lld elements",
+                    static_cast<long long>(na));
+        const size_t es = dtype_size(p.dt);
+        p.a = Buffer::allocate(Space::host, static_cast<size_t>(plm::product_checked({na, static_cast<int64_t>(es)})));
+        if (na) std::memcpy(p.a.data(), a, p.a.bytes());
+        if (kind == PLM_MATMUL_SUMMA) {
+            const int64_t w = widest(segments(k, p.b.grid_rows, p.b.grid_cols));
+            const int64_t set = plm::product_checked({rows_of(p.b.y) + cols_of(p.b.y), w, static_cast<int64_t>(es)});
+            scratch = Buffer::allocate(Space::host, static_cast<size_t>(2 * set));
+        }
+    });
+    for (int64_t v : {int64_t{kind}, int64_t{grid_rows}, int64_t{dtype}, n, k, m}) ag.fold(v);
+    ag.run();
+    const int P = c->size();
+    std::vector<MatmulBlocks> all;
+    std::vector<int> rows, cols;
+    for (int r = 0; r < P; ++r) {
+        all.push_back(matmul_blocks(kind, P, r, grid_rows, n, k, m));
+        rows.push_back(all.back().row);
+        cols.push_back(all.back().col);
+    }
+    p.row = &c->mask_group(rows);
+    p.col = &c->mask_group(cols);
+    if (kind == PLM_MATMUL_SUMMA)
+        return std::make_shared<Summa>(blocks_layout(c, all, false, {}), blocks_layout(c, all, true, {}), std::move(p),
+                                       k, std::move(scratch));
+    // Y elements of each rank of my grid row, in column order.
+    std::vector<int64_t> counts;
+    for (int q = 0; q < p.b.grid_cols; ++q)
+        counts.push_back(rows_of(all[static_cast<size_t>(p.b.row * p.b.grid_cols + q)].a) * cols_of(p.b.y));
+    return std::make_shared<BlockMatmul>(blocks_layout(c, all, false, cols), blocks_layout(c, all, true, cols),
+                                         std::move(p), std::move(counts));
+}
+
+}  // namespace plm::ops
