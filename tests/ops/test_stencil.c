@@ -264,6 +264,19 @@ static void test_gradient(void **state)
 
 /* ---- edge data ------------------------------------------------------------------------------- */
 
+/* yg = op xg for float64 global vectors of n values (the same on every rank). */
+static void apply_global(plm_const_op_t op, const double *xg, double *yg, int64_t n)
+{
+    plm_array_t x = NULL, y = NULL;
+    TU_OK(plm_op_new_domain_array(op, PLM_MEMORY_HOST, &x));
+    TU_OK(plm_op_new_range_array(op, PLM_MEMORY_HOST, &y));
+    TU_CHECK_OK(plm_array_set_global(x, xg));
+    TU_CHECK_OK(plm_op_apply(op, x, y));
+    TU_CHECK_OK(plm_array_asarray(y, 0, yg, n));
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+}
+
 /* NaN and Inf at one point reach exactly the outputs whose row touches it; huge and tiny
  * values scale the result without overflow or flush. */
 static void test_edge_values(void **state)
@@ -282,37 +295,23 @@ static void test_edge_values(void **state)
             const double special[2] = {NAN, INFINITY};
             for (int k = 0; k < 2; k++) {
                 for (int64_t i = 0; i < N; i++) xg[i] = i == bad ? special[k] : 1.0 + 0.1 * (double)i;
-                plm_array_t x = NULL, y = NULL;
-                TU_OK(plm_op_new_domain_array(op, PLM_MEMORY_HOST, &x));
-                TU_OK(plm_op_new_range_array(op, PLM_MEMORY_HOST, &y));
-                TU_CHECK_OK(plm_array_set_global(x, xg));
-                TU_CHECK_OK(plm_op_apply(op, x, y));
-                TU_CHECK_OK(plm_array_asarray(y, 0, yg, N));
+                apply_global(op, xg, yg, N);
                 for (int64_t i = 0; i < N; i++) {
                     const int touched = creal(G[i * N + bad]) != 0;
                     TU_EXPECT(touched == !isfinite(yg[i]), "stencil %d, %s at %lld: y[%lld] = %g", c,
                               k ? "Inf" : "NaN", (long long)bad, (long long)i, yg[i]);
                 }
-                plm_array_destroy(&x);
-                plm_array_destroy(&y);
             }
             const double scales[2] = {1e300, 1e-300};
             for (int k = 0; k < 2; k++) {
                 double complex xc[13], *want;
                 for (int64_t i = 0; i < N; i++) xc[i] = xg[i] = scales[k] * sin(0.9 * (double)i);
                 want = matvec(G, N, N, xc, 0);
-                plm_array_t x = NULL, y = NULL;
-                TU_OK(plm_op_new_domain_array(op, PLM_MEMORY_HOST, &x));
-                TU_OK(plm_op_new_range_array(op, PLM_MEMORY_HOST, &y));
-                TU_CHECK_OK(plm_array_set_global(x, xg));
-                TU_CHECK_OK(plm_op_apply(op, x, y));
-                TU_CHECK_OK(plm_array_asarray(y, 0, yg, N));
+                apply_global(op, xg, yg, N);
                 double complex got[13];
                 for (int64_t i = 0; i < N; i++) got[i] = yg[i];
                 expect_close(got, want, N, PLM_FLOAT64, k ? "tiny values" : "huge values");
                 free(want);
-                plm_array_destroy(&x);
-                plm_array_destroy(&y);
             }
             free(G);
             plm_op_destroy(&op);
