@@ -1,5 +1,6 @@
 #include "array/layout.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace plm {
@@ -21,6 +22,12 @@ int64_t product_checked(const Shape &s)
 }
 
 int64_t split_count(int64_t n, int nranks, int rank) { return n / nranks + (rank < n % nranks ? 1 : 0); }
+
+int64_t ceil_split_start(int64_t n, int64_t nparts, int64_t i)
+{
+    const int64_t b = n / nparts + (n % nparts != 0);
+    return b > 0 && i > n / b ? n : std::min(n, i * b);  // i b > n when i > n / b: no overflow
+}
 
 int64_t Layout::offset(int r) const
 {

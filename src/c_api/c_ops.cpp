@@ -49,29 +49,6 @@ std::vector<ops::Operator::Ptr> op_list(int n, const plm_const_op_t *ops)
     return v;
 }
 
-// A stack or block-diagonal: the handles become this rank's parts inside the agreement.
-template <typename F>
-plm_status_t make_stack(plm_comm_t comm, int n, const plm_const_op_t *parts, const char *what, plm_op_t *out, F &&build)
-{
-    return guard([&] {
-        if (out) *out = nullptr;
-        comm::Communicator &c = detail::comm_of(comm);
-        comm::Agreement ag(c, what);
-        std::vector<ops::Operator::Ptr> list;
-        std::unique_ptr<plm_op_s> h;
-        ag.check([&] {
-            detail::clear_out(out, "out");
-            PLM_REQUIRE(n >= 1 && parts, PLM_ERR_INVALID_ARG, "%s needs n >= 1 local operators (n = %d)", what, n);
-            for (int i = 0; i < n; ++i) list.push_back(op_of(parts[i]));
-            h.reset(new plm_op_s());
-        });
-        ops::Operator::Ptr op = build(ag, comm->comm, std::move(list));
-        h->op = std::move(op);
-        h->magic = detail::kOpMagic;
-        *out = h.release();
-    });
-}
-
 // A collective constructor on comm: the handle is allocated inside the agreement, which
 // build() runs.
 template <typename F> plm_status_t make_on(plm_comm_t comm, const char *what, plm_op_t *out, F &&build)
@@ -100,6 +77,20 @@ template <typename T> std::vector<T> values(comm::Agreement &ag, int n, const T 
         out = v ? std::vector<T>(v, v + n) : std::vector<T>(static_cast<size_t>(n), fallback);
     });
     return out;
+}
+
+// A stack or block-diagonal: the handles become this rank's parts inside the agreement.
+template <typename F>
+plm_status_t make_stack(plm_comm_t comm, int n, const plm_const_op_t *parts, const char *what, plm_op_t *out, F &&build)
+{
+    return make_on(comm, what, out, [&](comm::Agreement &ag, const CommPtr &c) {
+        std::vector<ops::Operator::Ptr> list;
+        ag.check([&] {
+            PLM_REQUIRE(n >= 1 && parts, PLM_ERR_INVALID_ARG, "%s needs n >= 1 local operators (n = %d)", what, n);
+            for (int i = 0; i < n; ++i) list.push_back(op_of(parts[i]));
+        });
+        return build(ag, c, std::move(list));
+    });
 }
 
 // Operands are arrays or stacks: either becomes a list of arrays (stack members in order).
@@ -329,6 +320,27 @@ PLM_API plm_status_t plm_op_halo(plm_comm_t comm, plm_dtype_t dtype, int ndim, c
         const std::vector<int> g = values(ag, grid && ag.ok() ? ndim : 0, grid, 0, "grid");
         const std::vector<int64_t> h = values(ag, ag.ok() ? nhalo : 0, halo, int64_t{0}, "halo");
         return ops::halo(ag, c, enum_value(dtype), d, g, h);
+    });
+}
+
+PLM_API plm_status_t plm_matmul_blocks(plm_matmul_kind_t kind, int nranks, int rank, int grid_rows, int64_t n,
+                                       int64_t k, int64_t m, int grid[4], int64_t a[4], int64_t x[4], int64_t y[4])
+{
+    return guard([&] {
+        const ops::MatmulBlocks b = ops::matmul_blocks(enum_value(kind), nranks, rank, grid_rows, n, k, m);
+        const int g[4] = {b.grid_rows, b.grid_cols, b.row, b.col};
+        if (grid) std::copy(g, g + 4, grid);
+        if (a) std::copy(b.a, b.a + 4, a);
+        if (x) std::copy(b.x, b.x + 4, x);
+        if (y) std::copy(b.y, b.y + 4, y);
+    });
+}
+
+PLM_API plm_status_t plm_op_matrix_mult(plm_comm_t comm, plm_matmul_kind_t kind, int grid_rows, plm_dtype_t dtype,
+                                        int64_t n, int64_t k, int64_t m, const void *a, plm_op_t *out)
+{
+    return make_on(comm, "op_matrix_mult", out, [&](comm::Agreement &ag, const CommPtr &c) {
+        return ops::matrix_mult(ag, c, enum_value(kind), grid_rows, enum_value(dtype), n, k, m, a);
     });
 }
 

@@ -27,8 +27,7 @@ struct Grid {
     std::pair<int64_t, int64_t> range(int c, int d) const
     {
         const int64_t g = dims[static_cast<size_t>(d)], n = p[static_cast<size_t>(d)];
-        const int64_t b = (g + n - 1) / n;
-        return {std::min(g, c * b), std::min(g, (c + 1) * b)};
+        return {ceil_split_start(g, n, c), ceil_split_start(g, n, c + 1)};
     }
     Shape core(int r) const
     {
@@ -93,18 +92,6 @@ Shape extent_of(const Shape &core, const int64_t *w)
     Shape s = core;
     for (size_t d = 0; d < s.size(); ++d) s[d] += w[2 * d] + w[2 * d + 1];
     return s;
-}
-
-ArrayLayout::Ptr blocks_layout(const CommPtr &c, const std::vector<int64_t> &sizes)
-{
-    Layout l;
-    int64_t total = 0;
-    for (int64_t v : sizes) {
-        total += v;
-        l.local.push_back({v});
-    }
-    l.global = {total};
-    return ArrayLayout::make(c, std::move(l), {});
 }
 
 class Halo final : public Operator {
@@ -249,7 +236,8 @@ Operator::Ptr halo(comm::Agreement &ag, const CommPtr &c, int dtype, const std::
         core_sizes.push_back(plm::product(core));
         ext_sizes.push_back(plm::product(extent_of(core, all.data() + static_cast<size_t>(r) * 2 * dims.size())));
     }
-    return std::make_shared<Halo>(dt, blocks_layout(c, core_sizes), blocks_layout(c, ext_sizes), g, std::move(mine));
+    return std::make_shared<Halo>(dt, vector_layout(c, core_sizes, PLM_PARTITION_SCATTER, {}),
+                                  vector_layout(c, ext_sizes, PLM_PARTITION_SCATTER, {}), g, std::move(mine));
 }
 
 }  // namespace plm::ops

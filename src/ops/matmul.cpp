@@ -18,17 +18,10 @@ namespace plm::ops {
 
 namespace {
 
-// Block i of d points split in q blocks of ceil(d / q): [min(d, i b), min(d, (i+1) b)).
-int64_t edge(int64_t d, int q, int64_t i)
-{
-    const int64_t b = d / q + (d % q != 0);
-    return b > 0 && i > d / b ? d : std::min(d, i * b);  // i b > d when i > d / b: no overflow
-}
-
 void set_span(int64_t *v, int64_t d, int q, int i)
 {
-    v[0] = edge(d, q, i);
-    v[1] = edge(d, q, i + 1);
+    v[0] = ceil_split_start(d, q, i);
+    v[1] = ceil_split_start(d, q, i + 1);
 }
 
 int64_t rows_of(const int64_t *b) { return b[1] - b[0]; }
@@ -121,8 +114,8 @@ struct Segment {
 std::vector<Segment> segments(int64_t k, int R, int Q)
 {
     std::vector<int64_t> cuts;
-    for (int j = 0; j <= Q; ++j) cuts.push_back(edge(k, Q, j));
-    for (int i = 0; i <= R; ++i) cuts.push_back(edge(k, R, i));
+    for (int j = 0; j <= Q; ++j) cuts.push_back(ceil_split_start(k, Q, j));
+    for (int i = 0; i <= R; ++i) cuts.push_back(ceil_split_start(k, R, i));
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
     const int64_t bq = k / Q + (k % Q != 0), br = k / R + (k % R != 0);
@@ -291,15 +284,9 @@ int64_t block_size(const int64_t *b) { return plm::product_checked({rows_of(b), 
 ArrayLayout::Ptr blocks_layout(const CommPtr &c, const std::vector<MatmulBlocks> &all, bool range,
                                std::vector<int> mask)
 {
-    Layout l;
-    int64_t total = 0;
-    for (const MatmulBlocks &b : all) {
-        const int64_t v = block_size(range ? b.y : b.x);
-        total += v;
-        l.local.push_back({v});
-    }
-    l.global = {total};
-    return ArrayLayout::make(c, std::move(l), std::move(mask));
+    std::vector<int64_t> sizes;
+    for (const MatmulBlocks &b : all) sizes.push_back(block_size(range ? b.y : b.x));
+    return vector_layout(c, sizes, PLM_PARTITION_SCATTER, std::move(mask));
 }
 
 void require_blas_sizes(const MatmulBlocks &b)

@@ -83,6 +83,11 @@ using CallbackFn = int (*)(void *ctx, const void *in, int64_t n_in, void *out, i
 Operator::Ptr callback(DType dt, int64_t rows, int64_t cols, CallbackFn matvec, CallbackFn rmatvec, void *ctx,
                        void (*destroy)(void *));
 
+// The 1-D layout of distributed operators: per-rank sizes n (SCATTER) or one replicated
+// length (BROADCAST, n[0]), with a mask (may be empty). Collective only for a new mask's group.
+ArrayLayout::Ptr vector_layout(const CommPtr &c, const std::vector<int64_t> &n, plm_partition_t part,
+                               std::vector<int> mask);
+
 // Distributed operators, collective on c through ag (built on c). parts: this rank's local
 // operators.
 // BlockDiag: this rank's blocks on the diagonal; domain and range are 1-D SCATTER with this

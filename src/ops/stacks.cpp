@@ -34,19 +34,6 @@ bool any_may_fail(const std::vector<Operator::Ptr> &parts)
     return false;
 }
 
-// 1-D layout of the per-rank sizes n (SCATTER) or of one replicated length (BROADCAST).
-ArrayLayout::Ptr vector_layout(const CommPtr &c, const std::vector<int64_t> &n, plm_partition_t part,
-                               std::vector<int> mask)
-{
-    Layout l;
-    l.partition = part;
-    int64_t total = 0;
-    for (int64_t v : n) total += v;
-    l.global = {part == PLM_PARTITION_SCATTER ? total : n.front()};
-    for (int64_t v : n) l.local.push_back({v});
-    return ArrayLayout::make(c, std::move(l), std::move(mask));
-}
-
 class BlockDiag final : public Operator {
 public:
     BlockDiag(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range, std::vector<Operator::Ptr> parts)
@@ -237,6 +224,18 @@ private:
 };
 
 }  // namespace
+
+ArrayLayout::Ptr vector_layout(const CommPtr &c, const std::vector<int64_t> &n, plm_partition_t part,
+                               std::vector<int> mask)
+{
+    Layout l;
+    l.partition = part;
+    int64_t total = 0;
+    for (int64_t v : n) total += v;
+    l.global = {part == PLM_PARTITION_SCATTER ? total : n.front()};
+    for (int64_t v : n) l.local.push_back({v});
+    return ArrayLayout::make(c, std::move(l), std::move(mask));
+}
 
 Operator::Ptr stacked_block_diag(std::vector<Operator::Ptr> parts)
 {

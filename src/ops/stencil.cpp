@@ -366,10 +366,9 @@ ArrayLayout::Ptr model_layout(const CommPtr &c, const Model &m, std::vector<int6
     PLM_REQUIRE(total == m.dims[0], PLM_ERR_SIZE_MISMATCH, "local_rows sum to %lld over the ranks, dims[0] is %lld",
                 static_cast<long long>(total), static_cast<long long>(m.dims[0]));
     const int64_t row_len = plm::product(Shape(m.dims.begin() + 1, m.dims.end()));
-    Layout l;
-    l.global = {m.dims[0] * row_len};
-    for (int64_t v : *rows) l.local.push_back({v * row_len});
-    return ArrayLayout::make(c, std::move(l), {});
+    std::vector<int64_t> sizes;
+    for (int64_t v : *rows) sizes.push_back(v * row_len);
+    return vector_layout(c, sizes, PLM_PARTITION_SCATTER, {});
 }
 
 Operator::Ptr build(const CommPtr &c, const Model &m, std::vector<AxisPart> parts)
