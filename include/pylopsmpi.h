@@ -135,7 +135,8 @@ typedef enum plm_dtype {
 /** Where an array's local data lives. */
 typedef enum plm_memory {
     PLM_MEMORY_HOST = 0,
-    PLM_MEMORY_DEVICE = 1 /**< CUDA device memory; PLM_ERR_BACKEND_UNAVAILABLE in host-only builds */
+    PLM_MEMORY_DEVICE = 1 /**< CUDA device memory; PLM_ERR_BACKEND_UNAVAILABLE in host-only builds and
+                               where no CUDA device is visible (plm_memory_available()) */
 } plm_memory_t;
 
 /** How an array is laid out over the ranks of its communicator. */
@@ -165,11 +166,20 @@ typedef enum plm_cuda_aware_source {
 
 /**
  * Is a backend compiled in and usable on this machine? PLM_BACKEND_MPI_HOST is always
- * available. Not collective.
+ * available; the device backends need a CUDA build (NCCL: an NCCL build) and a visible CUDA
+ * device. plm_version()->backends lists what is compiled in. Not collective.
  * @param[in]  backend a plm_backend_t other than PLM_BACKEND_AUTO
  * @param[out] yes     1 if available, else 0
  */
 PLM_API plm_status_t plm_backend_available(plm_backend_t backend, int *yes);
+
+/**
+ * Can arrays live in this memory space in this process? PLM_MEMORY_HOST: always;
+ * PLM_MEMORY_DEVICE: a CUDA build and at least one visible CUDA device. Not collective.
+ * @param[in]  memory a plm_memory_t
+ * @param[out] yes    1 if available, else 0
+ */
+PLM_API plm_status_t plm_memory_available(plm_memory_t memory, int *yes);
 
 /** Static lower-case name of a backend ("mpi_host", ...), or "invalid". Not collective. */
 PLM_API const char *plm_backend_name(plm_backend_t backend);
@@ -213,8 +223,10 @@ typedef struct plm_comm_config {
     plm_backend_t backend;  /**< PLM_BACKEND_AUTO, or a backend to force for device memory */
     int cuda_aware;         /**< -1 detect (env, then MPI vendor query), 0 no, 1 yes */
     int device;             /**< CUDA device ordinal, -1 for node-local rank modulo count */
-    void *stream;           /**< cudaStream_t for device work, NULL for the default stream */
-    void *nccl_comm;        /**< ncclComm_t to attach (borrowed, must outlive), or NULL */
+    void *stream;           /**< cudaStream_t for device work (borrowed), NULL: one the library creates */
+    void *nccl_comm;        /**< ncclComm_t to attach (borrowed, must outlive; over exactly the
+                                 communicator's ranks in its order), or NULL. backend = NCCL
+                                 with NULL: the library creates one (an ncclUniqueId over MPI) */
 } plm_comm_config_t;
 
 #define PLM_COMM_CONFIG_INITIALIZER \
@@ -295,6 +307,37 @@ PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t me
  * @param[out] source may be NULL
  */
 PLM_API plm_status_t plm_comm_get_cuda_aware(plm_const_comm_t comm, int *yes, plm_cuda_aware_source_t *source);
+
+/**
+ * The CUDA device of this rank on comm: plm_comm_config_t.device, else the rank's index among
+ * the ranks of its node modulo the number of visible devices; -1 in host-only builds or
+ * where no device is visible. Device memory of comm's arrays is allocated there, and the
+ * library makes it current before device work. Not collective.
+ * @param[out] device CUDA ordinal or -1
+ */
+PLM_API plm_status_t plm_comm_get_device(plm_const_comm_t comm, int *device);
+
+/**
+ * The CUDA stream (a cudaStream_t) that device work on comm's arrays is ordered on:
+ * plm_comm_config_t.stream or the last plm_comm_set_stream(), else a non-blocking stream the
+ * library creates on first use and destroys with comm. Ordering rule: kernels, copies and
+ * communication of comm's device arrays are queued on this stream in call order; calls that
+ * return host values (dot, norms, gather to host, plm_array_get_local_*) synchronise this
+ * stream only, never the whole device. Work you queue on another stream must be ordered
+ * with this one by you (events). Not collective.
+ * @param[out] stream the stream; NULL on failure
+ * @returns PLM_ERR_BACKEND_UNAVAILABLE without device memory (plm_memory_available())
+ */
+PLM_API plm_status_t plm_comm_get_stream(plm_const_comm_t comm, void **stream);
+
+/**
+ * Order comm's device work on stream from now on (NULL: the library's own stream). Waits for
+ * the current stream's queued work first, so work queued before the switch is done before
+ * work queued after it. The stream is borrowed: it must outlive its use by comm. Applies to
+ * comm only, not to communicators split from it earlier. Not collective, but set the same
+ * kind of stream on every rank. PLM_ERR_BACKEND_UNAVAILABLE without device memory.
+ */
+PLM_API plm_status_t plm_comm_set_stream(plm_comm_t comm, void *stream);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Distributed arrays                                                                         */
@@ -447,12 +490,16 @@ PLM_API plm_status_t plm_array_get_comm(plm_const_array_t x, plm_comm_t *comm);
 
 /**
  * Read access to the local data, C order, in the array's memory space. Pair with
- * plm_array_restore_local_read(). Not collective.
+ * plm_array_restore_local_read(). Device arrays: waits for the work queued on the
+ * communicator's stream (plm_comm_get_stream()), so the data may be read on any stream or
+ * copied to the host at once. Not collective.
  */
 PLM_API plm_status_t plm_array_get_local_read(plm_const_array_t x, const void **data);
 /** End read access; sets *data to NULL. Not collective. */
 PLM_API plm_status_t plm_array_restore_local_read(plm_const_array_t x, const void **data);
-/** Write access to the local data. Pair with plm_array_restore_local_write(). Not collective. */
+/** Write access to the local data. Pair with plm_array_restore_local_write(). Device arrays:
+ *  waits for the communicator's stream as get_local_read does; finish your own writes (or
+ *  queue them on that stream) before the restore. Not collective. */
 PLM_API plm_status_t plm_array_get_local_write(plm_array_t x, void **data);
 /**
  * End write access; sets *data to NULL. For BROADCAST arrays rank 0's data are broadcast so

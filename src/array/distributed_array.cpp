@@ -71,11 +71,13 @@ Scalar make_scalar(DType dt, double re, double im, const char *what)
 }
 
 // Checks dtype, memory and user data for a local block of shape mine, and allocates or wraps it.
-void DistributedArray::set_data(const Shape &mine, int dtype, int memory, void *user_data)
+void DistributedArray::set_data(const comm::Communicator &c, const Shape &mine, int dtype, int memory,
+                                void *user_data)
 {
     dtype_ = from_public(dtype);
     space_ = space_from_public(memory);
     require_space(space_);
+    if (space_ == Space::device) use_device(c.device());  // allocate on the communicator's device
     const size_t bytes = static_cast<size_t>(product(mine)) * dtype_size(dtype_);
     if (user_data) {
         PLM_REQUIRE(reinterpret_cast<uintptr_t>(user_data) % element_alignment(dtype_) == 0, PLM_ERR_INVALID_ARG,
@@ -86,6 +88,11 @@ void DistributedArray::set_data(const Shape &mine, int dtype, int memory, void *
     }
 }
 
+void DistributedArray::finish_device_work() const
+{
+    if (space_ == Space::device) require_space(space_).synchronize(exec().stream);
+}
+
 DistributedArray::Ptr DistributedArray::create(comm::Agreement &ag, const ArraySpec &s)
 {
     Ptr a(new DistributedArray());
@@ -94,7 +101,7 @@ DistributedArray::Ptr DistributedArray::create(comm::Agreement &ag, const ArrayS
         checked_mul(product(d.layout.global), static_cast<int64_t>(dtype_size(from_public(s.dtype))),
                     "global size in bytes");
         // Allocate before agreeing, so a failed allocation fails every rank.
-        a->set_data(d.mine, s.dtype, s.memory, s.user_data);
+        a->set_data(*s.layout.comm, d.mine, s.dtype, s.memory, s.user_data);
     });
     ag.fold(s.dtype);
     ag.fold(s.memory);
@@ -108,22 +115,25 @@ DistributedArray::Ptr DistributedArray::create_from_layout(ArrayLayout::Ptr l, i
     checked_mul(product(l->layout().global), static_cast<int64_t>(dtype_size(from_public(dtype))),
                 "global size in bytes");
     Ptr a(new DistributedArray());
-    a->set_data(l->local_shape(), dtype, memory, user_data);
+    a->set_data(l->comm(), l->local_shape(), dtype, memory, user_data);
     a->lay_ = std::move(l);
     return a;
 }
 
-DistributedArray::Ptr DistributedArray::with_layout(ArrayLayout::Ptr l) const
+DistributedArray::Ptr DistributedArray::with_layout(ArrayLayout::Ptr l, Space s) const
 {
     Ptr a(new DistributedArray());
     a->dtype_ = dtype_;
-    a->space_ = space_;
-    a->buffer_ = Buffer::allocate(space_, static_cast<size_t>(l->local_size()) * dtype_size(dtype_));
+    a->space_ = s;
+    if (s == Space::device) use_device(l->comm().device());
+    a->buffer_ = Buffer::allocate(s, static_cast<size_t>(l->local_size()) * dtype_size(dtype_));
     a->lay_ = std::move(l);
     return a;
 }
 
-DistributedArray::Ptr DistributedArray::empty_like() const { return with_layout(lay_); }
+DistributedArray::Ptr DistributedArray::empty_like() const { return with_layout(lay_, space_); }
+
+DistributedArray::Ptr DistributedArray::empty_in(Space s) const { return with_layout(lay_, s); }
 
 DistributedArray::Ptr DistributedArray::zeros_like() const
 {
@@ -662,7 +672,7 @@ DistributedArray::Ptr DistributedArray::redistribute(comm::Agreement &ag, int ax
         }
         target.axis = b;
         target.local = default_local_shapes(lay_->layout().global, b, lay_->layout().partition, P);
-        y = with_layout(lay_->with(target));
+        y = with_layout(lay_->with(target), space_);
         // Send to d: my block restricted to d's new range along b. Receive from s: s's old
         // range along a, my new range along b, placed at s's old offset.
         const Shape &L = local_shape();

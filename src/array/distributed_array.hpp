@@ -38,6 +38,7 @@ public:
     static Ptr create_from_layout(ArrayLayout::Ptr l, int dtype, int memory, void *user_data);
 
     Ptr empty_like() const;  // not collective: shares comm and mask group
+    Ptr empty_in(Space s) const;  // empty_like, with the data in space s
     Ptr zeros_like() const;
     Ptr duplicate() const;
 
@@ -56,6 +57,9 @@ public:
     const Shape &local_shape() const { return lay_->local_shape(); }
     int64_t local_size() const { return lay_->local_size(); }
     void *data() const { return buffer_.data(); }
+    // Waits until device work queued on the array's stream is done (the caller is about to
+    // touch the data outside that stream). Host arrays: nothing.
+    void finish_device_work() const;
 
     // Throws DTYPE_MISMATCH / SIZE_MISMATCH / INVALID_ARG unless o has this array's dtype,
     // space, layout and ranks. O(1) in the rank count.
@@ -105,9 +109,9 @@ public:
 
 private:
     DistributedArray() = default;
-    // New array with this array's dtype and space on layout l (not collective).
-    Ptr with_layout(ArrayLayout::Ptr l) const;
-    void set_data(const Shape &mine, int dtype, int memory, void *user_data);
+    // New array with this array's dtype on layout l, data in space s (not collective).
+    Ptr with_layout(ArrayLayout::Ptr l, Space s) const;
+    void set_data(const comm::Communicator &c, const Shape &mine, int dtype, int memory, void *user_data);
     // Rank r's block inside the global array: counts and offsets in rank order, for root.
     struct Blocks {
         std::vector<int64_t> count, displ;

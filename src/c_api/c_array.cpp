@@ -198,7 +198,9 @@ PLM_API plm_status_t plm_array_get_local_read(plm_const_array_t x, const void **
 {
     return guard([&] {
         detail::clear_out(data, "data");
-        *data = array_of(x).data();
+        const DistributedArray &a = array_of(x);
+        a.finish_device_work();  // the caller may read on any stream, or copy to the host
+        *data = a.data();
         ++const_cast<plm_array_s *>(x)->reads_out;
     });
 }
@@ -219,7 +221,9 @@ PLM_API plm_status_t plm_array_get_local_write(plm_array_t x, void **data)
 {
     return guard([&] {
         detail::clear_out(data, "data");
-        *data = array_of(x).data();
+        const DistributedArray &a = array_of(x);
+        a.finish_device_work();
+        *data = a.data();
         ++x->writes_out;
     });
 }

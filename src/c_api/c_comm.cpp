@@ -143,4 +143,32 @@ PLM_API plm_status_t plm_comm_get_cuda_aware(plm_const_comm_t comm, int *yes, pl
     });
 }
 
+PLM_API plm_status_t plm_comm_get_device(plm_const_comm_t comm, int *device)
+{
+    return guard([&] {
+        PLM_REQUIRE(device, PLM_ERR_INVALID_ARG, "device is NULL");
+        *device = detail::comm_of(comm).device();
+    });
+}
+
+PLM_API plm_status_t plm_comm_get_stream(plm_const_comm_t comm, void **stream)
+{
+    return guard([&] {
+        PLM_REQUIRE(stream, PLM_ERR_INVALID_ARG, "stream is NULL");
+        *stream = nullptr;
+        const comm::Communicator &c = detail::comm_of(comm);
+        require_space(Space::device);
+        *stream = c.stream().handle;
+    });
+}
+
+PLM_API plm_status_t plm_comm_set_stream(plm_comm_t comm, void *stream)
+{
+    return guard([&] {
+        comm::Communicator &c = detail::comm_of(comm);
+        require_space(Space::device);
+        c.set_stream(stream);
+    });
+}
+
 }  // extern "C"

@@ -30,10 +30,22 @@ PLM_API const char *plm_last_error(void) { return detail::last_error(); }
 
 PLM_API void plm_clear_last_error(void) { detail::record_error(""); }
 
+namespace {
+// The backends compiled in (whether this machine can run them: plm_backend_available).
+constexpr unsigned kBackendsBuilt = PLM_BACKEND_BIT(PLM_BACKEND_MPI_HOST)
+#ifdef PLM_HAVE_CUDA
+                                    | PLM_BACKEND_BIT(PLM_BACKEND_MPI_CUDA_AWARE) | PLM_BACKEND_BIT(PLM_BACKEND_MPI_STAGED)
+#endif
+#ifdef PLM_HAVE_NCCL
+                                    | PLM_BACKEND_BIT(PLM_BACKEND_NCCL)
+#endif
+    ;
+}  // namespace
+
 PLM_API const plm_version_t *plm_version(void)
 {
     static const plm_version_t v = {PLM_VERSION_MAJOR, PLM_VERSION_MINOR, PLM_VERSION_PATCH, PLM_GIT_HASH,
-                                    PLM_BACKEND_BIT(PLM_BACKEND_MPI_HOST)};
+                                    kBackendsBuilt};
     return &v;
 }
 
@@ -80,6 +92,15 @@ PLM_API plm_status_t plm_backend_available(plm_backend_t backend, int *yes)
         PLM_REQUIRE(b >= PLM_BACKEND_MPI_HOST && b <= PLM_BACKEND_NCCL, PLM_ERR_INVALID_ARG,
                     "%d is not a concrete plm_backend_t", b);
         *yes = comm::backend_built(backend);
+    });
+}
+
+PLM_API plm_status_t plm_memory_available(plm_memory_t memory, int *yes)
+{
+    return detail::guard([&] {
+        PLM_REQUIRE(yes, PLM_ERR_INVALID_ARG, "yes is NULL");
+        *yes = 0;
+        *yes = space_ops(space_from_public(enum_value(memory))) != nullptr;
     });
 }
 

@@ -113,13 +113,16 @@ template <typename In, typename Out> plm_status_t apply(plm_const_op_t op, In in
         const ops::Operator &o = distributed_op(op);
         comm::Agreement ag(o.comm(), adjoint ? "op_apply_adjoint" : "op_apply");
         solvers::Parts x, y;
+        ops::HostStage s;
         ag.check([&] {
             x = parts_of(in);
             y = parts_of(out);
             o.check_parts(ops::Operator::In(x.begin(), x.end()), y, adjoint);
+            s = ops::HostStage(ops::Operator::In(x.begin(), x.end()), y);  // may allocate: agreed
         });
         ag.run();
-        o.apply_parts(ops::Operator::In(x.begin(), x.end()), y, adjoint);
+        o.apply_parts(s.in(), s.out(), adjoint);
+        s.finish();
     });
 }
 

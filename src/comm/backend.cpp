@@ -141,9 +141,12 @@ bool backend_built(plm_backend_t b)
 {
     switch (b) {
     case PLM_BACKEND_MPI_HOST: return true;
-    // Both MPI device paths need device memory; NCCL comes with the GPU work.
+    // The device paths need device memory: a CUDA build and a visible device.
     case PLM_BACKEND_MPI_CUDA_AWARE:
     case PLM_BACKEND_MPI_STAGED: return space_ops(Space::device) != nullptr;
+#ifdef PLM_HAVE_NCCL
+    case PLM_BACKEND_NCCL: return space_ops(Space::device) != nullptr;
+#endif
     default: return false;
     }
 }

@@ -133,6 +133,12 @@ std::unique_ptr<Backend> make_mpi_cuda_aware(const CommView &v);
 std::unique_ptr<Backend> make_mpi_staged(const CommView &v, Space memory, Space staging,
                                          std::size_t cache_bytes = std::size_t{64} << 20);
 
+// NCCL builds (comm/nccl.cpp): NCCL on device memory. nccl_comm: a borrowed ncclComm_t over
+// exactly v's ranks in v's order, or nullptr to create one (owned) from v.mpi through an
+// ncclUniqueId broadcast, on CUDA device `device`. Collective on v.mpi; fails on every rank
+// alike (two ranks on one GPU, a failed initialisation, a borrowed comm of other ranks).
+std::unique_ptr<Backend> make_nccl(const CommView &v, void *nccl_comm, int device);
+
 // Is backend b compiled in and usable in this build?
 bool backend_built(plm_backend_t b);
 

@@ -23,6 +23,33 @@ int vendor_cuda_aware_query()
 #endif
 }
 
+namespace {
+
+// This rank's index among the ranks of comm on its node. Collective on comm.
+int node_local_rank(MPI_Comm comm)
+{
+    MPI_Comm node = MPI_COMM_NULL;
+    mpi_check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+    int local = 0;
+    const int rc = MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+    mpi_check(rc, "MPI_Comm_rank");
+    return local;
+}
+
+// config.device, else node-local rank modulo the visible devices (PyLops-MPI's rule); -1
+// without a device.
+int choose_device(int wanted, int node_rank)
+{
+    const int n = device_count();
+    if (n == 0) return -1;
+    PLM_REQUIRE(wanted < n, PLM_ERR_INVALID_ARG, "plm_comm_config_t.device %d, but %d CUDA device(s) are visible",
+                wanted, n);
+    return wanted >= 0 ? wanted : node_rank % n;
+}
+
+}  // namespace
+
 Config read_config(const plm_comm_config_t *cfg)
 {
     Config c;
@@ -41,8 +68,6 @@ Config read_config(const plm_comm_config_t *cfg)
     PLM_REQUIRE(cfg->cuda_aware >= -1 && cfg->cuda_aware <= 1, PLM_ERR_INVALID_ARG,
                 "plm_comm_config_t.cuda_aware must be -1, 0 or 1 (got %d)", cfg->cuda_aware);
     PLM_REQUIRE(cfg->device >= -1, PLM_ERR_INVALID_ARG, "plm_comm_config_t.device must be >= -1");
-    PLM_REQUIRE(backend != PLM_BACKEND_NCCL || cfg->nccl_comm, PLM_ERR_INVALID_ARG,
-                "plm_comm_config_t.backend is NCCL but no nccl_comm is attached");
     c.backend = static_cast<plm_backend_t>(backend);
     c.cuda_aware = cfg->cuda_aware;
     c.device = cfg->device;
@@ -72,6 +97,10 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
     const CudaAwareDecision d =
         decide_cuda_aware(cfg.cuda_aware, std::getenv("PYLOPS_MPI_CUDA_AWARE"), vendor_cuda_aware_query());
     const bool nccl_on = nccl_enabled_from_env(std::getenv("PYLOPS_MPI_NCCL"), std::getenv("NCCL_PYLOPS_MPI"));
+    // Every rank takes part in the node split, whatever its checks found.
+    const int node_rank = cuda_built() ? node_local_rank(c->view_.mpi) : 0;
+    int device = -1;
+    ag.check([&] { device = choose_device(cfg.device, node_rank); });
     const size_t lo = ag.add_lanes(2, LaneOp::min), hi = ag.add_lanes(1, LaneOp::max);
     ag.set(lo, d.yes);
     ag.set(lo + 1, nccl_on);
@@ -79,10 +108,12 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
     ag.run();
 
     c->cfg_ = cfg;
+    c->device_id_ = device;
     c->policy_.forced = cfg.backend;
     c->policy_.cuda_aware = ag.get(lo) == 1;
     c->cuda_aware_source_ = ag.get(lo) == ag.get(hi) ? d.source : PLM_CUDA_AWARE_FROM_AGREEMENT;
-    c->policy_.nccl_attached = cfg.nccl_comm != nullptr;
+    // Forcing NCCL without a communicator of one's own asks the library to make one.
+    c->policy_.nccl_attached = cfg.nccl_comm != nullptr || cfg.backend == PLM_BACKEND_NCCL;
     c->policy_.nccl_enabled = ag.get(lo + 1) == 1;
     c->make_backends();
     return c;
@@ -96,6 +127,32 @@ void Communicator::make_backends()
     if (b == PLM_BACKEND_MPI_CUDA_AWARE) device_ = make_mpi_cuda_aware(view_);
     if (b == PLM_BACKEND_MPI_STAGED)
         device_ = make_mpi_staged(view_, Space::device, space_ops(Space::pinned) ? Space::pinned : Space::host);
+#ifdef PLM_HAVE_NCCL
+    // Collective, and fails on every rank alike (a shared GPU, a failed initialisation).
+    if (b == PLM_BACKEND_NCCL) device_ = make_nccl(view_, cfg_.nccl_comm, device_id_);
+#endif
+}
+
+Stream Communicator::stream() const
+{
+    if (stream_owner_) return stream_owner_->stream();
+    if (cfg_.stream || device_id_ < 0) return Stream{cfg_.stream};
+    std::lock_guard<std::mutex> g(groups_lock_);
+    if (!own_stream_) own_stream_ = create_stream(device_id_);
+    return Stream{own_stream_};
+}
+
+void Communicator::set_stream(void *stream)
+{
+    if (device_id_ >= 0) require_space(Space::device).synchronize(this->stream());
+    cfg_.stream = stream;
+}
+
+Exec Communicator::exec(Space s) const
+{
+    if (s != Space::device) return Exec{s, device_id_, {}};
+    use_device(device_id_);
+    return Exec{s, device_id_, stream()};
 }
 
 Backend &Communicator::backend(Space s) const
@@ -110,8 +167,11 @@ const Communicator &Communicator::mask_group(const std::vector<int> &mask) const
 {
     std::lock_guard<std::mutex> g(groups_lock_);
     auto it = groups_.find(mask);
-    if (it == groups_.end())
+    if (it == groups_.end()) {
         it = groups_.emplace(mask, split(mask[static_cast<size_t>(rank())], rank())).first;
+        // Group traffic of this communicator's arrays stays ordered on this stream.
+        it->second->stream_owner_ = this;
+    }
     return *it->second;
 }
 
@@ -141,6 +201,7 @@ std::shared_ptr<Communicator> Communicator::split(int color, int key) const
     c->cuda_aware_source_ = cuda_aware_source_;
     // Each backend makes its own state for the sub-communicator (the split hook).
     c->host_ = host_->split(c->view_);
+    c->device_id_ = device_id_;
     if (device_) c->device_ = device_->split(c->view_);
     return c;
 }
@@ -151,6 +212,7 @@ Communicator::~Communicator()
     groups_.clear();
     host_.reset();
     device_.reset();
+    destroy_stream(own_stream_);
     if (view_.mpi == MPI_COMM_NULL) return;
     int finalized = 0;
     MPI_Finalized(&finalized);

@@ -47,14 +47,24 @@ public:
     const Config &config() const { return cfg_; }
     const PolicyState &policy() const { return policy_; }
     plm_cuda_aware_source_t cuda_aware_source() const { return cuda_aware_source_; }
-    Stream stream() const { return Stream{cfg_.stream}; }
+    // The CUDA device of this rank: config.device, else node-local rank modulo the devices
+    // visible; -1 when there is none (host-only build, no GPU).
+    int device() const { return device_id_; }
+    // The stream device work on this communicator's arrays is ordered on: the user's
+    // (config.stream or set_stream), else one the library creates on first use and destroys
+    // with the communicator. Host-only builds and machines without a device: the null handle.
+    Stream stream() const;
+    // Switches to stream (nullptr: back to the library's own) after the current one has
+    // finished its work, so work queued before stays ordered before work queued after.
+    void set_stream(void *stream);
 
     // What the policy picks for buffers in space s.
     plm_backend_t backend_for(Space s) const { return select_backend(s, policy_); }
     // The backend object for space s; PLM_ERR_BACKEND_UNAVAILABLE when it is not in this build.
     Backend &backend(Space s) const;
-    // The execution context of work on this communicator's arrays in space s.
-    Exec exec(Space s) const { return Exec{s, cfg_.device, Stream{cfg_.stream}}; }
+    // The execution context of work on this communicator's arrays in space s; for device
+    // memory it also makes this communicator's device current.
+    Exec exec(Space s) const;
     // The sub-communicator of the ranks sharing this rank's id in mask (one id per rank).
     // Collective on the first call for a mask, which creates it; later calls return the
     // cached one. Freed with this communicator, so an array's destroy never frees MPI state.
@@ -72,6 +82,9 @@ private:
     mutable std::mutex groups_lock_;
     mutable std::map<std::vector<int>, std::shared_ptr<Communicator>> groups_;
     Config cfg_{};
+    int device_id_ = -1;
+    mutable void *own_stream_ = nullptr;  // created on first use, destroyed with the communicator
+    const Communicator *stream_owner_ = nullptr;  // mask groups: the parent, whose stream they use
     PolicyState policy_{};
     plm_cuda_aware_source_t cuda_aware_source_ = PLM_CUDA_AWARE_FROM_DEFAULT;
 };

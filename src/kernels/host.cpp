@@ -7,17 +7,12 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/device.hpp"
 #include "kernels/kernels.hpp"
 
 namespace plm::kernels {
 
 namespace {
-
-void require_host(Space s)
-{
-    PLM_REQUIRE(s != Space::device, PLM_ERR_BACKEND_UNAVAILABLE,
-                "device kernels are not in this build (host-only); device arrays arrive with the CUDA build");
-}
 
 template <typename T> const T &val(const void *p) { return *static_cast<const T *>(p); }
 
@@ -459,7 +454,7 @@ template <typename R> PLM_CLONES void cmul(int64_t n, const R *x, const R *y, R 
 
 void fill(const Exec &e, DType dt, int64_t n, const void *value, void *x)
 {
-    require_host(e.space);
+    if (e.space == Space::device) return device::fill(e, dt, n, value, x);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         std::fill_n(static_cast<T *>(x), n, val<T>(value));
@@ -468,13 +463,13 @@ void fill(const Exec &e, DType dt, int64_t n, const void *value, void *x)
 
 void copy(const Exec &e, DType dt, int64_t n, const void *x, void *y)
 {
-    require_host(e.space);
+    if (e.space == Space::device) return device::copy(e, dt, n, x, y);
     if (n > 0 && x != y) std::memmove(y, x, static_cast<size_t>(n) * dtype_size(dt));
 }
 
 void scale(const Exec &e, DType dt, int64_t n, const void *alpha, void *x)
 {
-    require_host(e.space);
+    if (e.space == Space::device) return device::scale(e, dt, n, alpha, x);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         scale_t<T>(n, val<T>(alpha), static_cast<T *>(x));
@@ -518,7 +513,7 @@ template <typename R> void combine_r(int64_t n, int k, const R *const *x, const 
 void combine(const Exec &e, DType dt, int64_t n, int nterms, const void *const *x, const double *w, double scale,
              bool accumulate, void *y)
 {
-    require_host(e.space);
+    if (e.space == Space::device) return device::combine(e, dt, n, nterms, x, w, scale, accumulate, y);
     PLM_REQUIRE(nterms >= 0 && nterms <= kMaxTerms, PLM_ERR_INTERNAL, "a stencil row of %d terms", nterms);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
@@ -536,7 +531,7 @@ void combine(const Exec &e, DType dt, int64_t n, int nterms, const void *const *
 
 void axpby(const Exec &e, DType dt, int64_t n, const void *alpha, const void *x, const void *beta, void *y)
 {
-    require_host(e.space);
+    if (e.space == Space::device) return device::axpby(e, dt, n, alpha, x, beta, y);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         axpby_t<T>(n, val<T>(alpha), static_cast<const T *>(x), val<T>(beta), static_cast<T *>(y));
@@ -545,7 +540,7 @@ void axpby(const Exec &e, DType dt, int64_t n, const void *alpha, const void *x,
 
 void binary(const Exec &e, DType dt, Binary op, int64_t n, const void *x, const void *y, void *z)
 {
-    require_host(e.space);
+    if (e.space == Space::device) return device::binary(e, dt, op, n, x, y, z);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         const T *a = static_cast<const T *>(x);
@@ -568,7 +563,7 @@ void binary(const Exec &e, DType dt, Binary op, int64_t n, const void *x, const 
 
 void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y)
 {
-    require_host(e.space);
+    if (e.space == Space::device) return device::conj(e, dt, n, x, y);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         const T *a = static_cast<const T *>(x);
@@ -583,7 +578,7 @@ void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y)
 
 void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *result)
 {
-    require_host(e.space);
+    if (e.space == Space::device) return device::dot(e, dt, n, x, y, conjugate, result);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         *static_cast<T *>(result) = dot_t<T>(n, static_cast<const T *>(x), static_cast<const T *>(y), conjugate);
@@ -593,7 +588,7 @@ void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool 
 void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t outer, int64_t n, int64_t inner,
                   const void *x, double *out)
 {
-    require_host(e.space);
+    if (e.space == Space::device) return device::norm_partial(e, dt, kind, p, outer, n, inner, x, out);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         norm_partial_t<T>(kind, p, outer, n, inner, static_cast<const T *>(x), out);
@@ -603,7 +598,7 @@ void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t oute
 void copy_slab(const Exec &e, DType dt, int64_t outer, int64_t inner, const void *src, int64_t src_n, int64_t src_start,
                void *dst, int64_t dst_n, int64_t dst_start, int64_t count)
 {
-    require_host(e.space);
+    if (e.space == Space::device) return device::copy_slab(e, dt, outer, inner, src, src_n, src_start, dst, dst_n, dst_start, count);
     if (count <= 0 || inner <= 0) return;
     const size_t es = dtype_size(dt);
     const size_t run = static_cast<size_t>(count * inner) * es;
@@ -639,7 +634,7 @@ void copy_box_dim(int d, int ndim, size_t es, const char *src, const int64_t *ss
 void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t *src_shape, const int64_t *src_start,
               void *dst, const int64_t *dst_shape, const int64_t *dst_start, const int64_t *box)
 {
-    require_host(e.space);
+    if (e.space == Space::device) return device::copy_box(e, dt, ndim, src, src_shape, src_start, dst, dst_shape, dst_start, box);
     for (int d = 0; d < ndim; ++d)
         if (box[d] <= 0) return;
     copy_box_dim(0, ndim, dtype_size(dt), static_cast<const char *>(src), src_shape, src_start,

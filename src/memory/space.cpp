@@ -59,17 +59,25 @@ const char *space_name(Space s)
     return "invalid";
 }
 
-const SpaceOps *space_ops(Space s)
-{
-    // Device and pinned host tables come with the CUDA build (GPU issue).
-    return s == Space::host ? &kHostOps : nullptr;
-}
+#ifdef PLM_HAVE_CUDA
+bool cuda_built() { return true; }
+#else
+bool cuda_built() { return false; }
+const SpaceOps *cuda_space_ops(Space) { return nullptr; }
+int device_count() { return 0; }
+void use_device(int) {}
+void *create_stream(int) { PLM_FAIL(PLM_ERR_BACKEND_UNAVAILABLE, "CUDA streams need a CUDA build"); }
+void destroy_stream(void *) noexcept {}
+#endif
+
+const SpaceOps *space_ops(Space s) { return s == Space::host ? &kHostOps : cuda_space_ops(s); }
 
 const SpaceOps &require_space(Space s)
 {
     const SpaceOps *ops = space_ops(s);
     PLM_REQUIRE(ops && ops->size >= sizeof(SpaceOps), PLM_ERR_BACKEND_UNAVAILABLE,
-                "memory space '%s' is not available in this build (host-only)", space_name(s));
+                "memory space '%s' is not available: %s", space_name(s),
+                cuda_built() ? "no CUDA device is visible to this process" : "this build is host-only");
     return *ops;
 }
 
@@ -119,7 +127,11 @@ void copy_bytes(Space dst_space, void *dst, Space src_space, const void *src, st
     Space s = dst_space == Space::device || src_space == Space::device ? Space::device
               : dst_space != Space::host                               ? dst_space
                                                                        : src_space;
-    require_space(s).copy(dst, src, bytes, stream);
+    const SpaceOps &ops = require_space(s);
+    ops.copy(dst, src, bytes, stream);
+    // A copy touching host memory is done when this returns: the caller may read the
+    // destination or reuse the source at once. Device-to-device copies stay on the stream.
+    if (dst_space != Space::device || src_space != Space::device) ops.synchronize(stream);
 }
 
 }  // namespace plm

@@ -40,8 +40,20 @@ struct SpaceOps {
     void (*synchronize)(Stream stream);
 };
 
-// nullptr when the space is not in this build.
+// nullptr when the space is not in this build, or (CUDA builds) no device is visible.
 const SpaceOps *space_ops(Space s);
+// CUDA builds (memory/cuda_space.cpp): the device and pinned host tables, nullptr without a device.
+const SpaceOps *cuda_space_ops(Space s);
+// Whether this build has CUDA (whatever the machine has).
+bool cuda_built();
+// CUDA devices visible to this process (0 in host-only builds or without a driver).
+int device_count();
+// Makes device (>= 0) the calling thread's current CUDA device; -1 and host-only builds: nothing.
+void use_device(int device);
+// A new non-blocking CUDA stream on device (the caller destroys it); PLM_ERR_CUDA on failure,
+// PLM_ERR_BACKEND_UNAVAILABLE without CUDA.
+void *create_stream(int device);
+void destroy_stream(void *stream) noexcept;
 // The ops of s, or throws PLM_ERR_BACKEND_UNAVAILABLE.
 const SpaceOps &require_space(Space s);
 
@@ -78,7 +90,8 @@ private:
 // on the calling rank, as a real allocation failure would; 0 disarms it.
 void fail_nth_allocation(int64_t n);
 
-// Copy between any two spaces of this build.
+// Copy between any two spaces of this build, ordered on stream. Returns when done if either
+// side is host memory; device-to-device copies are asynchronous on the stream.
 void copy_bytes(Space dst_space, void *dst, Space src_space, const void *src, std::size_t bytes,
                 Stream stream = {});
 

@@ -32,6 +32,36 @@ void Operator::apply_parts(const In &x, const Out &y, bool adjoint) const
     apply(*x.front(), *y.front(), adjoint);
 }
 
+namespace {
+// A host twin of a (device) array; copy_in fills it from the array.
+DistributedArray *host_twin(const DistributedArray &a, std::vector<DistributedArray::Ptr> &keep, bool copy_in)
+{
+    keep.push_back(a.empty_in(Space::host));
+    DistributedArray *t = keep.back().get();
+    if (copy_in)
+        copy_bytes(Space::host, t->data(), a.space(), a.data(),
+                   static_cast<size_t>(a.local_size()) * dtype_size(a.dtype()), a.exec().stream);
+    return t;
+}
+}  // namespace
+
+HostStage::HostStage(const Operator::In &x, const Operator::Out &y)
+{
+    for (const DistributedArray *a : x) in_.push_back(a->space() == Space::host ? a : host_twin(*a, twins_, true));
+    for (DistributedArray *a : y) {
+        out_.push_back(a->space() == Space::host ? a : host_twin(*a, twins_, false));
+        device_out_.push_back(a->space() == Space::host ? nullptr : a);
+    }
+}
+
+void HostStage::finish() const
+{
+    for (size_t i = 0; i < out_.size(); ++i)
+        if (DistributedArray *d = device_out_[i])
+            copy_bytes(d->space(), d->data(), Space::host, out_[i]->data(),
+                       static_cast<size_t>(d->local_size()) * dtype_size(d->dtype()), d->exec().stream);
+}
+
 void Operator::check_parts(const In &x, const Out &y, bool adjoint) const
 {
     const std::vector<ArrayLayout::Ptr> in = adjoint ? range_parts() : domain_parts(),

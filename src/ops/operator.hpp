@@ -66,6 +66,24 @@ protected:
     std::vector<ArrayLayout::Ptr> dparts_, rparts_;  // stacked operators only
 };
 
+// Operators compute on host memory; device arrays reach them through host twins. The
+// constructor copies device inputs to host twins (waiting for the array's stream), in() and
+// out() are what the operator is applied to, and finish() copies the outputs back to their
+// device arrays. Host arrays pass through untouched. Not collective.
+class HostStage {
+public:
+    HostStage() = default;
+    HostStage(const Operator::In &x, const Operator::Out &y);
+    const Operator::In &in() const { return in_; }
+    const Operator::Out &out() const { return out_; }
+    void finish() const;
+
+private:
+    Operator::In in_;
+    Operator::Out out_, device_out_;
+    std::vector<DistributedArray::Ptr> twins_;
+};
+
 // Runs a local step of a distributed apply and makes its outcome collective when it may fail.
 void agree_on(const Operator &op, const comm::Communicator &c, const std::optional<Error> &local);
 

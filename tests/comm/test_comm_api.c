@@ -47,6 +47,15 @@ static int expect_status(plm_status_t got, plm_status_t want, const char *what)
     return 0;
 }
 
+/* What plm_comm_get_backend(device) returns when the policy picked b: success where b is
+ * built and a device is visible (CUDA builds on a GPU machine), else BACKEND_UNAVAILABLE. */
+static plm_status_t device_status(plm_backend_t b)
+{
+    int yes = 0;
+    plm_backend_available(b, &yes);
+    return yes ? PLM_SUCCESS : PLM_ERR_BACKEND_UNAVAILABLE;
+}
+
 static plm_comm_t create_or_null(const plm_comm_config_t *cfg)
 {
     plm_comm_t c = NULL;
@@ -89,17 +98,17 @@ static void test_get_backend_host_and_device(void **state)
     int ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_HOST, &b), PLM_SUCCESS, "get_backend(host)");
     ok = ok && b == PLM_BACKEND_MPI_HOST;
 
-    /* device: the policy still chooses (staged or CUDA-aware here, no NCCL attached), but this
-     * host-only build has none of those backends */
+    /* device: the policy still chooses (staged or CUDA-aware here, no NCCL attached); without
+     * a device (host-only build, or no GPU) the backend is unavailable, with a message */
     b = PLM_BACKEND_AUTO;
     plm_clear_last_error();
-    ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b), PLM_ERR_BACKEND_UNAVAILABLE,
-                       "get_backend(device)") && ok;
+    const plm_status_t st = plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b);
     if (b != PLM_BACKEND_MPI_STAGED && b != PLM_BACKEND_MPI_CUDA_AWARE) {
         fprintf(stderr, "[rank %d] get_backend(device) chose %s\n", rank_(), plm_backend_name(b));
         ok = 0;
     }
-    ok = ok && strlen(plm_last_error()) > 0;
+    ok = expect_status(st, device_status(b), "get_backend(device)") && ok;
+    ok = ok && (st == PLM_SUCCESS || strlen(plm_last_error()) > 0);
 
     /* argument errors */
     ok = expect_status(plm_comm_get_backend(c, (plm_memory_t)42, &b), PLM_ERR_INVALID_ARG, "get_backend(42)") && ok;
@@ -122,7 +131,7 @@ static void test_get_backend_follows_config(void **state)
     plm_comm_t c = create_or_null(&cfg);
     assert_all_ranks_true(c != NULL);
     b = PLM_BACKEND_AUTO;
-    ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b), PLM_ERR_BACKEND_UNAVAILABLE, "aware=1") && ok;
+    ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b), device_status(PLM_BACKEND_MPI_CUDA_AWARE), "aware=1") && ok;
     ok = ok && b == PLM_BACKEND_MPI_CUDA_AWARE;
     b = PLM_BACKEND_AUTO;
     ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_HOST, &b), PLM_SUCCESS, "aware=1 host") && ok;
@@ -133,7 +142,7 @@ static void test_get_backend_follows_config(void **state)
     c = create_or_null(&cfg);
     assert_all_ranks_true(c != NULL);
     b = PLM_BACKEND_AUTO;
-    ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b), PLM_ERR_BACKEND_UNAVAILABLE, "aware=0") && ok;
+    ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b), device_status(PLM_BACKEND_MPI_STAGED), "aware=0") && ok;
     ok = ok && b == PLM_BACKEND_MPI_STAGED;
     plm_comm_destroy(&c);
 
@@ -142,7 +151,7 @@ static void test_get_backend_follows_config(void **state)
     c = create_or_null(&cfg);
     assert_all_ranks_true(c != NULL);
     b = PLM_BACKEND_AUTO;
-    ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b), PLM_ERR_BACKEND_UNAVAILABLE, "forced") && ok;
+    ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b), device_status(PLM_BACKEND_MPI_STAGED), "forced") && ok;
     ok = ok && b == PLM_BACKEND_MPI_STAGED;
     b = PLM_BACKEND_AUTO;
     ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_HOST, &b), PLM_SUCCESS, "forced host") && ok;
@@ -230,17 +239,33 @@ static void test_backend_available(void **state)
     ok = expect_status(plm_backend_available(PLM_BACKEND_MPI_HOST, &yes), PLM_SUCCESS, "available(mpi_host)") && ok;
     ok = ok && yes == 1;
     if (v) ok = ok && (v->backends & PLM_BACKEND_BIT(PLM_BACKEND_MPI_HOST));
+    /* device memory: whatever the machine has, host memory always */
+    int dev = -1, host = -1;
+    ok = expect_status(plm_memory_available(PLM_MEMORY_HOST, &host), PLM_SUCCESS, "memory_available(host)") && ok;
+    ok = expect_status(plm_memory_available(PLM_MEMORY_DEVICE, &dev), PLM_SUCCESS, "memory_available(device)") && ok;
+    ok = ok && host == 1 && (dev == 0 || dev == 1);
+    ok = expect_status(plm_memory_available((plm_memory_t)5, &dev), PLM_ERR_INVALID_ARG, "memory_available(5)") && ok;
+    ok = expect_status(plm_memory_available(PLM_MEMORY_HOST, NULL), PLM_ERR_INVALID_ARG, "memory_available(NULL)") && ok;
+    plm_memory_available(PLM_MEMORY_DEVICE, &dev);
+    /* a device backend is available iff it is compiled in (plm_version) and a device is visible */
     const plm_backend_t gpu[] = {PLM_BACKEND_MPI_CUDA_AWARE, PLM_BACKEND_MPI_STAGED, PLM_BACKEND_NCCL};
     for (int i = 0; i < 3; ++i) {
         yes = -1;
         ok = expect_status(plm_backend_available(gpu[i], &yes), PLM_SUCCESS, plm_backend_name(gpu[i])) && ok;
-        /* host-only build: none of them, and plm_version() agrees */
-        if (yes != 0) {
-            fprintf(stderr, "[rank %d] backend %s reported available in a host-only build\n", rank_(),
-                    plm_backend_name(gpu[i]));
+        const int built = v && (v->backends & PLM_BACKEND_BIT(gpu[i]));
+        if (yes != (built && dev)) {
+            fprintf(stderr, "[rank %d] backend %s: available %d, built %d, device %d\n", rank_(),
+                    plm_backend_name(gpu[i]), yes, built, dev);
             ok = 0;
         }
-        if (v) ok = ok && !(v->backends & PLM_BACKEND_BIT(gpu[i]));
+    }
+    /* the two MPI device paths come together (a CUDA build); NCCL only with them */
+    if (v) {
+        const unsigned b = v->backends;
+        const int aware = !!(b & PLM_BACKEND_BIT(PLM_BACKEND_MPI_CUDA_AWARE)),
+                  staged = !!(b & PLM_BACKEND_BIT(PLM_BACKEND_MPI_STAGED)),
+                  nccl = !!(b & PLM_BACKEND_BIT(PLM_BACKEND_NCCL));
+        ok = ok && aware == staged && (!nccl || staged);
     }
     ok = expect_status(plm_backend_available(PLM_BACKEND_AUTO, &yes), PLM_ERR_INVALID_ARG, "available(AUTO)") && ok;
     ok = expect_status(plm_backend_available((plm_backend_t)99, &yes), PLM_ERR_INVALID_ARG, "available(99)") && ok;
@@ -304,9 +329,6 @@ static void test_bad_configs_all_ranks(void **state)
     cfg = (plm_comm_config_t)PLM_COMM_CONFIG_INITIALIZER;
     cfg.backend = (plm_backend_t)99;
     check_bad_config_everywhere(&cfg, "backend 99");
-    cfg = (plm_comm_config_t)PLM_COMM_CONFIG_INITIALIZER;
-    cfg.backend = PLM_BACKEND_NCCL; /* no nccl_comm */
-    check_bad_config_everywhere(&cfg, "backend NCCL without nccl_comm");
     cfg = (plm_comm_config_t)PLM_COMM_CONFIG_INITIALIZER;
     cfg.device = -5;
     check_bad_config_everywhere(&cfg, "device -5");
@@ -426,7 +448,7 @@ static void test_split(void **state)
     ok = ok && plm_comm_get_cuda_aware(sub, &yes, &src) == PLM_SUCCESS && yes == 1 &&
          src == PLM_CUDA_AWARE_FROM_CONFIG;
     plm_backend_t b = PLM_BACKEND_AUTO;
-    ok = ok && plm_comm_get_backend(sub, PLM_MEMORY_DEVICE, &b) == PLM_ERR_BACKEND_UNAVAILABLE &&
+    ok = ok && plm_comm_get_backend(sub, PLM_MEMORY_DEVICE, &b) == device_status(PLM_BACKEND_MPI_CUDA_AWARE) &&
          b == PLM_BACKEND_MPI_CUDA_AWARE;
     b = PLM_BACKEND_AUTO;
     ok = ok && plm_comm_get_backend(sub, PLM_MEMORY_HOST, &b) == PLM_SUCCESS && b == PLM_BACKEND_MPI_HOST;

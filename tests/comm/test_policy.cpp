@@ -273,8 +273,8 @@ void test_read_config(void **)
     cfg.backend = PLM_BACKEND_MPI_HOST;  // cannot force mpi_host for device memory
     assert_int_equal(read_status(cfg), PLM_ERR_INVALID_ARG);
     cfg = init;
-    cfg.backend = PLM_BACKEND_NCCL;  // NCCL forced without a communicator
-    assert_int_equal(read_status(cfg), PLM_ERR_INVALID_ARG);
+    cfg.backend = PLM_BACKEND_NCCL;  // NCCL forced without a communicator: the library makes one
+    assert_int_equal(read_status(cfg), PLM_SUCCESS);
 }
 
 // Communicator::create reads the environment; its policy must match decide_cuda_aware.
@@ -313,6 +313,33 @@ void test_communicator_policy_state(void **)
     assert_int_equal(v->cuda_aware_source(), want.source);
     assert_int_equal(v->policy().cuda_aware, want.yes);
     assert_true(v->policy().nccl_enabled);
+
+    // NCCL forced with no communicator of the user's: the library is asked to make one, so
+    // the policy counts NCCL as attached. (Where NCCL is usable, creation builds it: that
+    // path needs one GPU per rank and is exercised by tests/gpu.)
+    if (!backend_built(PLM_BACKEND_NCCL)) {
+        plm_comm_config_t n = PLM_COMM_CONFIG_INITIALIZER;
+        n.backend = PLM_BACKEND_NCCL;
+        auto f = Communicator::create(MPI_COMM_WORLD, &n);
+        assert_true(f->policy().nccl_attached);
+        assert_int_equal(f->backend_for(Space::device), PLM_BACKEND_NCCL);
+        assert_int_equal(f->backend_for(Space::host), PLM_BACKEND_MPI_HOST);
+    }
+
+    // The device: -1 without one (host-only build or no GPU), else node-local rank modulo
+    // the device count, the same for splits.
+    const int ndev = device_count();
+    if (ndev == 0) {
+        assert_int_equal(c->device(), -1);
+    } else {
+        MPI_Comm node;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        int local = 0;
+        MPI_Comm_rank(node, &local);
+        MPI_Comm_free(&node);
+        assert_int_equal(c->device(), local % ndev);
+    }
+    assert_int_equal(sub->device(), c->device());
 }
 
 // A bad config on one rank only: Communicator::create agrees, so every rank throws

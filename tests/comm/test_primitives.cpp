@@ -630,6 +630,7 @@ void test_capture(void **)
 
 void test_device_space_unavailable(void **)
 {
+    if (space_ops(Space::device)) skip();  // a GPU is visible: tests/gpu covers the device paths
     Checker ck;
     std::vector<double> a(8, 1.0), b(8, 0.0);
     const std::vector<int64_t> cnt(P(), 1), dsp = [] {

@@ -1,0 +1,496 @@
+// NCCL backend: collectives and point-to-point on device memory through an NCCL communicator,
+// enqueued on the caller's stream. A request is a CUDA event recorded after the operation;
+// polling it also polls NCCL's asynchronous error, so a failed peer is reported rather than
+// waited for forever. Complex data travels as float pairs (sum only). NCCL has no
+// allgatherv: it becomes grouped broadcasts, without padding. Tags are ignored: NCCL matches
+// messages by call order, which the callers keep. Built only with PLM_HAVE_NCCL.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nccl.h>
+
+#include "comm/backend.hpp"
+#include "core/error.hpp"
+#include "memory/cuda.hpp"
+
+namespace plm::comm {
+
+namespace {
+
+constexpr const char *kInitFailed = "NCCL initialisation failed";
+
+void nccl_check(ncclResult_t rc, const char *what, ncclComm_t comm = nullptr)
+{
+    if (rc == ncclSuccess) return;
+    const char *last = ncclGetLastError(comm);
+    const bool more = last && *last;
+    PLM_FAIL(PLM_ERR_NCCL, "%s: %s%s%s", what, ncclGetErrorString(rc), more ? ": " : "", more ? last : "");
+}
+
+// The NCCL communicator, shared by the backend and its requests: a request polled after the
+// backend is gone must not touch a destroyed communicator.
+struct Comm {
+    ncclComm_t nccl = nullptr;
+    bool owned = false;
+    int device = 0;
+
+    Comm() = default;
+    Comm(const Comm &) = delete;
+    Comm &operator=(const Comm &) = delete;
+    ~Comm()
+    {
+        if (!owned || !nccl) return;
+        // Destroy waits for work that, after an error, may never finish: abort instead.
+        ncclResult_t err = ncclSuccess;
+        if (ncclCommGetAsyncError(nccl, &err) != ncclSuccess || (err != ncclSuccess && err != ncclInProgress))
+            ncclCommAbort(nccl);
+        else
+            ncclCommDestroy(nccl);
+    }
+    void check_async() const
+    {
+        ncclResult_t err = ncclSuccess;
+        nccl_check(ncclCommGetAsyncError(nccl, &err), "ncclCommGetAsyncError", nccl);
+        if (err != ncclInProgress) nccl_check(err, "NCCL operation failed", nccl);
+    }
+};
+
+// Completion of the work enqueued on a stream before record().
+class NcclPending final : public Pending {
+public:
+    explicit NcclPending(std::shared_ptr<const Comm> comm) : comm_(std::move(comm))
+    {
+        cuda::check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    }
+    NcclPending(const NcclPending &) = delete;
+    NcclPending &operator=(const NcclPending &) = delete;
+    ~NcclPending() override { cudaEventDestroy(event_); }
+
+    void record(cudaStream_t s) { cuda::check(cudaEventRecord(event_, s), "cudaEventRecord"); }
+
+    bool test() override
+    {
+        if (done_) return true;
+        const cudaError_t rc = cudaEventQuery(event_);
+        if (rc == cudaSuccess) return done_ = true;
+        if (rc != cudaErrorNotReady) cuda::check(rc, "cudaEventQuery");
+        comm_->check_async();
+        return false;
+    }
+    // Polls rather than cudaEventSynchronize, which would never return after a peer failure.
+    void wait() override
+    {
+        while (!test()) std::this_thread::yield();
+    }
+
+private:
+    std::shared_ptr<const Comm> comm_;
+    cudaEvent_t event_ = nullptr;
+    bool done_ = false;
+};
+
+// An NCCL type and how many of its elements make one element of the dtype.
+struct Wire {
+    ncclDataType_t type;
+    std::size_t per;
+    std::size_t elems(int64_t count) const
+    {
+        PLM_REQUIRE(count >= 0, PLM_ERR_INVALID_ARG, "negative element count %lld", static_cast<long long>(count));
+        return static_cast<std::size_t>(count) * per;
+    }
+};
+
+Wire wire(DType dt)
+{
+    switch (dt) {
+    case DType::f32: return {ncclFloat32, 1};
+    case DType::f64: return {ncclFloat64, 1};
+    case DType::c64: return {ncclFloat32, 2};
+    case DType::c128: return {ncclFloat64, 2};
+    case DType::i32: return {ncclInt32, 1};
+    case DType::i64: return {ncclInt64, 1};
+    case DType::u8: return {ncclUint8, 1};
+    }
+    PLM_FAIL(PLM_ERR_NOT_SUPPORTED, "NCCL has no type for dtype %d", enum_value(dt));
+}
+
+ncclRedOp_t nccl_op(DType dt, ReduceOp op)
+{
+    PLM_REQUIRE(!is_complex(dt) || op == ReduceOp::sum, PLM_ERR_NOT_SUPPORTED,
+                "NCCL reduces complex data as float pairs, so only sum is supported; use an MPI backend");
+    switch (op) {
+    case ReduceOp::sum: return ncclSum;
+    case ReduceOp::max: return ncclMax;
+    case ReduceOp::min: return ncclMin;
+    case ReduceOp::prod: return ncclProd;
+    }
+    PLM_FAIL(PLM_ERR_INVALID_ARG, "unknown reduction %d", enum_value(op));
+}
+
+// Empty blocks may come with NULL buffers: never offset those.
+char *at(void *p, int64_t elems, DType dt)
+{
+    return p ? static_cast<char *>(p) + elems * static_cast<int64_t>(dtype_size(dt)) : nullptr;
+}
+const char *at(const void *p, int64_t elems, DType dt) { return at(const_cast<void *>(p), elems, dt); }
+
+// ncclGroupStart/End. A group left by an exception is closed unchecked: NCCL drops a group
+// in which a call failed (arguments are checked before a group opens, so that is rare).
+class Group {
+public:
+    Group() { nccl_check(ncclGroupStart(), "ncclGroupStart"); }
+    Group(const Group &) = delete;
+    Group &operator=(const Group &) = delete;
+    ~Group()
+    {
+        if (open_) ncclGroupEnd();
+    }
+    void end(ncclComm_t comm)
+    {
+        open_ = false;
+        nccl_check(ncclGroupEnd(), "ncclGroupEnd", comm);
+    }
+
+private:
+    bool open_ = true;
+};
+
+class NcclBackend final : public Backend {
+public:
+    NcclBackend(const CommView &v, std::shared_ptr<Comm> comm) : Backend(v), comm_(std::move(comm)) {}
+
+    plm_backend_t kind() const override { return PLM_BACKEND_NCCL; }
+
+    Request iallreduce(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op) override
+    {
+        const Wire w = wire(dt);
+        const ncclRedOp_t o = nccl_op(dt, op);
+        const std::size_t n = w.elems(count);
+        return launch(e, [&](cudaStream_t s) {
+            check(ncclAllReduce(send, recv, n, w.type, o, nccl(), s), "ncclAllReduce");
+        });
+    }
+
+    Request ireduce(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op,
+                    int root) override
+    {
+        const Wire w = wire(dt);
+        const ncclRedOp_t o = nccl_op(dt, op);
+        const std::size_t n = w.elems(count);
+        require_rank(root, "root");
+        // NCCL reads recvbuff on the root only; elsewhere it gets a valid pointer it ignores.
+        void *out = view_.rank == root ? recv : const_cast<void *>(send);
+        return launch(e, [&](cudaStream_t s) {
+            check(ncclReduce(send, out, n, w.type, o, root, nccl(), s), "ncclReduce");
+        });
+    }
+
+    Request ibcast(const Exec &e, void *buf, int64_t count, DType dt, int root) override
+    {
+        const Wire w = wire(dt);
+        const std::size_t n = w.elems(count);
+        require_rank(root, "root");
+        return launch(e, [&](cudaStream_t s) {
+            check(ncclBroadcast(buf, buf, n, w.type, root, nccl(), s), "ncclBroadcast");
+        });
+    }
+
+    Request iallgatherv(const Exec &e, const void *send, void *recv, const int64_t *counts, const int64_t *displs,
+                        DType dt) override
+    {
+        const Wire w = wire(dt);
+        const int me = view_.rank, np = view_.size;
+        bool uniform = true;
+        for (int r = 0; r < np; ++r) {
+            w.elems(counts[r]);
+            uniform = uniform && counts[r] == counts[0] && displs[r] == r * counts[0];
+        }
+        if (uniform)  // NCCL works in place when send already sits at recv + displs[me]
+            return launch(e, [&](cudaStream_t s) {
+                check(ncclAllGather(send, recv, w.elems(counts[0]), w.type, nccl(), s), "ncclAllGather");
+            });
+        return launch(e, [&](cudaStream_t s) {
+            Group g;
+            for (int r = 0; r < np; ++r) {
+                if (counts[r] == 0) continue;
+                char *block = at(recv, displs[r], dt);
+                const void *from = r == me ? send : block;
+                check(ncclBroadcast(from, block, w.elems(counts[r]), w.type, r, nccl(), s), "ncclBroadcast");
+            }
+            g.end(nccl());
+        });
+    }
+
+    Request isend(const Exec &e, const void *buf, int64_t count, DType dt, int dest, int tag) override
+    {
+        Message m{true, const_cast<void *>(buf), count, dest, tag};
+        return iexchange(e, dt, &m, 1);
+    }
+
+    Request irecv(const Exec &e, void *buf, int64_t count, DType dt, int source, int tag) override
+    {
+        Message m{false, buf, count, source, tag};
+        return iexchange(e, dt, &m, 1);
+    }
+
+    // Empty messages and kNoPeer are skipped on both sides alike, so call order still matches.
+    Request iexchange(const Exec &e, DType dt, const Message *msgs, std::size_t n) override
+    {
+        const Wire w = wire(dt);
+        bool any = false;
+        for (std::size_t i = 0; i < n; ++i) {
+            w.elems(msgs[i].count);
+            if (msgs[i].peer != kNoPeer) require_rank(msgs[i].peer, "peer");
+            any = any || (msgs[i].peer != kNoPeer && msgs[i].count > 0);
+        }
+        if (!any) return Request();
+        return launch(e, [&](cudaStream_t s) {
+            Group g;
+            for (std::size_t i = 0; i < n; ++i)
+                if (msgs[i].peer != kNoPeer && msgs[i].count > 0)
+                    p2p(msgs[i].send, msgs[i].buf, w.elems(msgs[i].count), w.type, msgs[i].peer, s);
+            g.end(nccl());
+        });
+    }
+
+    Request ialltoallv(const Exec &e, const void *sbuf, const int64_t *scounts, const int64_t *sdispls, void *rbuf,
+                       const int64_t *rcounts, const int64_t *rdispls, DType dt, int /*tag*/) override
+    {
+        const Wire w = wire(dt);
+        const int me = view_.rank, np = view_.size;
+        for (int r = 0; r < np; ++r) {
+            w.elems(scounts[r]);
+            w.elems(rcounts[r]);
+        }
+        return launch(e, [&](cudaStream_t s) {
+            const int64_t own = std::min(scounts[me], rcounts[me]);
+            char *dst = at(rbuf, rdispls[me], dt);
+            const char *src = at(sbuf, sdispls[me], dt);
+            const std::size_t bytes = static_cast<std::size_t>(own) * dtype_size(dt);  // own >= 0: checked
+            if (bytes && dst != src)
+                cuda::check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s), "cudaMemcpyAsync");
+            Group g;
+            for (int r = 0; r < np; ++r) {
+                if (r == me) continue;
+                if (rcounts[r] > 0) p2p(false, at(rbuf, rdispls[r], dt), w.elems(rcounts[r]), w.type, r, s);
+                if (scounts[r] > 0)
+                    p2p(true, const_cast<char *>(at(sbuf, sdispls[r], dt)), w.elems(scounts[r]), w.type, r, s);
+            }
+            g.end(nccl());
+        });
+    }
+
+    // A communicator of its own, from a new unique id over sub, on this backend's device.
+    std::unique_ptr<Backend> split(const CommView &sub) const override;
+
+private:
+    ncclComm_t nccl() const { return comm_->nccl; }
+    void check(ncclResult_t rc, const char *what) const { nccl_check(rc, what, nccl()); }
+
+    void require_rank(int r, const char *what) const
+    {
+        PLM_REQUIRE(r >= 0 && r < view_.size, PLM_ERR_INVALID_ARG, "%s %d is not a rank of this %d-rank communicator",
+                    what, r, view_.size);
+    }
+
+    void p2p(bool send, void *buf, std::size_t n, ncclDataType_t t, int peer, cudaStream_t s) const
+    {
+        if (send)
+            check(ncclSend(buf, n, t, peer, nccl(), s), "ncclSend");
+        else
+            check(ncclRecv(buf, n, t, peer, nccl(), s), "ncclRecv");
+    }
+
+    // Runs enqueue(stream) on the communicator's device and e's stream; the request completes
+    // when the stream has passed the enqueued work.
+    template <typename F> Request launch(const Exec &e, F &&enqueue) const
+    {
+        PLM_REQUIRE(e.device < 0 || e.device == comm_->device, PLM_ERR_INVALID_ARG,
+                    "the NCCL communicator is on CUDA device %d, the data on device %d", comm_->device, e.device);
+        Exec here = e;
+        here.device = comm_->device;
+        cuda::activate(here);
+        auto p = std::make_unique<NcclPending>(comm_);  // first: nothing enqueued goes untracked
+        const cudaStream_t s = cuda::stream_of(e);
+        enqueue(s);
+        p->record(s);
+        return Request(std::move(p));
+    }
+
+    std::shared_ptr<Comm> comm_;
+};
+
+// ---- Creation: every step ends in an agreement, so all ranks fail alike. ----
+
+// Runs f; returns its error message, or "" when it succeeded.
+template <typename F> std::string attempt(F &&f)
+{
+    try {
+        f();
+        return {};
+    } catch (const std::exception &x) {
+        return *x.what() ? x.what() : "unknown error";
+    } catch (...) {
+        return "unknown error";
+    }
+}
+
+bool all_ok(MPI_Comm c, bool ok)
+{
+    int in = ok ? 1 : 0, out = 0;
+    mpi_check(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, c), "MPI_Allreduce");
+    return out != 0;
+}
+
+// Throws on every rank once some rank failed: its own message where it failed.
+void fail_together(bool all, const std::string &err, plm_status_t status, const char *what)
+{
+    if (!err.empty()) PLM_FAIL(status, "%s: %s", what, err.c_str());
+    if (!all) PLM_FAIL(status, "%s on another rank", what);
+}
+
+// Where a rank runs. The host is compared by a hash of its whole name; a prefix is kept for
+// messages.
+struct Where {
+    int ok;
+    unsigned char uuid[16];
+    char bus[32];
+    char host[64];
+    uint64_t host_hash;
+};
+
+uint64_t fnv1a(const char *s, int n)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (int i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(s[i])) * 1099511628211ull;
+    return h;
+}
+
+Where locate(int device)
+{
+    PLM_REQUIRE(device >= 0, PLM_ERR_INVALID_ARG, "NCCL needs a CUDA device ordinal, got %d", device);
+    cuda::check(cudaSetDevice(device), "cudaSetDevice");
+    Where w{};
+    cudaDeviceProp prop{};
+    cuda::check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    std::memcpy(w.uuid, prop.uuid.bytes, sizeof w.uuid);
+    cuda::check(cudaDeviceGetPCIBusId(w.bus, sizeof w.bus, device), "cudaDeviceGetPCIBusId");
+    char name[MPI_MAX_PROCESSOR_NAME] = {};
+    int len = 0;
+    mpi_check(MPI_Get_processor_name(name, &len), "MPI_Get_processor_name");
+    w.host_hash = fnv1a(name, len);
+    std::memcpy(w.host, name, std::min<std::size_t>(static_cast<std::size_t>(len), sizeof w.host - 1));
+    w.ok = 1;
+    return w;
+}
+
+// Two ranks on one GPU make NCCL hang or fail obscurely. Every rank holds the same table and
+// reports the same pair: the lowest ranks of the lowest-ranked shared GPU.
+void require_own_gpus(const std::vector<Where> &all)
+{
+    auto same = [&](int a, int b) {
+        return all[a].host_hash == all[b].host_hash && !std::memcmp(all[a].uuid, all[b].uuid, sizeof all[a].uuid);
+    };
+    std::vector<int> idx(all.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    std::sort(idx.begin(), idx.end(), [&](int a, int b) {
+        if (all[a].host_hash != all[b].host_hash) return all[a].host_hash < all[b].host_hash;
+        const int c = std::memcmp(all[a].uuid, all[b].uuid, sizeof all[a].uuid);
+        return c != 0 ? c < 0 : a < b;
+    });
+    int first = -1, second = -1;
+    for (std::size_t k = 1; k < idx.size(); ++k) {
+        if (!same(idx[k - 1], idx[k]) || (first >= 0 && idx[k - 1] > first)) continue;
+        first = idx[k - 1];
+        second = idx[k];
+    }
+    if (first >= 0)
+        PLM_FAIL(PLM_ERR_NCCL,
+                 "ranks %d and %d share GPU %s on host %s: NCCL needs one GPU per rank; use the MPI backends "
+                 "(PYLOPS_MPI_NCCL=0) or one rank per GPU",
+                 first, second, all[first].bus, all[first].host);
+}
+
+void check_placement(const CommView &v, int device)
+{
+    Where me{};
+    const std::string err = attempt([&] { me = locate(device); });
+    me.ok = err.empty() ? 1 : 0;
+    std::vector<Where> all(static_cast<std::size_t>(v.size));
+    const int bytes = static_cast<int>(sizeof(Where));
+    mpi_check(MPI_Allgather(&me, bytes, MPI_BYTE, all.data(), bytes, MPI_BYTE, v.mpi), "MPI_Allgather");
+    fail_together(std::all_of(all.begin(), all.end(), [](const Where &w) { return w.ok != 0; }), err, PLM_ERR_NCCL,
+                  kInitFailed);
+    require_own_gpus(all);
+}
+
+ncclUniqueId share_id(const CommView &v)
+{
+    struct {
+        int ok;
+        ncclUniqueId id;
+    } msg{};
+    std::string err;
+    if (v.rank == 0) err = attempt([&] { nccl_check(ncclGetUniqueId(&msg.id), "ncclGetUniqueId"); });
+    msg.ok = err.empty() ? 1 : 0;
+    mpi_check(MPI_Bcast(&msg, static_cast<int>(sizeof msg), MPI_BYTE, 0, v.mpi), "MPI_Bcast");
+    fail_together(msg.ok != 0, err, PLM_ERR_NCCL, kInitFailed);
+    return msg.id;
+}
+
+std::shared_ptr<Comm> create(const CommView &v, int device)
+{
+    check_placement(v, device);  // also makes device current, as ncclCommInitRank needs
+    const ncclUniqueId id = share_id(v);
+    std::shared_ptr<Comm> c;
+    const std::string err = attempt([&] {
+        c = std::make_shared<Comm>();
+        c->owned = true;
+        c->device = device;
+        nccl_check(ncclCommInitRank(&c->nccl, v.size, id, v.rank), "ncclCommInitRank");
+    });
+    const bool ok = all_ok(v.mpi, err.empty());
+    if (!ok && c && c->nccl) {  // a failed init may still hand back a half-made communicator
+        ncclCommAbort(c->nccl);
+        c->nccl = nullptr;
+    }
+    fail_together(ok, err, PLM_ERR_NCCL, kInitFailed);
+    return c;
+}
+
+std::shared_ptr<Comm> adopt(const CommView &v, ncclComm_t nccl)
+{
+    std::shared_ptr<Comm> c;
+    const std::string err = attempt([&] {
+        c = std::make_shared<Comm>();
+        c->nccl = nccl;
+        int n = 0, r = 0;
+        nccl_check(ncclCommCount(nccl, &n), "ncclCommCount", nccl);
+        nccl_check(ncclCommUserRank(nccl, &r), "ncclCommUserRank", nccl);
+        nccl_check(ncclCommCuDevice(nccl, &c->device), "ncclCommCuDevice", nccl);
+        PLM_REQUIRE(n == v.size && r == v.rank, PLM_ERR_INVALID_ARG,
+                    "it is rank %d of %d, the MPI communicator rank %d of %d", r, n, v.rank, v.size);
+    });
+    fail_together(all_ok(v.mpi, err.empty()), err, PLM_ERR_INVALID_ARG,
+                  "the NCCL communicator does not match the MPI communicator");
+    return c;
+}
+
+std::unique_ptr<Backend> NcclBackend::split(const CommView &sub) const
+{
+    return std::make_unique<NcclBackend>(sub, create(sub, comm_->device));
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_nccl(const CommView &v, void *nccl_comm, int device)
+{
+    std::shared_ptr<Comm> c = nccl_comm ? adopt(v, static_cast<ncclComm_t>(nccl_comm)) : create(v, device);
+    return std::make_unique<NcclBackend>(v, std::move(c));
+}
+
+}  // namespace plm::comm

@@ -1,0 +1,725 @@
+// CUDA kernels behind kernels.hpp for device memory (see device.hpp for what lives where).
+// Arithmetic goes through the __*_rn intrinsics, which nvcc never contracts into FMAs, so
+// elementwise results match host.cpp (built with -ffp-contract=off) bit for bit and complex
+// products are the plain (re, im) formulas. Reductions accumulate in double in a fixed order
+// (per-thread strided chains, then fixed trees), so results repeat run to run.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "kernels/device.hpp"
+#include "memory/cuda.hpp"
+
+namespace plm::kernels::device {
+
+namespace {
+
+constexpr int kThreads = 256;        // threads per block, every kernel
+constexpr int64_t kMaxGrid = 8192;   // elementwise kernels: grid-stride past this many blocks
+constexpr int64_t kMaxBlocks = 1024; // reductions: partial sums per reduction, about one wave
+
+// Interleaved (re, im), the layout of std::complex. Only the parts' alignment is assumed.
+template <typename R> struct Cx {
+    R re, im;
+};
+
+template <typename T> struct Parts {
+    using real = T;
+    static constexpr bool complex = false;
+};
+template <typename R> struct Parts<Cx<R>> {
+    using real = R;
+    static constexpr bool complex = true;
+};
+
+// The device type of each floating dtype.
+template <typename F> void dispatch(DType dt, F &&f)
+{
+    switch (dt) {
+    case DType::f32: return f(float{});
+    case DType::f64: return f(double{});
+    case DType::c64: return f(Cx<float>{});
+    case DType::c128: return f(Cx<double>{});
+    default: break;
+    }
+    PLM_FAIL(PLM_ERR_INTERNAL, "dtype %s is not a floating dtype", dtype_name(dt));
+}
+
+template <typename T> T load(const void *p)
+{
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// Host-side tests on scalars, as host.cpp's a == T{} and a == T(1).
+bool is_zero(float v) { return v == 0.0f; }
+bool is_zero(double v) { return v == 0.0; }
+template <typename R> bool is_zero(Cx<R> v) { return v.re == R(0) && v.im == R(0); }
+bool is_one(float v) { return v == 1.0f; }
+bool is_one(double v) { return v == 1.0; }
+template <typename R> bool is_one(Cx<R> v) { return v.re == R(1) && v.im == R(0); }
+template <typename T> bool zero_bytes(const T &v)
+{
+    const T z{};
+    return std::memcmp(&v, &z, sizeof v) == 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// Uncontracted arithmetic.
+// ---------------------------------------------------------------------------------------
+
+__device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
+
+template <typename R> __device__ __forceinline__ Cx<R> add(Cx<R> a, Cx<R> b) { return {add(a.re, b.re), add(a.im, b.im)}; }
+template <typename R> __device__ __forceinline__ Cx<R> sub(Cx<R> a, Cx<R> b) { return {sub(a.re, b.re), sub(a.im, b.im)}; }
+template <typename R> __device__ __forceinline__ Cx<R> mul(Cx<R> a, Cx<R> b)
+{
+    return {sub(mul(a.re, b.re), mul(a.im, b.im)), add(mul(a.re, b.im), mul(a.im, b.re))};
+}
+
+// ---------------------------------------------------------------------------------------
+// Elementwise kernels: one functor call per index, 64-bit grid-stride loop.
+// ---------------------------------------------------------------------------------------
+
+template <typename F> __global__ void map_kernel(int64_t n, F f)
+{
+    const int64_t stride = int64_t(gridDim.x) * kThreads;
+    for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) f(i);
+}
+
+template <typename F> void launch_map(const Exec &e, int64_t n, const F &f, const char *what)
+{
+    if (n <= 0) return;
+    const int64_t blocks = std::min((n + kThreads - 1) / kThreads, kMaxGrid);
+    map_kernel<<<unsigned(blocks), kThreads, 0, cuda::stream_of(e)>>>(n, f);
+    cuda::check(cudaGetLastError(), what);
+}
+
+template <typename T> struct Fill {
+    T *x;
+    T v;
+    __device__ void operator()(int64_t i) const { x[i] = v; }
+};
+
+// y = a x (x may be y).
+template <typename T> struct Scal {
+    const T *x;
+    T *y;
+    T a;
+    __device__ void operator()(int64_t i) const { y[i] = mul(a, x[i]); }
+};
+
+template <typename T> struct Axpby {
+    const T *x;
+    T *y;
+    T a, b;
+    __device__ void operator()(int64_t i) const { y[i] = add(mul(a, x[i]), mul(b, y[i])); }
+};
+
+template <typename T, Binary Op> struct Bin {
+    const T *x, *y;
+    T *z;
+    __device__ void operator()(int64_t i) const
+    {
+        if constexpr (Op == Binary::add) z[i] = add(x[i], y[i]);
+        else if constexpr (Op == Binary::sub) z[i] = sub(x[i], y[i]);
+        else z[i] = mul(x[i], y[i]);
+    }
+};
+
+template <typename R> struct Conj {
+    const Cx<R> *x;
+    Cx<R> *y;
+    __device__ void operator()(int64_t i) const
+    {
+        const Cx<R> v = x[i];
+        y[i] = {v.re, -v.im};
+    }
+};
+
+// y[j] = scale * sum_t w[t] x[t][j] (or y[j] += ...) on reals, the sum formed first.
+template <typename R, int K> struct Combine {
+    const R *x[K];
+    R w[K];
+    R scale;
+    R *y;
+    bool accumulate;
+    __device__ void operator()(int64_t j) const
+    {
+        R s = mul(w[0], x[0][j]);
+#pragma unroll
+        for (int t = 1; t < K; ++t) s = add(s, mul(w[t], x[t][j]));
+        s = mul(scale, s);
+        y[j] = accumulate ? add(y[j], s) : s;
+    }
+};
+
+// Zeros of any floating dtype are all-zero bytes.
+void zero(const Exec &e, DType dt, int64_t n, void *x)
+{
+    if (n <= 0) return;
+    cuda::check(cudaMemsetAsync(x, 0, size_t(n) * dtype_size(dt), cuda::stream_of(e)), "cudaMemsetAsync");
+}
+
+// ---------------------------------------------------------------------------------------
+// Stream-ordered scratch memory, released on the stream when the scope ends (also when a
+// later call throws).
+// ---------------------------------------------------------------------------------------
+
+class Scratch {
+public:
+    Scratch(size_t bytes, cudaStream_t s) : s_(s)
+    {
+        const cudaError_t rc = cudaMallocAsync(&p_, bytes, s);
+        if (rc == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();
+            PLM_FAIL(PLM_ERR_OUT_OF_MEMORY, "cudaMallocAsync of %zu bytes of device scratch failed", bytes);
+        }
+        cuda::check(rc, "cudaMallocAsync");
+    }
+    Scratch(const Scratch &) = delete;
+    Scratch &operator=(const Scratch &) = delete;
+    ~Scratch() { (void)cudaFreeAsync(p_, s_); }
+    template <typename A> A *as() const { return static_cast<A *>(p_); }
+
+private:
+    void *p_ = nullptr;
+    cudaStream_t s_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Reductions. A is the accumulator (double, or Sums4 for complex dot), Op folds two of them.
+// ---------------------------------------------------------------------------------------
+
+// The four cross sums of a complex dot, as host.cpp keeps them: re re, im im, re im, im re.
+struct Sums4 {
+    double rr, ii, ri, ir;
+};
+
+struct Add {
+    __device__ double operator()(double a, double b) const { return __dadd_rn(a, b); }
+    __device__ Sums4 operator()(Sums4 a, Sums4 b) const
+    {
+        return {__dadd_rn(a.rr, b.rr), __dadd_rn(a.ii, b.ii), __dadd_rn(a.ri, b.ri), __dadd_rn(a.ir, b.ir)};
+    }
+};
+
+// max and min that keep NaN from either side.
+struct Max {
+    __device__ double operator()(double a, double v) const { return v > a || v != v ? v : a; }
+};
+struct Min {
+    __device__ double operator()(double a, double v) const { return v < a || v != v ? v : a; }
+};
+
+// Folds get(k) for k = first, first + stride, ... < n in four independent chains (more
+// loads in flight), combined in a fixed order.
+template <typename A, typename Op, typename Get>
+__device__ __forceinline__ A thread_fold(int64_t first, int64_t stride, int64_t n, A init, Op op, const Get &get)
+{
+    A a0 = init, a1 = init, a2 = init, a3 = init;
+    int64_t k = first;
+    for (; k + 3 * stride < n; k += 4 * stride) {
+        a0 = op(a0, get(k));
+        a1 = op(a1, get(k + stride));
+        a2 = op(a2, get(k + 2 * stride));
+        a3 = op(a3, get(k + 3 * stride));
+    }
+    for (; k < n; k += stride) a0 = op(a0, get(k));
+    return op(op(a0, a1), op(a2, a3));
+}
+
+// Fixed-shape tree over the block's kThreads values; every thread gets the result.
+template <typename A, typename Op> __device__ A block_fold(A v, Op op)
+{
+    __shared__ A s[kThreads];
+    const int t = threadIdx.x;
+    s[t] = v;
+    __syncthreads();
+    for (int w = kThreads / 2; w > 0; w /= 2) {
+        if (t < w) s[t] = op(s[t], s[t + w]);
+        __syncthreads();
+    }
+    return s[0];
+}
+
+// Row blockIdx.y, split over gridDim.x blocks: part[row * gridDim.x + blockIdx.x].
+template <typename A, typename Op, typename Rows>
+__global__ void partials_kernel(int64_t n, A init, Op op, Rows rows, A *part)
+{
+    const auto row = rows.row(blockIdx.y);
+    A acc = thread_fold(int64_t(blockIdx.x) * kThreads + threadIdx.x, int64_t(gridDim.x) * kThreads, n, init, op, row);
+    acc = block_fold(acc, op);
+    if (threadIdx.x == 0) part[int64_t(blockIdx.y) * gridDim.x + blockIdx.x] = acc;
+}
+
+// Block r folds the `blocks` partials of row r into out[r].
+template <typename A, typename Op> __global__ void fold_kernel(int64_t blocks, A init, Op op, const A *part, A *out)
+{
+    const A *p = part + int64_t(blockIdx.x) * blocks;
+    A acc = thread_fold(int64_t(threadIdx.x), int64_t(kThreads), blocks, init, op, [p](int64_t k) { return p[k]; });
+    acc = block_fold(acc, op);
+    if (threadIdx.x == 0) out[blockIdx.x] = acc;
+}
+
+// One thread per row, summing in index order as host.cpp's strided case does.
+template <typename Op, typename Rows>
+__global__ void rows_kernel(int64_t nrows, int64_t n, double init, Op op, Rows rows, double *out)
+{
+    const int64_t stride = int64_t(gridDim.x) * kThreads;
+    for (int64_t r = int64_t(blockIdx.x) * kThreads + threadIdx.x; r < nrows; r += stride) {
+        const auto row = rows.row(r);
+        double acc = init;
+        for (int64_t k = 0; k < n; ++k) acc = op(acc, row(k));
+        out[r] = acc;
+    }
+}
+
+// Partial-sum blocks per row: enough for a few terms per thread, about kMaxBlocks in all.
+int64_t blocks_per_row(int64_t n, int64_t nrows)
+{
+    return std::max<int64_t>(1, std::min((n + 4 * kThreads - 1) / (4 * kThreads), kMaxBlocks / nrows));
+}
+
+// Reduces nrows (<= 65535) rows of n terms each into out[nrows] (device): partials, then a fold.
+template <typename A, typename Op, typename Rows>
+void reduce_rows_split(const Exec &e, int64_t nrows, int64_t n, A init, Op op, const Rows &rows, A *part, A *out)
+{
+    const cudaStream_t s = cuda::stream_of(e);
+    const int64_t bx = blocks_per_row(n, nrows);
+    partials_kernel<<<dim3(unsigned(bx), unsigned(nrows)), kThreads, 0, s>>>(n, init, op, rows, part);
+    cuda::check(cudaGetLastError(), "partial sums kernel");
+    fold_kernel<<<unsigned(nrows), kThreads, 0, s>>>(bx, init, op, part, out);
+    cuda::check(cudaGetLastError(), "fold kernel");
+}
+
+// ----- dot -----
+
+template <typename T> struct DotReal {
+    const T *x, *y;
+    __device__ const DotReal &row(int64_t) const { return *this; }
+    __device__ double operator()(int64_t k) const { return __dmul_rn(double(x[k]), double(y[k])); }
+};
+
+template <typename R> struct DotCx {
+    const Cx<R> *x, *y;
+    __device__ const DotCx &row(int64_t) const { return *this; }
+    __device__ Sums4 operator()(int64_t k) const
+    {
+        const Cx<R> a = x[k], b = y[k];
+        const double xr = a.re, xi = a.im, yr = b.re, yi = b.im;
+        return {__dmul_rn(xr, yr), __dmul_rn(xi, yi), __dmul_rn(xr, yi), __dmul_rn(xi, yr)};
+    }
+};
+
+// The sum of rows' single row in double (or Sums4), back on the host.
+template <typename A, typename Rows> A device_sum(const Exec &e, int64_t n, const Rows &rows)
+{
+    const cudaStream_t s = cuda::stream_of(e);
+    const int64_t bx = blocks_per_row(n, 1);
+    Scratch scratch(size_t(bx + 1) * sizeof(A), s);
+    A *part = scratch.as<A>();
+    reduce_rows_split(e, 1, n, A{}, Add{}, rows, part, part + bx);
+    A total;
+    cuda::check(cudaMemcpyAsync(&total, part + bx, sizeof total, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
+    cuda::check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    return total;
+}
+
+template <typename T> T dot_t(const Exec &e, int64_t n, const T *x, const T *y, bool conjugate)
+{
+    if (n <= 0) return T{};
+    if constexpr (!Parts<T>::complex) {
+        return T(device_sum<double>(e, n, DotReal<T>{x, y}));
+    } else {
+        using R = typename Parts<T>::real;
+        const Sums4 t = device_sum<Sums4>(e, n, DotCx<R>{x, y});
+        if (conjugate) return {R(t.rr + t.ii), R(t.ri - t.ir)};
+        return {R(t.rr - t.ii), R(t.ri + t.ir)};
+    }
+}
+
+// ----- norm_partial -----
+
+__device__ __forceinline__ double absd(float v) { return fabs(double(v)); }
+__device__ __forceinline__ double absd(double v) { return fabs(v); }
+// hypot: no overflow on the way, and |inf + nan i| = inf as host.cpp's std::hypot.
+template <typename R> __device__ __forceinline__ double absd(Cx<R> v) { return hypot(double(v.re), double(v.im)); }
+
+__device__ __forceinline__ double abs2(float v) { return __dmul_rn(double(v), double(v)); }
+__device__ __forceinline__ double abs2(double v) { return __dmul_rn(v, v); }
+// re^2 + im^2 as NumPy's p = 2 (not |z|^2 through hypot).
+template <typename R> __device__ __forceinline__ double abs2(Cx<R> v)
+{
+    const double re = v.re, im = v.im;
+    return __dadd_rn(__dmul_rn(re, re), __dmul_rn(im, im));
+}
+
+// NaN counts as non-zero.
+__device__ __forceinline__ bool nonzero(float v) { return v != 0.0f; }
+__device__ __forceinline__ bool nonzero(double v) { return v != 0.0; }
+template <typename R> __device__ __forceinline__ bool nonzero(Cx<R> v) { return v.re != R(0) || v.im != R(0); }
+
+struct Sq {
+    template <typename T> __device__ double operator()(T v) const { return abs2(v); }
+};
+struct Abs {
+    template <typename T> __device__ double operator()(T v) const { return absd(v); }
+};
+struct Pow {
+    double p;
+    template <typename T> __device__ double operator()(T v) const { return pow(absd(v), p); }
+};
+struct Nz {
+    template <typename T> __device__ double operator()(T v) const { return nonzero(v) ? 1.0 : 0.0; }
+};
+
+// x viewed as [outer, n, inner]: row r = o * inner + i holds x[(o * n + k) * inner + i], k < n.
+template <typename T, typename F> struct NormRows {
+    const T *x;
+    int64_t n, inner;
+    F f;
+    struct Row {
+        const T *p;
+        int64_t inner;
+        F f;
+        __device__ double operator()(int64_t k) const { return f(p[k * inner]); }
+    };
+    __device__ Row row(int64_t r) const
+    {
+        const int64_t o = r / inner, i = r - o * inner;
+        return {x + o * n * inner + i, inner, f};
+    }
+};
+
+template <typename T, typename F, typename Op>
+void norm_rows(const Exec &e, int64_t outer, int64_t n, int64_t inner, const T *x, double init, F f, Op op, double *out)
+{
+    const int64_t nrows = outer * inner;
+    if (n <= 0) {
+        std::fill(out, out + nrows, init);
+        return;
+    }
+    const cudaStream_t s = cuda::stream_of(e);
+    const NormRows<T, F> rows{x, n, inner, f};
+    // Split rows across blocks when they are long and few (a whole-array norm above all);
+    // otherwise one thread per row (coalesced across threads when inner > 1).
+    const bool split = nrows <= 65535 && n >= kThreads && (inner == 1 || nrows < 8192);
+    const int64_t bx = split ? blocks_per_row(n, nrows) : 0;
+    Scratch scratch(size_t(nrows * (bx + 1)) * sizeof(double), s);
+    double *part = scratch.as<double>(), *res = part + nrows * bx;
+    if (split) {
+        reduce_rows_split(e, nrows, n, init, op, rows, part, res);
+    } else {
+        const int64_t blocks = std::min((nrows + kThreads - 1) / kThreads, kMaxGrid);
+        rows_kernel<<<unsigned(blocks), kThreads, 0, s>>>(nrows, n, init, op, rows, res);
+        cuda::check(cudaGetLastError(), "norm rows kernel");
+    }
+    cuda::check(cudaMemcpyAsync(out, res, size_t(nrows) * sizeof(double), cudaMemcpyDeviceToHost, s),
+                "cudaMemcpyAsync");
+    cuda::check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+}
+
+template <typename T>
+void norm_t(const Exec &e, NormKind kind, double p, int64_t outer, int64_t n, int64_t inner, const T *x, double *out)
+{
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    switch (kind) {
+    case NormKind::pow_sum:
+        if (p == 2.0) return norm_rows(e, outer, n, inner, x, 0.0, Sq{}, Add{}, out);
+        if (p == 1.0) return norm_rows(e, outer, n, inner, x, 0.0, Abs{}, Add{}, out);
+        return norm_rows(e, outer, n, inner, x, 0.0, Pow{p}, Add{}, out);
+    case NormKind::max_abs: return norm_rows(e, outer, n, inner, x, 0.0, Abs{}, Max{}, out);
+    case NormKind::min_abs: return norm_rows(e, outer, n, inner, x, inf, Abs{}, Min{}, out);
+    case NormKind::count_nonzero: return norm_rows(e, outer, n, inner, x, 0.0, Nz{}, Add{}, out);
+    }
+    PLM_FAIL(PLM_ERR_INTERNAL, "unknown norm kind %d", enum_value(kind));
+}
+
+// ---------------------------------------------------------------------------------------
+// Box copies: dims of box 1 (but the innermost) are dropped and dims contiguous in both
+// arrays merged, so most boxes become one memcpy or one 2-D memcpy; the rest use a kernel.
+// ---------------------------------------------------------------------------------------
+
+struct Box {
+    int nd = 0;
+    int64_t len[PLM_MAX_NDIM] = {}, sstride[PLM_MAX_NDIM] = {}, dstride[PLM_MAX_NDIM] = {};  // in elements
+};
+
+template <int Size> struct Word;
+template <> struct Word<1> { using type = uint8_t; };
+template <> struct Word<2> { using type = uint16_t; };
+template <> struct Word<4> { using type = uint32_t; };
+template <> struct Word<8> { using type = uint64_t; };
+struct Pair64 {
+    uint64_t a, b;
+};
+template <> struct Word<16> { using type = Pair64; };
+
+template <typename W> __global__ void box_kernel(int64_t total, Box b, const W *src, W *dst)
+{
+    const int64_t stride = int64_t(gridDim.x) * kThreads;
+    for (int64_t idx = int64_t(blockIdx.x) * kThreads + threadIdx.x; idx < total; idx += stride) {
+        int64_t rest = idx, so = 0, dof = 0;
+        for (int d = b.nd - 1; d >= 0; --d) {
+            const int64_t q = rest / b.len[d], c = rest - q * b.len[d];
+            so += c * b.sstride[d];
+            dof += c * b.dstride[d];
+            rest = q;
+        }
+        dst[dof] = src[so];
+    }
+}
+
+template <int Size> void launch_box(const Exec &e, const Box &b, const void *src, void *dst)
+{
+    using W = typename Word<Size>::type;
+    int64_t total = 1;
+    for (int d = 0; d < b.nd; ++d) total *= b.len[d];
+    const int64_t blocks = std::min((total + kThreads - 1) / kThreads, kMaxGrid);
+    box_kernel<<<unsigned(blocks), kThreads, 0, cuda::stream_of(e)>>>(total, b, static_cast<const W *>(src),
+                                                                        static_cast<W *>(dst));
+    cuda::check(cudaGetLastError(), "box copy kernel");
+}
+
+size_t max_pitch()
+{
+    int dev = 0, v = 0;
+    cuda::check(cudaGetDevice(&dev), "cudaGetDevice");
+    cuda::check(cudaDeviceGetAttribute(&v, cudaDevAttrMaxPitch, dev), "cudaDeviceGetAttribute");
+    return size_t(v);
+}
+
+void copy_strided(const Exec &e, size_t es, const Box &b, const char *src, char *dst)
+{
+    const cudaStream_t s = cuda::stream_of(e);
+    const int nd = b.nd;
+    const bool unit = nd == 0 || (b.sstride[nd - 1] == 1 && b.dstride[nd - 1] == 1);
+    if (unit && nd <= 1) {
+        const size_t bytes = (nd ? size_t(b.len[0]) : 1) * es;
+        cuda::check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
+        return;
+    }
+    if (unit && nd == 2) {
+        const size_t spitch = size_t(b.sstride[0]) * es, dpitch = size_t(b.dstride[0]) * es;
+        if (std::max(spitch, dpitch) <= max_pitch()) {
+            cuda::check(cudaMemcpy2DAsync(dst, dpitch, src, spitch, size_t(b.len[1]) * es, size_t(b.len[0]),
+                                          cudaMemcpyDeviceToDevice, s),
+                        "cudaMemcpy2DAsync");
+            return;
+        }
+    }
+    switch (es) {
+    case 1: return launch_box<1>(e, b, src, dst);
+    case 2: return launch_box<2>(e, b, src, dst);
+    case 4: return launch_box<4>(e, b, src, dst);
+    case 8: return launch_box<8>(e, b, src, dst);
+    case 16: return launch_box<16>(e, b, src, dst);
+    default: break;
+    }
+    PLM_FAIL(PLM_ERR_INTERNAL, "box copy of %zu-byte elements", es);
+}
+
+}  // namespace
+
+void fill(const Exec &e, DType dt, int64_t n, const void *value, void *x)
+{
+    cuda::activate(e);
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        const T v = load<T>(value);
+        if (zero_bytes(v)) return zero(e, dt, n, x);  // +0 only: -0.0 needs the kernel
+        launch_map(e, n, Fill<T>{static_cast<T *>(x), v}, "fill kernel");
+    });
+}
+
+void copy(const Exec &e, DType dt, int64_t n, const void *x, void *y)
+{
+    cuda::activate(e);
+    if (n <= 0 || x == y) return;
+    const size_t bytes = size_t(n) * dtype_size(dt);
+    const cudaStream_t s = cuda::stream_of(e);
+    const char *a = static_cast<const char *>(x);
+    char *b = static_cast<char *>(y);
+    const uintptr_t ia = reinterpret_cast<uintptr_t>(a), ib = reinterpret_cast<uintptr_t>(b);
+    if (ia < ib + bytes && ib < ia + bytes) {  // overlap: memmove semantics through a bounce buffer
+        Scratch tmp(bytes, s);
+        cuda::check(cudaMemcpyAsync(tmp.as<char>(), a, bytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
+        cuda::check(cudaMemcpyAsync(b, tmp.as<char>(), bytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
+        return;
+    }
+    cuda::check(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
+}
+
+void scale(const Exec &e, DType dt, int64_t n, const void *alpha, void *x)
+{
+    cuda::activate(e);
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        const T a = load<T>(alpha);
+        if (is_zero(a)) return zero(e, dt, n, x);  // zeros over NaN and Inf too
+        if (is_one(a)) return;
+        T *p = static_cast<T *>(x);
+        launch_map(e, n, Scal<T>{p, p, a}, "scale kernel");
+    });
+}
+
+void axpby(const Exec &e, DType dt, int64_t n, const void *alpha, const void *x, const void *beta, void *y)
+{
+    cuda::activate(e);
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        const T a = load<T>(alpha), b = load<T>(beta);
+        const T *xp = static_cast<const T *>(x);
+        T *yp = static_cast<T *>(y);
+        // Zero coefficients never read their operand (it may hold NaN or garbage).
+        if (is_zero(a) && is_zero(b)) zero(e, dt, n, y);
+        else if (is_zero(b)) launch_map(e, n, Scal<T>{xp, yp, a}, "axpby kernel");
+        else if (is_zero(a)) launch_map(e, n, Scal<T>{yp, yp, b}, "axpby kernel");
+        else launch_map(e, n, Axpby<T>{xp, yp, a, b}, "axpby kernel");
+    });
+}
+
+void binary(const Exec &e, DType dt, Binary op, int64_t n, const void *x, const void *y, void *z)
+{
+    cuda::activate(e);
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        const T *a = static_cast<const T *>(x);
+        const T *b = static_cast<const T *>(y);
+        T *c = static_cast<T *>(z);
+        switch (op) {
+        case Binary::add: return launch_map(e, n, Bin<T, Binary::add>{a, b, c}, "binary add kernel");
+        case Binary::sub: return launch_map(e, n, Bin<T, Binary::sub>{a, b, c}, "binary sub kernel");
+        case Binary::mul: return launch_map(e, n, Bin<T, Binary::mul>{a, b, c}, "binary mul kernel");
+        }
+        PLM_FAIL(PLM_ERR_INTERNAL, "unknown binary op %d", enum_value(op));
+    });
+}
+
+void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y)
+{
+    cuda::activate(e);
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        if constexpr (!Parts<T>::complex) {
+            device::copy(e, dt, n, x, y);
+        } else {
+            using R = typename Parts<T>::real;
+            launch_map(e, n, Conj<R>{static_cast<const T *>(x), static_cast<T *>(y)}, "conj kernel");
+        }
+    });
+}
+
+namespace {
+template <typename R, int K>
+void combine_k(const Exec &e, int64_t m, const void *const *x, const double *w, double scale, bool accumulate, void *y)
+{
+    Combine<R, K> c{};
+    for (int t = 0; t < K; ++t) {
+        c.x[t] = static_cast<const R *>(x[t]);
+        c.w[t] = R(w[t]);
+    }
+    c.scale = R(scale);
+    c.y = static_cast<R *>(y);
+    c.accumulate = accumulate;
+    launch_map(e, m, c, "combine kernel");
+}
+}  // namespace
+
+void combine(const Exec &e, DType dt, int64_t n, int nterms, const void *const *x, const double *w, double scale,
+             bool accumulate, void *y)
+{
+    cuda::activate(e);
+    PLM_REQUIRE(nterms >= 0 && nterms <= kMaxTerms, PLM_ERR_INTERNAL, "a stencil row of %d terms", nterms);
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        using R = typename Parts<T>::real;
+        const int64_t m = Parts<T>::complex ? 2 * n : n;  // real weights scale both parts
+        switch (nterms) {
+        case 0: if (!accumulate) zero(e, dt, n, y); return;
+        case 1: return combine_k<R, 1>(e, m, x, w, scale, accumulate, y);
+        case 2: return combine_k<R, 2>(e, m, x, w, scale, accumulate, y);
+        case 3: return combine_k<R, 3>(e, m, x, w, scale, accumulate, y);
+        case 4: return combine_k<R, 4>(e, m, x, w, scale, accumulate, y);
+        default: return combine_k<R, 5>(e, m, x, w, scale, accumulate, y);
+        }
+    });
+}
+
+void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *result)
+{
+    cuda::activate(e);
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        const T r = dot_t<T>(e, n, static_cast<const T *>(x), static_cast<const T *>(y), conjugate);
+        std::memcpy(result, &r, sizeof r);
+    });
+}
+
+void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t outer, int64_t n, int64_t inner,
+                  const void *x, double *out)
+{
+    cuda::activate(e);
+    if (outer <= 0 || inner <= 0) return;
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        norm_t<T>(e, kind, p, outer, n, inner, static_cast<const T *>(x), out);
+    });
+}
+
+void copy_slab(const Exec &e, DType dt, int64_t outer, int64_t inner, const void *src, int64_t src_n, int64_t src_start,
+               void *dst, int64_t dst_n, int64_t dst_start, int64_t count)
+{
+    // A 3-D box: one memcpy when the slab is contiguous in both, else one 2-D memcpy.
+    const int64_t ss[3] = {outer, src_n, inner}, s0[3] = {0, src_start, 0};
+    const int64_t ds[3] = {outer, dst_n, inner}, d0[3] = {0, dst_start, 0};
+    const int64_t box[3] = {outer, count, inner};
+    copy_box(e, dt, 3, src, ss, s0, dst, ds, d0, box);
+}
+
+void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t *src_shape, const int64_t *src_start,
+              void *dst, const int64_t *dst_shape, const int64_t *dst_start, const int64_t *box)
+{
+    cuda::activate(e);
+    PLM_REQUIRE(ndim >= 0 && ndim <= PLM_MAX_NDIM, PLM_ERR_INTERNAL, "a box copy of %d dimensions", ndim);
+    for (int d = 0; d < ndim; ++d)
+        if (box[d] <= 0) return;
+    const size_t es = dtype_size(dt);
+    // C-order strides, innermost first; the starts become base offsets.
+    int64_t sstride = 1, dstride = 1, soff = 0, doff = 0;
+    int64_t len[PLM_MAX_NDIM], ss[PLM_MAX_NDIM], ds[PLM_MAX_NDIM];
+    for (int d = ndim - 1; d >= 0; --d) {
+        len[d] = box[d];
+        ss[d] = sstride;
+        ds[d] = dstride;
+        soff += src_start[d] * sstride;
+        doff += dst_start[d] * dstride;
+        sstride *= src_shape[d];
+        dstride *= dst_shape[d];
+    }
+    Box b;
+    for (int d = 0; d < ndim; ++d) {
+        if (len[d] == 1 && d < ndim - 1) continue;  // the innermost stays: memcpy paths want unit stride
+        const int k = b.nd - 1;
+        if (k >= 0 && b.sstride[k] == len[d] * ss[d] && b.dstride[k] == len[d] * ds[d]) {
+            b.len[k] *= len[d];  // contiguous after the previous kept dim in both arrays
+            b.sstride[k] = ss[d];
+            b.dstride[k] = ds[d];
+            continue;
+        }
+        b.len[b.nd] = len[d];
+        b.sstride[b.nd] = ss[d];
+        b.dstride[b.nd] = ds[d];
+        ++b.nd;
+    }
+    copy_strided(e, es, b, static_cast<const char *>(src) + size_t(soff) * es, static_cast<char *>(dst) + size_t(doff) * es);
+}
+
+}  // namespace plm::kernels::device

@@ -1,0 +1,35 @@
+// CUDA versions of the kernels in kernels.hpp, which host.cpp calls when e.space is
+// Space::device (device.cu; device_none.cpp in host-only builds). Same semantics and numerics
+// contract as the host kernels.
+// - The arrays x, y, z, src and dst are device memory. The scalars (value, alpha, beta, w,
+//   scale), the pointer array x of combine(), and the outputs result (dot) and out
+//   (norm_partial) are host memory.
+// - All work is enqueued on cuda::stream_of(e) on device e.device. dot() and norm_partial()
+//   return host values, so they synchronise that stream (never the whole device); the other
+//   calls return without waiting.
+// - Failures throw plm::Error (PLM_ERR_CUDA for CUDA errors).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/kernels.hpp"
+
+namespace plm::kernels::device {
+
+void fill(const Exec &e, DType dt, int64_t n, const void *value, void *x);
+void copy(const Exec &e, DType dt, int64_t n, const void *x, void *y);
+void scale(const Exec &e, DType dt, int64_t n, const void *alpha, void *x);
+void axpby(const Exec &e, DType dt, int64_t n, const void *alpha, const void *x, const void *beta, void *y);
+void binary(const Exec &e, DType dt, Binary op, int64_t n, const void *x, const void *y, void *z);
+void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y);
+void combine(const Exec &e, DType dt, int64_t n, int nterms, const void *const *x, const double *w, double scale,
+             bool accumulate, void *y);
+void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *result);
+void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t outer, int64_t n, int64_t inner,
+                  const void *x, double *out);
+void copy_slab(const Exec &e, DType dt, int64_t outer, int64_t inner, const void *src, int64_t src_n, int64_t src_start,
+               void *dst, int64_t dst_n, int64_t dst_start, int64_t count);
+void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t *src_shape, const int64_t *src_start,
+              void *dst, const int64_t *dst_shape, const int64_t *dst_start, const int64_t *box);
+
+}  // namespace plm::kernels::device
