@@ -13,9 +13,15 @@ set(PLM_CMAKE_INSTALL_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/pylopsmpi"
 set(PLM_PKGCONFIG_INSTALL_DIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
     CACHE STRING "Where pylopsmpi.pc is installed (relative to the prefix, or absolute)")
 
-# Backends compiled into this build, as plm_backend_name() spells them. Only the host MPI backend
-# exists so far; the install test checks this list against plm_version()->backends.
+# Backends compiled into this build, as plm_backend_name() spells them, in plm_backend_t order;
+# the install test checks this list against plm_version()->backends.
 set(PLM_BACKENDS_BUILT "mpi_host")
+if(PLM_HAVE_CUDA)
+  list(APPEND PLM_BACKENDS_BUILT mpi_cuda_aware mpi_staged)
+endif()
+if(PLM_HAVE_NCCL)
+  list(APPEND PLM_BACKENDS_BUILT nccl)
+endif()
 string(REPLACE ";" "," PLM_PC_BACKENDS "${PLM_BACKENDS_BUILT}")
 if(PLM_BACKENDS_BUILT MATCHES "mpi_cuda_aware|mpi_staged|nccl")
   set(PLM_PC_CUDA_ENABLED yes)

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Everything GPU-related on a single-GPU machine, in one go (a few minutes on 16 cores):
+#   1. checks for a GPU (nvidia-smi), the CUDA toolkit and an MPI;
+#   2. builds the CUDA + NCCL configuration for this GPU only (CMAKE_CUDA_ARCHITECTURES=native)
+#      into build-gpu/ (tests and benchmarks, no examples);
+#   3. runs the device tests per backend at 1 and 2 ranks (tests/gpu/test_device), then the
+#      whole CPU suite against the same build, compute-sanitizer memcheck on the device test,
+#      and bench_device;
+#   4. prints one pass/fail line per backend. A backend that cannot be exercised here says so
+#      ("not exercised: why") instead of passing: mpi_cuda_aware needs an MPI that reads device
+#      memory (Debian's Open MPI does not; see docs/gpu.md to build one), NCCL at 2 ranks needs
+#      two GPUs (one GPU per rank), so on one GPU only its 1-rank run counts.
+# Usage: tests/gpu/run.sh [build-dir]      (from anywhere; exit 0 when nothing failed)
+# An MPI is needed: mpicc and mpiexec on PATH, or MPI_HOME=/path/to/mpi.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+ROOT=$PWD
+BUILD=${1:-$ROOT/build-gpu}
+JOBS=$(nproc)
+LOG=$BUILD/gpu-run.log
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OPENBLAS_NUM_THREADS=1
+
+say() { printf '== %s\n' "$*"; }
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+  say "no NVIDIA GPU visible (nvidia-smi -L fails): nothing to run"
+  exit 77
+fi
+nvidia-smi -L
+[ -n "${MPI_HOME:-}" ] && export PATH=$MPI_HOME/bin:$PATH
+command -v mpicc >/dev/null && command -v mpiexec >/dev/null ||
+  { say "no MPI: put mpicc and mpiexec on PATH or set MPI_HOME (docs/gpu.md)"; exit 2; }
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+export PATH=$PATH:$CUDA/bin
+
+mkdir -p "$BUILD"
+start=$SECONDS
+say "configure and build ($BUILD)"
+cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPLM_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native \
+      -DPLM_BUILD_TESTS=ON -DPLM_BUILD_EXAMPLES=OFF -DPLM_BUILD_BENCH=ON > "$LOG" 2>&1 &&
+  cmake --build "$BUILD" -j "$JOBS" >> "$LOG" 2>&1 ||
+  { tail -40 "$LOG"; say "build failed ($((SECONDS - start)) s)"; exit 1; }
+say "built in $((SECONDS - start)) s"
+
+declare -A verdict
+run_backend() {  # backend ranks
+  local b=$1 n=$2 out rc
+  out=$(timeout 300 mpiexec -n "$n" "$BUILD/tests/gpu/test_device" "$b" 2>&1); rc=$?
+  printf '%s\n' "$out" >> "$LOG"
+  case $rc in
+    0) verdict[$b/$n]="passed" ;;
+    77) verdict[$b/$n]="not exercised: $(printf '%s\n' "$out" | grep -m1 -E 'skipped|share|comm_create' | cut -c1-90)" ;;
+    124) verdict[$b/$n]="FAILED (timeout)" ;;
+    *) verdict[$b/$n]="FAILED (rc $rc; see $LOG)"; printf '%s\n' "$out" | tail -15 ;;
+  esac
+}
+for b in mpi_staged mpi_cuda_aware nccl auto; do
+  for n in 1 2; do
+    if [ "$b" = mpi_cuda_aware ]; then export PLM_TEST_REQUIRE_CUDA_AWARE=1; else unset PLM_TEST_REQUIRE_CUDA_AWARE; fi
+    run_backend "$b" "$n"
+  done
+done
+unset PLM_TEST_REQUIRE_CUDA_AWARE
+
+say "CPU suite against the CUDA build"
+if ctest --test-dir "$BUILD" -j "$JOBS" -LE gpu --timeout 300 >> "$LOG" 2>&1; then cpu="passed"
+else cpu="FAILED: $(ctest --test-dir "$BUILD" -N -LE gpu | awk '/Total Tests:/ {print $3}') tests, see $LOG"; fi
+
+memcheck="not exercised: compute-sanitizer not found"
+if [ -x "$CUDA/bin/compute-sanitizer" ]; then
+  say "compute-sanitizer memcheck (test_device mpi_staged, 1 rank)"
+  if timeout 400 mpiexec -n 1 "$CUDA/bin/compute-sanitizer" --tool memcheck --error-exitcode 1 \
+       "$BUILD/tests/gpu/test_device" mpi_staged >> "$LOG" 2>&1; then memcheck="passed"
+  else memcheck="FAILED (see $LOG)"; fi
+fi
+
+say "bench_device (1 rank)"
+timeout 200 mpiexec -n 1 "$BUILD/bench/bench_device" 2>&1 | tee -a "$LOG"
+
+printf '\n%-28s %s\n' "check" "result"
+for b in mpi_staged mpi_cuda_aware nccl auto; do
+  for n in 1 2; do printf '%-28s %s\n' "test_device $b np$n" "${verdict[$b/$n]}"; done
+done
+printf '%-28s %s\n' "CPU suite (ctest -LE gpu)" "$cpu" "memcheck" "$memcheck"
+say "total $((SECONDS - start)) s; log: $LOG"
+! grep -q FAILED <<< "${verdict[*]} $cpu $memcheck"
