@@ -77,15 +77,28 @@ void DistributedArray::set_data(const comm::Communicator &c, const Shape &mine, 
     dtype_ = from_public(dtype);
     space_ = space_from_public(memory);
     require_space(space_);
-    if (space_ == Space::device) use_device(c.device());  // allocate on the communicator's device
+    if (space_ == Space::device) {
+        use_device(c.device());  // allocate on the communicator's device
+        (void)c.stream();        // made here, inside the agreement, not later inside a collective
+    }
     const size_t bytes = static_cast<size_t>(product(mine)) * dtype_size(dtype_);
     if (user_data) {
         PLM_REQUIRE(reinterpret_cast<uintptr_t>(user_data) % element_alignment(dtype_) == 0, PLM_ERR_INVALID_ARG,
                     "user_data %p is not aligned for %s elements", user_data, dtype_name(dtype_));
+        if (space_ == Space::device)
+            PLM_REQUIRE(device_of(user_data) == c.device(), PLM_ERR_INVALID_ARG,
+                        "user_data %p is not device memory of CUDA device %d (the communicator's)", user_data,
+                        c.device());
         buffer_ = Buffer::wrap(space_, user_data, bytes);
     } else {
         buffer_ = Buffer::allocate(space_, bytes);
     }
+}
+
+Buffer DistributedArray::scratch(Space s, size_t bytes) const
+{
+    if (s == Space::device) use_device(lay_->comm().device());
+    return Buffer::allocate(s, bytes);
 }
 
 void DistributedArray::finish_device_work() const
@@ -204,7 +217,12 @@ size_t DistributedArray::add_dot(comm::Agreement &ag, const DistributedArray *y,
     int64_t begin = 0, count = local_size();
     if (!lay_->layout().scattered()) replicated_share(&begin, &count);
     alignas(16) unsigned char part[16] = {};
-    kernels::dot(exec(), dtype_, count, at(data(), begin, dtype_), at(y->data(), begin, dtype_), conjugate, part);
+    // Device kernels may fail (scratch, CUDA errors): inside the agreement, like any check.
+    if (!ag.check([&] {
+            kernels::dot(exec(), dtype_, count, at(data(), begin, dtype_), at(y->data(), begin, dtype_), conjugate,
+                         part);
+        }))
+        return lane;
     dispatch_float(dtype_, [&](auto t) {
         using T = decltype(t);
         T v;
@@ -240,13 +258,11 @@ DistributedArray::NormLanes DistributedArray::add_norm(comm::Agreement &ag, doub
     fold_layout(ag);
     ag.fold_double(ord);
     const size_t lane = ag.add_lanes(static_cast<size_t>(lay_->ngroups()), n.op);
-    if (ag.ok()) {
-        int64_t begin = 0, count = local_size();
-        if (!lay_->layout().scattered()) replicated_share(&begin, &count);
-        double part = 0;
-        kernels::norm_partial(exec(), dtype_, n.kind, n.p, 1, count, 1, at(data(), begin, dtype_), &part);
+    int64_t begin = 0, count = local_size();
+    if (!lay_->layout().scattered()) replicated_share(&begin, &count);
+    double part = 0;
+    if (ag.check([&] { kernels::norm_partial(exec(), dtype_, n.kind, n.p, 1, count, 1, at(data(), begin, dtype_), &part); }))
         ag.set(lane + static_cast<size_t>(lay_->group_index()), part);
-    }
     return {static_cast<int>(n.kind), n.p, lane};
 }
 
@@ -300,8 +316,10 @@ void DistributedArray::norm_axis(comm::Agreement &ag, double ord, int axis, doub
     const size_t mine_at = lane + slot * static_cast<size_t>(lay_->group_index());
     const Shape &L = local_shape();
     const int64_t outer = Layout::outer(L, ax), inner = Layout::inner(L, ax);
-    if (ag.ok()) {
-        kernels::norm_partial(exec(), dtype_, n.kind, n.p, outer, L[static_cast<size_t>(ax)], inner, data(), mine.data());
+    if (ag.check([&] {
+            kernels::norm_partial(exec(), dtype_, n.kind, n.p, outer, L[static_cast<size_t>(ax)], inner, data(),
+                                  mine.data());
+        })) {
         if (along && fused)
             for (size_t i = 0; i < mine.size(); ++i) ag.set(mine_at + i, mine[i]);
     }
@@ -337,7 +355,7 @@ DistributedArray::Gather DistributedArray::plan_gather(const comm::Communicator 
     if (Layout::outer(s0, axis) != 1) {  // blocks interleave: gather into scratch, then place
         int64_t total = 0;
         for (const Shape &s : g.shapes) total += product(s);
-        g.scratch = Buffer::allocate(sp, static_cast<size_t>(total) * dtype_size(dt));
+        g.scratch = scratch(sp, static_cast<size_t>(total) * dtype_size(dt));
     }
     return g;
 }
@@ -480,15 +498,15 @@ void DistributedArray::gather_to(comm::Agreement &ag, int root, void *out, int64
         if (!l.scattered()) return;
         b = blocks();
         const size_t bytes = static_cast<size_t>(b.total) * dtype_size(dtype_);
-        packed = Buffer::allocate(space_, bytes);
-        if (space_ != Space::host) host = Buffer::allocate(Space::host, bytes);
+        packed = scratch(space_, bytes);
+        if (space_ != Space::host) host = scratch(Space::host, bytes);
     });
     fold_layout(ag);
     ag.fold(root);
     ag.run();
     const size_t esize = dtype_size(dtype_);
     if (!l.scattered()) {  // every rank holds the whole array
-        if (me_root) copy_bytes(Space::host, out, space_, data(), static_cast<size_t>(local_size()) * esize);
+        if (me_root) copy_bytes(Space::host, out, space_, data(), static_cast<size_t>(local_size()) * esize, exec().stream);
         return;
     }
     if (!me_root) {
@@ -499,14 +517,14 @@ void DistributedArray::gather_to(comm::Agreement &ag, int root, void *out, int64
     for (int r = 0; r < c.size(); ++r) {
         void *dst = at(packed.data(), b.displ[static_cast<size_t>(r)], dtype_);
         if (r == root)
-            copy_bytes(space_, dst, space_, data(), static_cast<size_t>(local_size()) * esize);
+            copy_bytes(space_, dst, space_, data(), static_cast<size_t>(local_size()) * esize, exec().stream);
         else if (b.count[static_cast<size_t>(r)] > 0)
             rs.push_back(comm::irecv(c, exec(), dst, b.count[static_cast<size_t>(r)], dtype_, r, kTagGatherTo));
     }
     comm::Request::all(std::move(rs)).wait();
     const void *src = packed.data();
     if (host.data()) {
-        copy_bytes(Space::host, host.data(), space_, packed.data(), static_cast<size_t>(b.total) * esize);
+        copy_bytes(Space::host, host.data(), space_, packed.data(), static_cast<size_t>(b.total) * esize, exec().stream);
         src = host.data();
     }
     copy_blocks(b, const_cast<void *>(src), out, true);
@@ -527,15 +545,15 @@ void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *g
         if (!l.scattered()) return;
         b = blocks();
         const size_t bytes = static_cast<size_t>(b.total) * dtype_size(dtype_);
-        packed = Buffer::allocate(Space::host, bytes);
-        if (space_ != Space::host) dev = Buffer::allocate(space_, bytes);
+        packed = scratch(Space::host, bytes);
+        if (space_ != Space::host) dev = scratch(space_, bytes);
     });
     fold_layout(ag);
     ag.fold(root);
     ag.run();
     const size_t esize = dtype_size(dtype_);
     if (!l.scattered()) {  // the root's global array goes to every rank
-        if (me_root) copy_bytes(space_, data(), Space::host, global, static_cast<size_t>(local_size()) * esize);
+        if (me_root) copy_bytes(space_, data(), Space::host, global, static_cast<size_t>(local_size()) * esize, exec().stream);
         comm::bcast(c, exec(), data(), local_size(), dtype_, root);
         return;
     }
@@ -546,14 +564,14 @@ void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *g
     copy_blocks(b, packed.data(), const_cast<void *>(global), false);
     const void *src = packed.data();
     if (dev.data()) {
-        copy_bytes(space_, dev.data(), Space::host, packed.data(), static_cast<size_t>(b.total) * esize);
+        copy_bytes(space_, dev.data(), Space::host, packed.data(), static_cast<size_t>(b.total) * esize, exec().stream);
         src = dev.data();
     }
     std::vector<comm::Request> rs;
     for (int r = 0; r < c.size(); ++r) {
         const void *blk = at(const_cast<void *>(src), b.displ[static_cast<size_t>(r)], dtype_);
         if (r == root)
-            copy_bytes(space_, data(), space_, blk, static_cast<size_t>(local_size()) * esize);
+            copy_bytes(space_, data(), space_, blk, static_cast<size_t>(local_size()) * esize, exec().stream);
         else if (b.count[static_cast<size_t>(r)] > 0)
             rs.push_back(comm::isend(c, exec(), blk, b.count[static_cast<size_t>(r)], dtype_, r, kTagScatterFrom));
     }
@@ -603,7 +621,7 @@ void DistributedArray::add_ghost_cells(comm::Agreement &ag, int64_t before, int6
         const Shape &L = local_shape();
         if (Layout::outer(L, ax) != 1) {  // slabs are strided: pack; neighbours take at most my block each
             const int64_t slab = Layout::outer(L, ax) * Layout::inner(L, ax);
-            pack = Buffer::allocate(space_, static_cast<size_t>((2 * held(me) + recv_prev + recv_next) * slab) *
+            pack = scratch(space_, static_cast<size_t>((2 * held(me) + recv_prev + recv_next) * slab) *
                                                 dtype_size(dtype_));
         }
     });
@@ -690,8 +708,8 @@ DistributedArray::Ptr DistributedArray::redistribute(comm::Agreement &ag, int ax
             soff += sc[r];
             roff += rc[r];
         }
-        sbuf = Buffer::allocate(space_, static_cast<size_t>(soff) * dtype_size(dtype_));
-        rbuf = Buffer::allocate(space_, static_cast<size_t>(roff) * dtype_size(dtype_));
+        sbuf = scratch(space_, static_cast<size_t>(soff) * dtype_size(dtype_));
+        rbuf = scratch(space_, static_cast<size_t>(roff) * dtype_size(dtype_));
     });
     fold_layout(ag);
     ag.fold(b);

@@ -109,6 +109,8 @@ public:
 
 private:
     DistributedArray() = default;
+    // Work space in s, on the communicator's device for device memory.
+    Buffer scratch(Space s, size_t bytes) const;
     // New array with this array's dtype on layout l, data in space s (not collective).
     Ptr with_layout(ArrayLayout::Ptr l, Space s) const;
     void set_data(const comm::Communicator &c, const Shape &mine, int dtype, int memory, void *user_data);

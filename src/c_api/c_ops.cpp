@@ -144,12 +144,15 @@ plm_status_t solve(const char *what, plm_const_op_t op, YT y, XT x, int64_t nite
         const ops::Operator &o = distributed_op(op);
         comm::Agreement ag(o.comm(), what);
         solvers::Parts yp, xp;
+        ops::HostStage s;
         ag.check([&] {
             yp = parts_of(y);
             xp = parts_of(x);
             if (info) info_of(info);
             PLM_REQUIRE(niter >= 0, PLM_ERR_INVALID_ARG, "niter %lld is negative", static_cast<long long>(niter));
             o.check_parts(ops::Operator::In(xp.begin(), xp.end()), yp, false);
+            // Solvers run on host memory: device y and x (with x0) go through host twins.
+            s = ops::HostStage(ops::Operator::In(yp.begin(), yp.end()), xp, true);
         });
         ag.fold(niter);
         for (double v : scalars) ag.fold_double(v);
@@ -162,10 +165,18 @@ plm_status_t solve(const char *what, plm_const_op_t op, YT y, XT x, int64_t nite
                 void *ctx = info->callback_ctx;
                 plm_const_array_t xa = nullptr;
                 if constexpr (std::is_same_v<XT, plm_array_t>) xa = x;
-                mon.stop = [fn, ctx, xa](int64_t it, double cost) { return fn(ctx, it, xa, cost) != 0; };
+                // The callback sees the caller's x, brought up to date first.
+                mon.stop = [fn, ctx, xa, &s](int64_t it, double cost) {
+                    s.finish();
+                    return fn(ctx, it, xa, cost) != 0;
+                };
             }
         }
-        run(o, yp, xp, info ? info_of(info) : local, mon);
+        // The solvers only read y: the twins of a const y are the stage's own arrays.
+        solvers::Parts ys;
+        for (const DistributedArray *a : s.in()) ys.push_back(const_cast<DistributedArray *>(a));
+        run(o, ys, s.out(), info ? info_of(info) : local, mon);
+        s.finish();
     });
 }
 

@@ -138,6 +138,8 @@ std::unique_ptr<Backend> make_mpi_staged(const CommView &v, Space memory, Space 
 // ncclUniqueId broadcast, on CUDA device `device`. Collective on v.mpi; fails on every rank
 // alike (two ranks on one GPU, a failed initialisation, a borrowed comm of other ranks).
 std::unique_ptr<Backend> make_nccl(const CommView &v, void *nccl_comm, int device);
+// The CUDA device of an ncclComm_t (NCCL builds). Not collective.
+int nccl_comm_device(void *nccl_comm);
 
 // Is backend b compiled in and usable in this build?
 bool backend_built(plm_backend_t b);

@@ -37,14 +37,23 @@ int node_local_rank(MPI_Comm comm)
     return local;
 }
 
-// config.device, else node-local rank modulo the visible devices (PyLops-MPI's rule); -1
-// without a device.
-int choose_device(int wanted, int node_rank)
+// config.device, else the device of an attached NCCL communicator, else node-local rank
+// modulo the visible devices (PyLops-MPI's rule); -1 without a device.
+int choose_device(const Config &cfg, int node_rank)
 {
     const int n = device_count();
     if (n == 0) return -1;
+    const int wanted = cfg.device;
     PLM_REQUIRE(wanted < n, PLM_ERR_INVALID_ARG, "plm_comm_config_t.device %d, but %d CUDA device(s) are visible",
                 wanted, n);
+#ifdef PLM_HAVE_NCCL
+    if (cfg.nccl_comm) {
+        const int d = nccl_comm_device(cfg.nccl_comm);
+        PLM_REQUIRE(wanted < 0 || wanted == d, PLM_ERR_INVALID_ARG,
+                    "plm_comm_config_t.device %d, but the attached NCCL communicator is on device %d", wanted, d);
+        return d;
+    }
+#endif
     return wanted >= 0 ? wanted : node_rank % n;
 }
 
@@ -100,15 +109,18 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
     // Every rank takes part in the node split, whatever its checks found.
     const int node_rank = cuda_built() ? node_local_rank(c->view_.mpi) : 0;
     int device = -1;
-    ag.check([&] { device = choose_device(cfg.device, node_rank); });
-    const size_t lo = ag.add_lanes(2, LaneOp::min), hi = ag.add_lanes(1, LaneOp::max);
+    ag.check([&] { device = choose_device(cfg, node_rank); });
+    const size_t lo = ag.add_lanes(3, LaneOp::min), hi = ag.add_lanes(1, LaneOp::max);
     ag.set(lo, d.yes);
     ag.set(lo + 1, nccl_on);
+    ag.set(lo + 2, device >= 0);
     ag.set(hi, d.yes);
     ag.run();
 
     c->cfg_ = cfg;
     c->device_id_ = device;
+    // Device backends only where every rank has a device (their creation is collective).
+    c->devices_everywhere_ = ag.get(lo + 2) == 1;
     c->policy_.forced = cfg.backend;
     c->policy_.cuda_aware = ag.get(lo) == 1;
     c->cuda_aware_source_ = ag.get(lo) == ag.get(hi) ? d.source : PLM_CUDA_AWARE_FROM_AGREEMENT;
@@ -123,7 +135,8 @@ void Communicator::make_backends()
 {
     host_ = make_mpi_host(view_);
     const plm_backend_t b = backend_for(Space::device);
-    if (!backend_built(b)) return;  // backend() reports it when device memory is used
+    // backend() reports it when device memory is used.
+    if (!devices_everywhere_ || !backend_built(b)) return;
     if (b == PLM_BACKEND_MPI_CUDA_AWARE) device_ = make_mpi_cuda_aware(view_);
     if (b == PLM_BACKEND_MPI_STAGED)
         device_ = make_mpi_staged(view_, Space::device, space_ops(Space::pinned) ? Space::pinned : Space::host);
@@ -158,7 +171,9 @@ Exec Communicator::exec(Space s) const
 Backend &Communicator::backend(Space s) const
 {
     Backend *b = s == Space::device ? device_.get() : host_.get();
-    PLM_REQUIRE(b, PLM_ERR_BACKEND_UNAVAILABLE, "backend %s chosen for %s memory is not in this build",
+    PLM_REQUIRE(b, PLM_ERR_BACKEND_UNAVAILABLE,
+                "backend %s chosen for %s memory is not available (not in this build, or not every rank has a "
+                "CUDA device)",
                 plm_backend_name(backend_for(s)), space_name(s));
     return *b;
 }
@@ -202,6 +217,7 @@ std::shared_ptr<Communicator> Communicator::split(int color, int key) const
     // Each backend makes its own state for the sub-communicator (the split hook).
     c->host_ = host_->split(c->view_);
     c->device_id_ = device_id_;
+    c->devices_everywhere_ = devices_everywhere_;
     if (device_) c->device_ = device_->split(c->view_);
     return c;
 }

@@ -83,6 +83,7 @@ private:
     mutable std::map<std::vector<int>, std::shared_ptr<Communicator>> groups_;
     Config cfg_{};
     int device_id_ = -1;
+    bool devices_everywhere_ = false;  // every rank has a device (agreed at creation)
     mutable void *own_stream_ = nullptr;  // created on first use, destroyed with the communicator
     const Communicator *stream_owner_ = nullptr;  // mask groups: the parent, whose stream they use
     PolicyState policy_{};

@@ -231,7 +231,7 @@ public:
             if (scounts[dest] > 0)
                 message_into(*p, {true, const_cast<char *>(at(sbuf, sdispls[dest], dt)), scounts[dest], dest, tag}, dt);
         }
-        copy_local(at(rbuf, rdispls[me], dt), at(sbuf, sdispls[me], dt), std::min(scounts[me], rcounts[me]), dt);
+        copy_local(e, at(rbuf, rdispls[me], dt), at(sbuf, sdispls[me], dt), std::min(scounts[me], rcounts[me]), dt);
         return Request(std::move(p));
     }
 
@@ -248,11 +248,12 @@ private:
         if (cuda_aware_) require_space(Space::device).synchronize(e.stream);
     }
 
-    void copy_local(void *dst, const void *src, int64_t n, DType dt) const
+    // This rank's own block, on the stream of the work around it.
+    void copy_local(const Exec &e, void *dst, const void *src, int64_t n, DType dt) const
     {
         if (n <= 0 || dst == src) return;
         const Space s = cuda_aware_ ? Space::device : Space::host;
-        copy_bytes(s, dst, s, src, static_cast<std::size_t>(n) * dtype_size(dt));
+        copy_bytes(s, dst, s, src, static_cast<std::size_t>(n) * dtype_size(dt), e.stream);
     }
 
     template <bool Blocking>
@@ -287,7 +288,7 @@ private:
         // One rank: a local copy. (MPICH 4.0.2 also ignores displs[0] in a 1-rank
         // MPI_Allgatherv and writes at recv + 0; Open MPI honours it.)
         if (np == 1) {
-            copy_local(at(recv, displs[0], dt), send, n, dt);
+            copy_local(e, at(recv, displs[0], dt), send, n, dt);
             return Request();
         }
         auto p = Blocking ? nullptr : std::make_unique<MpiPending>();
@@ -296,7 +297,7 @@ private:
         if (send == at(recv, displs[me], dt)) send = MPI_IN_PLACE;
         if (!fits(counts, np, max) || !fits(displs, np, max)) {
             // Past int counts or displacements: every rank broadcasts its block in chunks.
-            if (send != MPI_IN_PLACE) copy_local(at(recv, displs[me], dt), send, n, dt);
+            if (send != MPI_IN_PLACE) copy_local(e, at(recv, displs[me], dt), send, n, dt);
             for (int k = 0; k < np; ++k) bcast_into<Blocking>(p.get(), at(recv, displs[k], dt), counts[k], dt, k);
             return Blocking ? Request() : Request(std::move(p));
         }

@@ -159,9 +159,15 @@ private:
     bool open_ = true;
 };
 
+std::shared_ptr<Comm> create(const CommView &v, int device);
+
 class NcclBackend final : public Backend {
 public:
-    NcclBackend(const CommView &v, std::shared_ptr<Comm> comm) : Backend(v), comm_(std::move(comm)) {}
+    // comm may be null: a split's communicator is made on first use (below).
+    NcclBackend(const CommView &v, std::shared_ptr<Comm> comm, int device)
+        : Backend(v), comm_(std::move(comm)), device_(device)
+    {
+    }
 
     plm_backend_t kind() const override { return PLM_BACKEND_NCCL; }
 
@@ -284,7 +290,8 @@ public:
         });
     }
 
-    // A communicator of its own, from a new unique id over sub, on this backend's device.
+    // A communicator of its own, from a new unique id over sub, on this backend's device,
+    // made at its first device operation.
     std::unique_ptr<Backend> split(const CommView &sub) const override;
 
 private:
@@ -309,6 +316,10 @@ private:
     // when the stream has passed the enqueued work.
     template <typename F> Request launch(const Exec &e, F &&enqueue) const
     {
+        // A split (a mask group, a plm_comm_split) makes its NCCL communicator at its first
+        // device operation, which every rank of it takes part in: groups only ever used for
+        // host data never initialise NCCL.
+        if (!comm_) comm_ = create(view_, device_);
         PLM_REQUIRE(e.device < 0 || e.device == comm_->device, PLM_ERR_INVALID_ARG,
                     "the NCCL communicator is on CUDA device %d, the data on device %d", comm_->device, e.device);
         Exec here = e;
@@ -321,7 +332,8 @@ private:
         return Request(std::move(p));
     }
 
-    std::shared_ptr<Comm> comm_;
+    mutable std::shared_ptr<Comm> comm_;
+    int device_;
 };
 
 // ---- Creation: every step ends in an agreement, so all ranks fail alike. ----
@@ -482,7 +494,7 @@ std::shared_ptr<Comm> adopt(const CommView &v, ncclComm_t nccl)
 
 std::unique_ptr<Backend> NcclBackend::split(const CommView &sub) const
 {
-    return std::make_unique<NcclBackend>(sub, create(sub, comm_->device));
+    return std::make_unique<NcclBackend>(sub, nullptr, comm_ ? comm_->device : device_);
 }
 
 }  // namespace
@@ -490,7 +502,16 @@ std::unique_ptr<Backend> NcclBackend::split(const CommView &sub) const
 std::unique_ptr<Backend> make_nccl(const CommView &v, void *nccl_comm, int device)
 {
     std::shared_ptr<Comm> c = nccl_comm ? adopt(v, static_cast<ncclComm_t>(nccl_comm)) : create(v, device);
-    return std::make_unique<NcclBackend>(v, std::move(c));
+    const int d = c->device;
+    return std::make_unique<NcclBackend>(v, std::move(c), d);
+}
+
+int nccl_comm_device(void *nccl_comm)
+{
+    int d = -1;
+    auto c = static_cast<ncclComm_t>(nccl_comm);
+    nccl_check(ncclCommCuDevice(c, &d), "ncclCommCuDevice", c);
+    return d;
 }
 
 }  // namespace plm::comm

@@ -176,7 +176,10 @@ class Scratch {
 public:
     Scratch(size_t bytes, cudaStream_t s) : s_(s)
     {
-        const cudaError_t rc = cudaMallocAsync(&p_, bytes, s);
+        // Stream-ordered pools where the device has them (cheap, no device-wide sync), else
+        // plain cudaMalloc (which frees synchronously; correct, slower).
+        pooled_ = pools_supported();
+        const cudaError_t rc = pooled_ ? cudaMallocAsync(&p_, bytes, s) : cudaMalloc(&p_, bytes);
         if (rc == cudaErrorMemoryAllocation) {
             (void)cudaGetLastError();
             PLM_FAIL(PLM_ERR_OUT_OF_MEMORY, "cudaMallocAsync of %zu bytes of device scratch failed", bytes);
@@ -185,12 +188,20 @@ public:
     }
     Scratch(const Scratch &) = delete;
     Scratch &operator=(const Scratch &) = delete;
-    ~Scratch() { (void)cudaFreeAsync(p_, s_); }
+    ~Scratch() { (void)(pooled_ ? cudaFreeAsync(p_, s_) : cudaFree(p_)); }
     template <typename A> A *as() const { return static_cast<A *>(p_); }
 
 private:
+    static bool pools_supported()
+    {
+        int dev = 0, yes = 0;
+        cuda::check(cudaGetDevice(&dev), "cudaGetDevice");
+        cuda::check(cudaDeviceGetAttribute(&yes, cudaDevAttrMemoryPoolsSupported, dev), "cudaDeviceGetAttribute");
+        return yes != 0;
+    }
     void *p_ = nullptr;
     cudaStream_t s_;
+    bool pooled_ = false;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -448,9 +459,23 @@ void norm_t(const Exec &e, NormKind kind, double p, int64_t outer, int64_t n, in
 // ---------------------------------------------------------------------------------------
 
 struct Box {
-    int nd = 0;
-    int64_t len[PLM_MAX_NDIM] = {}, sstride[PLM_MAX_NDIM] = {}, dstride[PLM_MAX_NDIM] = {};  // in elements
+    int nd = 0;  // one spare dimension for split_words()
+    int64_t len[PLM_MAX_NDIM + 1] = {}, sstride[PLM_MAX_NDIM + 1] = {}, dstride[PLM_MAX_NDIM + 1] = {};  // elements
 };
+
+// Elements as k words each: a new innermost dimension of k, strides scaled by k.
+Box split_words(const Box &b, int64_t k)
+{
+    Box w = b;
+    for (int d = 0; d < b.nd; ++d) {
+        w.sstride[d] *= k;
+        w.dstride[d] *= k;
+    }
+    w.len[b.nd] = k;
+    w.sstride[b.nd] = w.dstride[b.nd] = 1;
+    w.nd = b.nd + 1;
+    return w;
+}
 
 template <int Size> struct Word;
 template <> struct Word<1> { using type = uint8_t; };
@@ -515,12 +540,16 @@ void copy_strided(const Exec &e, size_t es, const Box &b, const char *src, char 
             return;
         }
     }
-    switch (es) {
-    case 1: return launch_box<1>(e, b, src, dst);
-    case 2: return launch_box<2>(e, b, src, dst);
-    case 4: return launch_box<4>(e, b, src, dst);
-    case 8: return launch_box<8>(e, b, src, dst);
-    case 16: return launch_box<16>(e, b, src, dst);
+    // The widest word both addresses allow: a complex64 pointer need only be 4-byte aligned.
+    size_t w = es;
+    while (w > 1 && (reinterpret_cast<uintptr_t>(src) % w || reinterpret_cast<uintptr_t>(dst) % w)) w /= 2;
+    const Box bw = w < es ? split_words(b, int64_t(es / w)) : b;
+    switch (w) {
+    case 1: return launch_box<1>(e, bw, src, dst);
+    case 2: return launch_box<2>(e, bw, src, dst);
+    case 4: return launch_box<4>(e, bw, src, dst);
+    case 8: return launch_box<8>(e, bw, src, dst);
+    case 16: return launch_box<16>(e, bw, src, dst);
     default: break;
     }
     PLM_FAIL(PLM_ERR_INTERNAL, "box copy of %zu-byte elements", es);

@@ -90,6 +90,16 @@ int device_count()
 
 void use_device(int device) { cuda::activate(Exec{Space::device, device, {}}); }
 
+int device_of(const void *p)
+{
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged ? a.device : -1;
+}
+
 void *create_stream(int device)
 {
     use_device(device);

@@ -66,6 +66,7 @@ bool cuda_built() { return false; }
 const SpaceOps *cuda_space_ops(Space) { return nullptr; }
 int device_count() { return 0; }
 void use_device(int) {}
+int device_of(const void *) { return -1; }
 void *create_stream(int) { PLM_FAIL(PLM_ERR_BACKEND_UNAVAILABLE, "CUDA streams need a CUDA build"); }
 void destroy_stream(void *) noexcept {}
 #endif

@@ -50,6 +50,8 @@ bool cuda_built();
 int device_count();
 // Makes device (>= 0) the calling thread's current CUDA device; -1 and host-only builds: nothing.
 void use_device(int device);
+// The CUDA device that holds p (device or managed memory), or -1 for any other pointer.
+int device_of(const void *p);
 // A new non-blocking CUDA stream on device (the caller destroys it); PLM_ERR_CUDA on failure,
 // PLM_ERR_BACKEND_UNAVAILABLE without CUDA.
 void *create_stream(int device);

@@ -45,11 +45,11 @@ DistributedArray *host_twin(const DistributedArray &a, std::vector<DistributedAr
 }
 }  // namespace
 
-HostStage::HostStage(const Operator::In &x, const Operator::Out &y)
+HostStage::HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs)
 {
     for (const DistributedArray *a : x) in_.push_back(a->space() == Space::host ? a : host_twin(*a, twins_, true));
     for (DistributedArray *a : y) {
-        out_.push_back(a->space() == Space::host ? a : host_twin(*a, twins_, false));
+        out_.push_back(a->space() == Space::host ? a : host_twin(*a, twins_, read_outputs));
         device_out_.push_back(a->space() == Space::host ? nullptr : a);
     }
 }

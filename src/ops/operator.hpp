@@ -66,14 +66,15 @@ protected:
     std::vector<ArrayLayout::Ptr> dparts_, rparts_;  // stacked operators only
 };
 
-// Operators compute on host memory; device arrays reach them through host twins. The
-// constructor copies device inputs to host twins (waiting for the array's stream), in() and
-// out() are what the operator is applied to, and finish() copies the outputs back to their
-// device arrays. Host arrays pass through untouched. Not collective.
+// Operators and solvers compute on host memory; device arrays reach them through host twins.
+// The constructor copies device inputs (and outputs, when read_outputs: a solver's x0) to
+// host twins, in() and out() are what the operator or solver runs on, and finish() copies
+// the outputs back to their device arrays. Host arrays pass through untouched. Allocates:
+// callers construct it inside an agreement check. Not collective.
 class HostStage {
 public:
     HostStage() = default;
-    HostStage(const Operator::In &x, const Operator::Out &y);
+    HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs = false);
     const Operator::In &in() const { return in_; }
     const Operator::Out &out() const { return out_; }
     void finish() const;

@@ -55,12 +55,8 @@ void copy(const Vec &x, Vec &y)
         kernels::copy(y.p[i]->exec(), y.p[i]->dtype(), y.p[i]->local_size(), x.p[i]->data(), y.p[i]->data());
 }
 
-void apply(const ops::Operator &op, const Vec &x, Vec &y, bool adjoint)
-{
-    const ops::HostStage s(x.in(), y.p);
-    op.apply_parts(s.in(), s.out(), adjoint);
-    s.finish();
-}
+// Solver vectors are host arrays (the C API stages device arrays to host twins).
+void apply(const ops::Operator &op, const Vec &x, Vec &y, bool adjoint) { op.apply_parts(x.in(), y.p, adjoint); }
 
 // Several reductions in one agreement: add them, run, then read each. A stack's dot product
 // or 1-norm is the sum over its members (each over its own mask group).

@@ -109,6 +109,17 @@ static int close_values(double a, double b, double tol)
     return fabs(a - b) <= tol * fmax(1.0, fabs(a));
 }
 
+/* Outputs the library wrote to device memory are queued on the communicator's stream: wait for
+ * it before reading them on another (here the legacy default) stream. */
+static void sync_comm(plm_const_array_t x)
+{
+    plm_comm_t c;
+    void *s = NULL;
+    plm_array_get_comm(x, &c);
+    OK(plm_comm_get_stream(c, &s));
+    CHECK(cudaStreamSynchronize((cudaStream_t)s) == cudaSuccess, "cudaStreamSynchronize");
+}
+
 /* The global array of x into host memory (n elements). */
 static void *global_of(plm_const_array_t x, plm_dtype_t t, int64_t n)
 {
@@ -123,6 +134,7 @@ static void *global_of(plm_const_array_t x, plm_dtype_t t, int64_t n)
     void *d = NULL;
     cudaMalloc(&d, bytes);
     OK(plm_array_asarray(x, 0, d, n));
+    sync_comm(x);
     cudaMemcpy(h, d, (size_t)n * plm_dtype_size(t), cudaMemcpyDeviceToHost);
     cudaFree(d);
     return h;
@@ -231,6 +243,7 @@ static void test_array_ops(plm_comm_t comm, plm_dtype_t t, int64_t n, int edge)
         cudaMalloc(&dg, bytes);
         OK(plm_array_add_ghost_cells(hx, 1, 1, hg, gn));
         OK(plm_array_add_ghost_cells(dx, 1, 1, dg, gn));
+        sync_comm(dx);
         cudaMemcpy(back, dg, (size_t)gn * plm_dtype_size(t), cudaMemcpyDeviceToHost);
         close_arrays(t, gn, hg, back, 0, "add_ghost_cells");
         free(hg);
@@ -338,15 +351,29 @@ static void test_wrap_and_stream(plm_comm_t comm)
     double norm = 0;
     OK(plm_array_norm(x, 1, &norm));
     CHECK(norm == 2.0 * (double)n, "norm on a user stream: %g", norm);
+    /* work queued on the user stream before the switch is done before work after it */
+    OK(plm_array_fill(x, 3.0, 0.0));
     OK(plm_comm_set_stream(comm, NULL));
     OK(plm_comm_get_stream(comm, &now));
     CHECK(now == own, "set_stream(NULL) goes back to the library's stream");
+    OK(plm_array_norm(x, 1, &norm));
+    CHECK(norm == 3.0 * (double)n, "norm after switching streams: %g", norm);
     cudaStreamDestroy(user);
-    int dev = -2;
+    /* the device: node-local rank modulo the visible devices */
+    int dev = -2, ndev = 0, local = 0;
     OK(plm_comm_get_device(comm, &dev));
-    int cur = -1;
-    cudaGetDevice(&cur);
-    CHECK(dev == cur, "device %d, current %d", dev, cur);
+    cudaGetDeviceCount(&ndev);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_free(&node);
+    CHECK(ndev > 0 && dev == local % ndev, "device %d, node-local rank %d, %d devices", dev, local, ndev);
+    /* a host pointer is not device memory of this device */
+    double host_buf[10];
+    plm_array_t bad = NULL;
+    CHECK(plm_array_create_ex(comm, 1, &n, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_DEVICE, nranks, shapes,
+                              0, NULL, host_buf, &bad) == PLM_ERR_INVALID_ARG,
+          "wrapping a host pointer as device memory must fail");
     plm_array_destroy(&x);
     cudaFree(buf);
 }
@@ -400,7 +427,9 @@ int main(int argc, char **argv)
         return skip ? 77 : 1;
     }
     plm_backend_t got;
-    plm_comm_get_backend(comm, PLM_MEMORY_DEVICE, &got);
+    OK(plm_comm_get_backend(comm, PLM_MEMORY_DEVICE, &got));
+    CHECK(want == PLM_BACKEND_AUTO || got == want, "asked for %s, got %s", plm_backend_name(want),
+          plm_backend_name(got));
     const int64_t sizes[] = {0, 1, (int64_t)nranks - 1 > 0 ? nranks - 1 : 2, 1000, 100003};
     for (size_t k = 0; k < sizeof kTypes / sizeof kTypes[0]; ++k)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) test_array_ops(comm, kTypes[k], sizes[s], 0);
