@@ -13,11 +13,80 @@
 
 #include <nccl.h>
 
-#include "comm/backend.hpp"
+#include "comm/nccl.hpp"
 #include "core/error.hpp"
 #include "memory/cuda.hpp"
 
 namespace plm::comm {
+
+// ---- The pure parts (nccl.hpp), tested without a GPU by tests/comm/test_nccl_logic. ----
+
+std::size_t Wire::elems(int64_t count) const
+{
+    PLM_REQUIRE(count >= 0, PLM_ERR_INVALID_ARG, "negative element count %lld", static_cast<long long>(count));
+    return static_cast<std::size_t>(count) * per;
+}
+
+Wire wire(DType dt)
+{
+    switch (dt) {
+    case DType::f32: return {ncclFloat32, 1};
+    case DType::f64: return {ncclFloat64, 1};
+    case DType::c64: return {ncclFloat32, 2};
+    case DType::c128: return {ncclFloat64, 2};
+    case DType::i32: return {ncclInt32, 1};
+    case DType::i64: return {ncclInt64, 1};
+    case DType::u8: return {ncclUint8, 1};
+    }
+    PLM_FAIL(PLM_ERR_NOT_SUPPORTED, "NCCL has no type for dtype %d", enum_value(dt));
+}
+
+ncclRedOp_t nccl_op(DType dt, ReduceOp op)
+{
+    PLM_REQUIRE(!is_complex(dt) || op == ReduceOp::sum, PLM_ERR_NOT_SUPPORTED,
+                "NCCL reduces complex data as float pairs, so only sum is supported; use an MPI backend");
+    switch (op) {
+    case ReduceOp::sum: return ncclSum;
+    case ReduceOp::max: return ncclMax;
+    case ReduceOp::min: return ncclMin;
+    case ReduceOp::prod: return ncclProd;
+    }
+    PLM_FAIL(PLM_ERR_INVALID_ARG, "unknown reduction %d", enum_value(op));
+}
+
+bool uniform_blocks(const int64_t *counts, const int64_t *displs, int n)
+{
+    for (int r = 0; r < n; ++r)
+        if (counts[r] != counts[0] || displs[r] != r * counts[0]) return false;
+    return true;
+}
+
+// Two ranks on one GPU make NCCL hang or fail obscurely. Every rank holds the same table and
+// reports the same pair: the lowest ranks of the lowest-ranked shared GPU.
+void require_own_gpus(const std::vector<GpuPlace> &all)
+{
+    auto same = [&](int a, int b) {
+        return all[a].host_hash == all[b].host_hash && !std::memcmp(all[a].uuid, all[b].uuid, sizeof all[a].uuid);
+    };
+    std::vector<int> idx(all.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    std::sort(idx.begin(), idx.end(), [&](int a, int b) {
+        if (all[a].host_hash != all[b].host_hash) return all[a].host_hash < all[b].host_hash;
+        const int c = std::memcmp(all[a].uuid, all[b].uuid, sizeof all[a].uuid);
+        return c != 0 ? c < 0 : a < b;
+    });
+    int first = -1, second = -1;
+    for (std::size_t k = 1; k < idx.size(); ++k) {
+        if (!same(idx[k - 1], idx[k]) || (first >= 0 && idx[k - 1] > first)) continue;
+        first = idx[k - 1];
+        second = idx[k];
+    }
+    if (first >= 0)
+        PLM_FAIL(PLM_ERR_NCCL,
+                 "ranks %d and %d share GPU %s on host %s: NCCL needs one GPU per rank; use the MPI backends "
+                 "(PYLOPS_MPI_NCCL=0) or one rank per GPU",
+                 first, second, all[first].bus, all[first].host);
+}
 
 namespace {
 
@@ -92,44 +161,6 @@ private:
     cudaEvent_t event_ = nullptr;
     bool done_ = false;
 };
-
-// An NCCL type and how many of its elements make one element of the dtype.
-struct Wire {
-    ncclDataType_t type;
-    std::size_t per;
-    std::size_t elems(int64_t count) const
-    {
-        PLM_REQUIRE(count >= 0, PLM_ERR_INVALID_ARG, "negative element count %lld", static_cast<long long>(count));
-        return static_cast<std::size_t>(count) * per;
-    }
-};
-
-Wire wire(DType dt)
-{
-    switch (dt) {
-    case DType::f32: return {ncclFloat32, 1};
-    case DType::f64: return {ncclFloat64, 1};
-    case DType::c64: return {ncclFloat32, 2};
-    case DType::c128: return {ncclFloat64, 2};
-    case DType::i32: return {ncclInt32, 1};
-    case DType::i64: return {ncclInt64, 1};
-    case DType::u8: return {ncclUint8, 1};
-    }
-    PLM_FAIL(PLM_ERR_NOT_SUPPORTED, "NCCL has no type for dtype %d", enum_value(dt));
-}
-
-ncclRedOp_t nccl_op(DType dt, ReduceOp op)
-{
-    PLM_REQUIRE(!is_complex(dt) || op == ReduceOp::sum, PLM_ERR_NOT_SUPPORTED,
-                "NCCL reduces complex data as float pairs, so only sum is supported; use an MPI backend");
-    switch (op) {
-    case ReduceOp::sum: return ncclSum;
-    case ReduceOp::max: return ncclMax;
-    case ReduceOp::min: return ncclMin;
-    case ReduceOp::prod: return ncclProd;
-    }
-    PLM_FAIL(PLM_ERR_INVALID_ARG, "unknown reduction %d", enum_value(op));
-}
 
 // Empty blocks may come with NULL buffers: never offset those.
 char *at(void *p, int64_t elems, DType dt)
@@ -210,12 +241,8 @@ public:
     {
         const Wire w = wire(dt);
         const int me = view_.rank, np = view_.size;
-        bool uniform = true;
-        for (int r = 0; r < np; ++r) {
-            w.elems(counts[r]);
-            uniform = uniform && counts[r] == counts[0] && displs[r] == r * counts[0];
-        }
-        if (uniform)  // NCCL works in place when send already sits at recv + displs[me]
+        for (int r = 0; r < np; ++r) w.elems(counts[r]);
+        if (uniform_blocks(counts, displs, np))  // NCCL works in place when send already sits at recv + displs[me]
             return launch(e, [&](cudaStream_t s) {
                 check(ncclAllGather(send, recv, w.elems(counts[0]), w.type, nccl(), s), "ncclAllGather");
             });
@@ -365,16 +392,6 @@ void fail_together(bool all, const std::string &err, plm_status_t status, const 
     if (!all) PLM_FAIL(status, "%s on another rank", what);
 }
 
-// Where a rank runs. The host is compared by a hash of its whole name; a prefix is kept for
-// messages.
-struct Where {
-    int ok;
-    unsigned char uuid[16];
-    char bus[32];
-    char host[64];
-    uint64_t host_hash;
-};
-
 uint64_t fnv1a(const char *s, int n)
 {
     uint64_t h = 14695981039346656037ull;
@@ -382,11 +399,11 @@ uint64_t fnv1a(const char *s, int n)
     return h;
 }
 
-Where locate(int device)
+GpuPlace locate(int device)
 {
     PLM_REQUIRE(device >= 0, PLM_ERR_INVALID_ARG, "NCCL needs a CUDA device ordinal, got %d", device);
     cuda::check(cudaSetDevice(device), "cudaSetDevice");
-    Where w{};
+    GpuPlace w{};
     cudaDeviceProp prop{};
     cuda::check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     std::memcpy(w.uuid, prop.uuid.bytes, sizeof w.uuid);
@@ -400,42 +417,15 @@ Where locate(int device)
     return w;
 }
 
-// Two ranks on one GPU make NCCL hang or fail obscurely. Every rank holds the same table and
-// reports the same pair: the lowest ranks of the lowest-ranked shared GPU.
-void require_own_gpus(const std::vector<Where> &all)
-{
-    auto same = [&](int a, int b) {
-        return all[a].host_hash == all[b].host_hash && !std::memcmp(all[a].uuid, all[b].uuid, sizeof all[a].uuid);
-    };
-    std::vector<int> idx(all.size());
-    std::iota(idx.begin(), idx.end(), 0);
-    std::sort(idx.begin(), idx.end(), [&](int a, int b) {
-        if (all[a].host_hash != all[b].host_hash) return all[a].host_hash < all[b].host_hash;
-        const int c = std::memcmp(all[a].uuid, all[b].uuid, sizeof all[a].uuid);
-        return c != 0 ? c < 0 : a < b;
-    });
-    int first = -1, second = -1;
-    for (std::size_t k = 1; k < idx.size(); ++k) {
-        if (!same(idx[k - 1], idx[k]) || (first >= 0 && idx[k - 1] > first)) continue;
-        first = idx[k - 1];
-        second = idx[k];
-    }
-    if (first >= 0)
-        PLM_FAIL(PLM_ERR_NCCL,
-                 "ranks %d and %d share GPU %s on host %s: NCCL needs one GPU per rank; use the MPI backends "
-                 "(PYLOPS_MPI_NCCL=0) or one rank per GPU",
-                 first, second, all[first].bus, all[first].host);
-}
-
 void check_placement(const CommView &v, int device)
 {
-    Where me{};
+    GpuPlace me{};
     const std::string err = attempt([&] { me = locate(device); });
     me.ok = err.empty() ? 1 : 0;
-    std::vector<Where> all(static_cast<std::size_t>(v.size));
-    const int bytes = static_cast<int>(sizeof(Where));
+    std::vector<GpuPlace> all(static_cast<std::size_t>(v.size));
+    const int bytes = static_cast<int>(sizeof(GpuPlace));
     mpi_check(MPI_Allgather(&me, bytes, MPI_BYTE, all.data(), bytes, MPI_BYTE, v.mpi), "MPI_Allgather");
-    fail_together(std::all_of(all.begin(), all.end(), [](const Where &w) { return w.ok != 0; }), err, PLM_ERR_NCCL,
+    fail_together(std::all_of(all.begin(), all.end(), [](const GpuPlace &w) { return w.ok != 0; }), err, PLM_ERR_NCCL,
                   kInitFailed);
     require_own_gpus(all);
 }
