@@ -128,10 +128,12 @@ std::unique_ptr<Backend> make_mpi_host(const CommView &v);
 std::unique_ptr<Backend> make_mpi_cuda_aware(const CommView &v);
 // MPI on host staging buffers: copy out of `memory` on the stream, MPI, copy back. The
 // staging buffers (in `staging`, pinned host on CUDA builds) are cached per backend, up to
-// cache_bytes kept between calls, and freed with it. Tests pass memory = Space::host to run
-// the staging logic without a GPU.
+// cache_bytes kept between calls, and freed with it. Blocking allreduce and bcast of more
+// than chunk_bytes go in chunks whose copies overlap MPI on the neighbouring chunks. Tests
+// pass memory = Space::host to run the staging logic without a GPU.
 std::unique_ptr<Backend> make_mpi_staged(const CommView &v, Space memory, Space staging,
-                                         std::size_t cache_bytes = std::size_t{64} << 20);
+                                         std::size_t cache_bytes = std::size_t{64} << 20,
+                                         std::size_t chunk_bytes = std::size_t{4} << 20);
 
 // NCCL builds (comm/nccl.cpp): NCCL on device memory. nccl_comm: a borrowed ncclComm_t over
 // exactly v's ranks in v's order, or nullptr to create one (owned) from v.mpi through an

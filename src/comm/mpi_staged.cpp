@@ -2,7 +2,8 @@
 // copy the outgoing data to a host staging buffer on the producer's stream, wait for that
 // stream, run buffered MPI on the staging buffers, and copy the incoming data back when the
 // request completes. Staging buffers come from a per-backend cache (pinned host memory on
-// CUDA builds), so steady-state calls allocate nothing.
+// CUDA builds), so steady-state calls allocate nothing. Large blocking allreduces and
+// broadcasts are pipelined in chunks: copies of one chunk overlap MPI on the next.
 #include <algorithm>
 #include <mutex>
 
@@ -94,12 +95,37 @@ void stage_in(Space memory, Space staging, const Exec &e, void *dst, const void 
 
 class StagedBackend final : public Backend {
 public:
-    StagedBackend(const CommView &v, Space memory, Space staging, std::size_t cache_bytes)
-        : Backend(v), memory_(memory), staging_(staging), cache_bytes_(cache_bytes),
+    StagedBackend(const CommView &v, Space memory, Space staging, std::size_t cache_bytes, std::size_t chunk_bytes)
+        : Backend(v), memory_(memory), staging_(staging), cache_bytes_(cache_bytes), chunk_bytes_(chunk_bytes),
           cache_(std::make_shared<StagingCache>(staging, cache_bytes)), host_(make_mpi_host(v))
     {
         require_space(memory);
         require_space(staging);
+    }
+
+    // Blocking allreduce and bcast of large messages go in chunks, so the copies of one chunk
+    // overlap MPI on another (pipeline()); smaller ones are one staged operation.
+    void allreduce(const Exec &e, const void *send, void *recv, int64_t count, DType dt, ReduceOp op) override
+    {
+        const int64_t c = chunk_elems(dt);
+        if (count <= c) return iallreduce(e, send, recv, count, dt, op).wait();
+        Loan s(cache_, bytes_of(count, dt));
+        pipeline(e, count, c, [&](int64_t off, int64_t n) { out(e, s.data(), send, off, n, dt); },
+                 [&](int64_t off, int64_t n) {
+                     return host_->iallreduce(host_exec(), at(s.data(), off, dt), at(s.data(), off, dt), n, dt, op);
+                 },
+                 [&](int64_t off, int64_t n) { in(e, recv, s.data(), off, n, dt); });
+    }
+
+    void bcast(const Exec &e, void *buf, int64_t count, DType dt, int root) override
+    {
+        const int64_t c = chunk_elems(dt);
+        if (count <= c) return ibcast(e, buf, count, dt, root).wait();
+        Loan s(cache_, bytes_of(count, dt));
+        const bool me = root == view_.rank;
+        pipeline(e, count, c, [&](int64_t off, int64_t n) { if (me) out(e, s.data(), buf, off, n, dt); },
+                 [&](int64_t off, int64_t n) { return host_->ibcast(host_exec(), at(s.data(), off, dt), n, dt, root); },
+                 [&](int64_t off, int64_t n) { if (!me) in(e, buf, s.data(), off, n, dt); });
     }
 
     plm_backend_t kind() const override { return PLM_BACKEND_MPI_STAGED; }
@@ -187,11 +213,49 @@ public:
 
     std::unique_ptr<Backend> split(const CommView &sub) const override
     {
-        return std::make_unique<StagedBackend>(sub, memory_, staging_, cache_bytes_);
+        return std::make_unique<StagedBackend>(sub, memory_, staging_, cache_bytes_, chunk_bytes_);
     }
 
 private:
     static Exec host_exec() { return Exec{}; }
+    static char *at(void *p, int64_t elems, DType dt) { return static_cast<char *>(p) + bytes_of(elems, dt); }
+    static const char *at(const void *p, int64_t elems, DType dt) { return at(const_cast<void *>(p), elems, dt); }
+
+    int64_t chunk_elems(DType dt) const
+    {
+        return std::max<int64_t>(1, static_cast<int64_t>(chunk_bytes_ / dtype_size(dt)));
+    }
+
+    // Queued on the stream, not waited for: pipeline() orders them.
+    void out(const Exec &e, char *staging, const void *src, int64_t off, int64_t n, DType dt) const
+    {
+        require_space(memory_).copy(at(staging, off, dt), at(src, off, dt), bytes_of(n, dt), e.stream);
+    }
+    void in(const Exec &e, void *dst, const char *staging, int64_t off, int64_t n, DType dt) const
+    {
+        require_space(memory_).copy(at(dst, off, dt), at(staging, off, dt), bytes_of(n, dt), e.stream);
+    }
+
+    // Chunk k's MPI runs while the stream copies chunk k+1 out and chunk k-1 back in. One
+    // stream synchronisation per chunk orders them: chunk k+1 is staged before its MPI starts,
+    // and chunk k is received before it is copied in.
+    template <typename Out, typename Mpi, typename In>
+    void pipeline(const Exec &e, int64_t count, int64_t chunk, Out &&copy_out, Mpi &&mpi, In &&copy_in) const
+    {
+        auto piece = [&](int64_t k, auto &&f) { f(k * chunk, std::min(chunk, count - k * chunk)); };
+        const int64_t pieces = (count + chunk - 1) / chunk;
+        piece(0, copy_out);
+        sync(e);
+        for (int64_t k = 0; k < pieces; ++k) {
+            Request r;
+            piece(k, [&](int64_t off, int64_t n) { r = mpi(off, n); });
+            if (k + 1 < pieces) piece(k + 1, copy_out);
+            r.wait();
+            sync(e);
+            piece(k, copy_in);
+        }
+        sync(e);
+    }
 
     void sync(const Exec &e) const { comm::sync(memory_, e); }
 
@@ -203,16 +267,18 @@ private:
     }
 
     Space memory_, staging_;
-    std::size_t cache_bytes_;
+    std::size_t cache_bytes_, chunk_bytes_;
     std::shared_ptr<StagingCache> cache_;
     std::unique_ptr<Backend> host_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_mpi_staged(const CommView &v, Space memory, Space staging, std::size_t cache_bytes)
+std::unique_ptr<Backend> make_mpi_staged(const CommView &v, Space memory, Space staging, std::size_t cache_bytes,
+                                         std::size_t chunk_bytes)
 {
-    return std::make_unique<StagedBackend>(v, memory, staging, cache_bytes);
+    PLM_REQUIRE(chunk_bytes > 0, PLM_ERR_INTERNAL, "staging chunks of 0 bytes");
+    return std::make_unique<StagedBackend>(v, memory, staging, cache_bytes, chunk_bytes);
 }
 
 }  // namespace plm::comm

@@ -425,6 +425,17 @@ template <typename T> std::vector<T> run_all(Checker &ck, Backend &b, int64_t n,
         keep(s);
         b.iallreduce(e, x.data(), x.data(), n, TypeInfo<T>::dt, ReduceOp::sum).wait();
         ck.expect(x == s, "%s: in-place allreduce differs", what.c_str());
+        // The blocking calls (staged: pipelined in chunks past the chunk size).
+        std::vector<T> xb = block<T>(r, n, 11), yb(static_cast<size_t>(n), sentinel<T>());
+        b.allreduce(e, xb.data(), yb.data(), n, TypeInfo<T>::dt, ReduceOp::sum);
+        keep(yb);
+        b.allreduce(e, xb.data(), xb.data(), n, TypeInfo<T>::dt, ReduceOp::sum);
+        ck.expect(xb == yb, "%s: in-place blocking allreduce differs", what.c_str());
+        for (int root = 0; root < p; ++root) {
+            std::vector<T> buf = r == root ? block<T>(root, n, 13) : std::vector<T>(static_cast<size_t>(n), sentinel<T>());
+            b.bcast(e, buf.data(), n, TypeInfo<T>::dt, root);
+            keep(buf);
+        }
 
         std::vector<int64_t> counts, displs;
         int64_t total = 0;
@@ -468,11 +479,12 @@ template <typename T> std::vector<T> run_all(Checker &ck, Backend &b, int64_t n,
     return got;
 }
 
-template <typename T> void case_staged(Checker &ck, int64_t n, std::size_t cache)
+template <typename T> void case_staged(Checker &ck, int64_t n, std::size_t cache, std::size_t chunk = 1 << 20)
 {
-    const std::string what = tag<T>("staged") + " n=" + std::to_string(n) + " cache=" + std::to_string(cache);
+    const std::string what = tag<T>("staged") + " n=" + std::to_string(n) + " cache=" + std::to_string(cache) +
+                             " chunk=" + std::to_string(chunk);
     std::unique_ptr<Backend> host = make_mpi_host(C().view());
-    std::unique_ptr<Backend> staged = make_mpi_staged(C().view(), Space::host, Space::host, cache);
+    std::unique_ptr<Backend> staged = make_mpi_staged(C().view(), Space::host, Space::host, cache, chunk);
     ck.expect(staged->kind() == PLM_BACKEND_MPI_STAGED && std::string(staged->name()) == "mpi_staged",
               "staged backend kind %s", staged->name());
     const std::vector<T> want = run_all<T>(ck, *host, n, what + " (mpi_host)");
@@ -488,6 +500,11 @@ void test_staged_emulation(void **)
         case_staged<c64>(ck, 40, cache);
         case_staged<int64_t>(ck, 0, cache);
     }
+    // Pipelined staging: 3-element chunks (40 = 13 full chunks and a ragged one), one
+    // element per chunk, and a chunk smaller than one element (rounded up to one).
+    case_staged<double>(ck, 40, 1 << 20, 3 * sizeof(double));
+    case_staged<c64>(ck, 40, 0, sizeof(c64));
+    case_staged<double>(ck, 40, 256, 1);
     set_max_mpi_count(3);  // chunked MPI underneath the staging
     case_staged<double>(ck, 40, 1 << 20);
     set_max_mpi_count(0);
