@@ -929,8 +929,10 @@ PLM_API plm_status_t plm_op_new_range_array(plm_const_op_t op, plm_memory_t memo
 
 /**
  * y = Op x: x on the domain, y on the range (layouts checked in O(1): made from them, or equal
- * splits; PLM_ERR_SIZE_MISMATCH otherwise), the operator's dtype, different arrays. Nothing is
- * allocated. Collective on the operator's communicator.
+ * splits; PLM_ERR_SIZE_MISMATCH otherwise), the operator's dtype, different arrays. Host
+ * arrays: nothing is allocated. Device arrays: a block-diagonal of dense blocks runs on the
+ * device (cuBLAS, on the communicator's stream); any other operator computes on host twins of
+ * x and y, allocated per call (docs/gpu.md). Collective on the operator's communicator.
  */
 PLM_API plm_status_t plm_op_apply(plm_const_op_t op, plm_const_array_t x, plm_array_t y);
 /** x = Op^H y: y on the range, x on the domain. Collective. */
@@ -952,6 +954,9 @@ PLM_API plm_status_t plm_op_dottest(plm_const_op_t op, double rtol, int *passed,
 /* ------------------------------------------------------------------------------------------ */
 /* Solvers                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
+
+/* Device arrays (y, x): in this version solvers iterate on host twins of them, allocated per
+ * solve; x is written back at the end and before each stop callback (docs/gpu.md). */
 
 /** An object a solver fills: iterations, stopping reason, residual norms and the cost
  *  history. Reusable across solves. Not collective. */

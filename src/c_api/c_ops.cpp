@@ -118,7 +118,8 @@ template <typename In, typename Out> plm_status_t apply(plm_const_op_t op, In in
             x = parts_of(in);
             y = parts_of(out);
             o.check_parts(ops::Operator::In(x.begin(), x.end()), y, adjoint);
-            s = ops::HostStage(ops::Operator::In(x.begin(), x.end()), y);  // may allocate: agreed
+            // Device arrays: host twins unless the operator runs on device (may allocate: agreed).
+            s = ops::HostStage(ops::Operator::In(x.begin(), x.end()), y, false, !o.on_device());
         });
         ag.run();
         o.apply_parts(s.in(), s.out(), adjoint);

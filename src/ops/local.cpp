@@ -2,10 +2,15 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <memory>
+#include <mutex>
 
 #include <cblas.h>
 
 #include "ops/operator.hpp"
+#ifdef PLM_HAVE_CUDA
+#include "ops/device_blas.hpp"
+#endif
 
 namespace plm::ops {
 
@@ -18,6 +23,11 @@ Operator::Operator(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range)
 void Operator::local_apply(bool, const void *, void *) const
 {
     PLM_FAIL(PLM_ERR_INVALID_ARG, "a distributed operator cannot be applied to local buffers (use it on arrays)");
+}
+
+void Operator::local_apply_device(const Exec &, bool, const void *, void *) const
+{
+    PLM_FAIL(PLM_ERR_INTERNAL, "this operator has no device path (it runs on host twins)");
 }
 
 void Operator::apply(const DistributedArray &, DistributedArray &, bool) const
@@ -45,12 +55,14 @@ DistributedArray *host_twin(const DistributedArray &a, std::vector<DistributedAr
 }
 }  // namespace
 
-HostStage::HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs)
+HostStage::HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs, bool stage)
 {
-    for (const DistributedArray *a : x) in_.push_back(a->space() == Space::host ? a : host_twin(*a, twins_, true));
+    for (const DistributedArray *a : x)
+        in_.push_back(!stage || a->space() == Space::host ? a : host_twin(*a, twins_, true));
     for (DistributedArray *a : y) {
-        out_.push_back(a->space() == Space::host ? a : host_twin(*a, twins_, read_outputs));
-        device_out_.push_back(a->space() == Space::host ? nullptr : a);
+        const bool twin = stage && a->space() != Space::host;
+        out_.push_back(twin ? host_twin(*a, twins_, read_outputs) : a);
+        device_out_.push_back(twin ? a : nullptr);
     }
 }
 
@@ -89,9 +101,9 @@ void Operator::check_parts(const In &x, const Out &y, bool adjoint) const
                         "the input and output arrays must be different");
 }
 
-void agree_on(const Operator &op, const comm::Communicator &c, const std::optional<Error> &local)
+void agree_on(const Operator &op, const comm::Communicator &c, const std::optional<Error> &local, bool device)
 {
-    if (!op.may_fail()) {
+    if (!op.may_fail() && !device) {
         if (local) throw *local;  // only an internal error can get here
         return;
     }
@@ -123,6 +135,20 @@ public:
             if (bytes) std::memcpy(data_.data(), a, bytes);
         }
     }
+
+#ifdef PLM_HAVE_CUDA
+    bool on_device() const override { return true; }
+    // The matrix goes to the device at the first device apply (and again if the device changes).
+    void local_apply_device(const Exec &e, bool adjoint, const void *in, void *out) const override
+    {
+        {
+            std::lock_guard<std::mutex> g(lock_);
+            if (!dev_ || dev_->device() != e.device)
+                dev_ = std::make_unique<DeviceDense>(dtype_, rows_, cols_, data_.data(), col_major_, e.device);
+        }
+        dev_->apply(e, adjoint, in, out);
+    }
+#endif
 
     void local_apply(bool adjoint, const void *in, void *out) const override
     {
@@ -161,6 +187,10 @@ public:
 private:
     bool col_major_;
     Buffer data_;
+#ifdef PLM_HAVE_CUDA
+    mutable std::mutex lock_;
+    mutable std::unique_ptr<DeviceDense> dev_;
+#endif
 };
 
 class Diagonal final : public Operator {

@@ -32,6 +32,11 @@ public:
     // Local operators: out (rows) = A in (cols), or out (cols) = A^H in (rows). Host buffers of
     // dtype() that do not overlap. Not collective.
     virtual void local_apply(bool adjoint, const void *in, void *out) const;
+    // Whether the operator computes on device arrays itself (dense blocks through cuBLAS, and
+    // block-diagonals of those); the others get host twins of device arrays (HostStage).
+    virtual bool on_device() const { return false; }
+    // local_apply() on device buffers, ordered on e.stream; only where on_device().
+    virtual void local_apply_device(const Exec &e, bool adjoint, const void *in, void *out) const;
 
     // Distributed operators: the layouts of x (domain) and of y = A x (range).
     const ArrayLayout::Ptr &domain() const { return domain_; }
@@ -74,7 +79,8 @@ protected:
 class HostStage {
 public:
     HostStage() = default;
-    HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs = false);
+    // stage = false: every array passes through untouched (an operator that runs on device).
+    HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs = false, bool stage = true);
     const Operator::In &in() const { return in_; }
     const Operator::Out &out() const { return out_; }
     void finish() const;
@@ -85,8 +91,10 @@ private:
     std::vector<DistributedArray::Ptr> twins_;
 };
 
-// Runs a local step of a distributed apply and makes its outcome collective when it may fail.
-void agree_on(const Operator &op, const comm::Communicator &c, const std::optional<Error> &local);
+// Runs a local step of a distributed apply and makes its outcome collective when it may fail
+// (a user callback inside, or device work: uploads and CUDA calls can fail on one rank).
+void agree_on(const Operator &op, const comm::Communicator &c, const std::optional<Error> &local,
+              bool device = false);
 
 // Local building blocks. Not collective.
 // a: rows x cols elements of dt, row-major unless col_major; copied unless wrap (then it must

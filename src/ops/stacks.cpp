@@ -41,17 +41,29 @@ public:
     {
     }
     bool may_fail() const override { return fails_; }
+    bool on_device() const override
+    {
+        for (const Operator::Ptr &p : parts_)
+            if (!p->on_device()) return false;
+        return true;
+    }
     void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
     {
+        const bool device = x.space() == Space::device;
         const std::optional<Error> err = comm::capture([&] {
             int64_t in = 0, out = 0;
             for (const Operator::Ptr &p : parts_) {
-                p->local_apply(adjoint, at(x.data(), in, dtype_), at(y.data(), out, dtype_));
+                void *to = at(y.data(), out, dtype_);
+                const void *from = at(x.data(), in, dtype_);
+                if (device)
+                    p->local_apply_device(x.exec(), adjoint, from, to);
+                else
+                    p->local_apply(adjoint, from, to);
                 in += adjoint ? p->rows() : p->cols();
                 out += adjoint ? p->cols() : p->rows();
             }
         });
-        agree_on(*this, comm(), err);
+        agree_on(*this, comm(), err, device);
     }
 
 private:

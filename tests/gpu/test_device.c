@@ -320,6 +320,30 @@ static void test_operator(plm_comm_t comm)
     plm_op_destroy(&op);
     plm_op_destroy(&local);
     free(a);
+
+    /* an operator without a device path (a stencil): host twins, same result */
+    const int64_t dims[1] = {53};
+    OK(plm_op_first_derivative(comm, PLM_FLOAT64, 1, dims, -1, 0, 0.5, PLM_DERIV_CENTERED, 5, 1, &op));
+    OK(plm_op_new_domain_array(op, PLM_MEMORY_HOST, &hx));
+    OK(plm_op_new_domain_array(op, PLM_MEMORY_DEVICE, &dx));
+    OK(plm_op_new_range_array(op, PLM_MEMORY_HOST, &hy));
+    OK(plm_op_new_range_array(op, PLM_MEMORY_DEVICE, &dy));
+    void *g = make_global(PLM_FLOAT64, dims[0], 0, 3), *gd = to_device(g, (size_t)dims[0] * sizeof(double));
+    OK(plm_array_set_global(hx, g));
+    OK(plm_array_set_global(dx, gd));
+    OK(plm_op_apply(op, hx, hy));
+    OK(plm_op_apply(op, dx, dy));
+    compare(hy, dy, PLM_FLOAT64, dims[0], 0, "first derivative");
+    OK(plm_op_apply_adjoint(op, hy, hx));
+    OK(plm_op_apply_adjoint(op, dy, dx));
+    compare(hx, dx, PLM_FLOAT64, dims[0], 0, "first derivative adjoint");
+    cudaFree(gd);
+    free(g);
+    plm_array_destroy(&hx);
+    plm_array_destroy(&dx);
+    plm_array_destroy(&hy);
+    plm_array_destroy(&dy);
+    plm_op_destroy(&op);
 }
 
 /* A wrapped device pointer is used in place; the stream API orders work on a user stream. */

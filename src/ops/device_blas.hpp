@@ -1,0 +1,34 @@
+// cuBLAS for local dense blocks on device memory (CUDA builds: ops/device_blas.cpp).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "core/dtype.hpp"
+#include "memory/space.hpp"
+
+namespace plm::ops {
+
+// A rows x cols dense matrix copied to a CUDA device (column-major there), applied with
+// cuBLAS gemv on the caller's stream. rows and cols fit an int (CBLAS and cuBLAS sizes).
+class DeviceDense {
+public:
+    // a: host memory, row-major unless col_major. Uploads to `device`.
+    DeviceDense(DType dt, int64_t rows, int64_t cols, const void *a, bool col_major, int device);
+    ~DeviceDense();
+    DeviceDense(const DeviceDense &) = delete;
+    DeviceDense &operator=(const DeviceDense &) = delete;
+
+    int device() const { return device_; }
+    // out (rows) = A in (cols), or out (cols) = A^H in (rows): device buffers, on e.stream.
+    void apply(const Exec &e, bool adjoint, const void *in, void *out) const;
+
+private:
+    DType dt_;
+    int rows_, cols_, device_;
+    Buffer a_;                     // column-major, rows x cols, on device_
+    void *handle_ = nullptr;       // cublasHandle_t
+    mutable std::mutex lock_;      // the handle's stream is set per call
+};
+
+}  // namespace plm::ops
