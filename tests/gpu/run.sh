@@ -11,13 +11,19 @@
 #      memory (Debian's Open MPI does not; see docs/gpu.md to build one), NCCL at 2 ranks needs
 #      two GPUs (one GPU per rank), so on one GPU only its 1-rank run counts.
 # Usage: tests/gpu/run.sh [build-dir]      (from anywhere; exit 0 when nothing failed)
-# An MPI is needed: mpicc and mpiexec on PATH, or MPI_HOME=/path/to/mpi.
+# MPI: when gpu-deps/ holds Debian's Open MPI source package (tests/gpu/fetch-deps.sh, run
+# beforehand where the archive is reachable), it is built here with --with-cuda into
+# <build-dir>/ompi (once; a few minutes on 16 cores) and used: a CUDA-aware MPI, so every
+# backend is exercised. Otherwise mpicc and mpiexec on PATH, or MPI_HOME=/path/to/mpi.
+# Also needed on the machine: cmake >= 3.25, a C/C++ compiler, the CUDA toolkit, OpenBLAS and
+# CMocka (pkg-config names openblas, cmocka).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 ROOT=$PWD
 BUILD=${1:-$ROOT/build-gpu}
 JOBS=$(nproc)
 LOG=$BUILD/gpu-run.log
+mkdir -p "$BUILD" && : > "$LOG"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OPENBLAS_NUM_THREADS=1
 
@@ -27,17 +33,45 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   exit 77
 fi
 nvidia-smi -L
-[ -n "${MPI_HOME:-}" ] && export PATH=$MPI_HOME/bin:$PATH
-command -v mpicc >/dev/null && command -v mpiexec >/dev/null ||
-  { say "no MPI: put mpicc and mpiexec on PATH or set MPI_HOME (docs/gpu.md)"; exit 2; }
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 export PATH=$PATH:$CUDA/bin
-
-mkdir -p "$BUILD"
 start=$SECONDS
+
+# Debian's Open MPI source (orig tarball + Debian's patches), configured with CUDA.
+build_ompi() {
+  local src orig=$(ls "$ROOT"/gpu-deps/openmpi_*.orig.tar.* 2>/dev/null | head -1)
+  [ -n "$orig" ] || return 1
+  [ -x "$BUILD/ompi/bin/mpicc" ] && return 0
+  say "building CUDA-aware Open MPI from $(basename "$orig")"
+  src=$BUILD/ompi-src && rm -rf "$src" && mkdir -p "$src"
+  tar -xf "$orig" -C "$src" --strip-components=1
+  if deb=$(ls "$ROOT"/gpu-deps/openmpi_*.debian.tar.* 2>/dev/null | head -1) && [ -n "$deb" ]; then
+    tar -xf "$deb" -C "$src"
+    while read -r p; do
+      [ -z "$p" ] || [[ $p == \#* ]] && continue
+      patch -d "$src" -p1 --forward -s < "$src/debian/patches/$p" >> "$LOG" 2>&1 || say "Debian patch $p did not apply; going on"
+    done < "$src/debian/patches/series"
+  fi
+  (cd "$src" && ./configure --prefix="$BUILD/ompi" --with-cuda="$CUDA" --disable-mpi-fortran --disable-oshmem \
+     --without-ucx --with-hwloc=internal --with-libevent=internal --with-pmix=internal \
+     --enable-mpirun-prefix-by-default && make -j "$JOBS" && make install) >> "$LOG" 2>&1
+}
+if build_ompi; then
+  export PATH=$BUILD/ompi/bin:$PATH MPI_HOME=$BUILD/ompi
+  say "Open MPI with CUDA in $BUILD/ompi ($((SECONDS - start)) s): $(ompi_info --parsable --all 2>/dev/null |
+      grep -m1 mpi_built_with_cuda_support:value)"
+elif [ -f "$BUILD/ompi-src/config.log" ]; then
+  tail -30 "$LOG"; say "the Open MPI build failed (see $LOG)"; exit 1
+fi
+[ -n "${MPI_HOME:-}" ] && export PATH=$MPI_HOME/bin:$PATH
+command -v mpicc >/dev/null && command -v mpiexec >/dev/null ||
+  { say "no MPI: run tests/gpu/fetch-deps.sh first, or put mpicc and mpiexec on PATH / set MPI_HOME"; exit 2; }
+mpi_flags=()
+[ -n "${MPI_HOME:-}" ] && mpi_flags=(-DMPI_C_COMPILER="$MPI_HOME/bin/mpicc" -DMPI_CXX_COMPILER="$MPI_HOME/bin/mpicxx"
+                                    -DMPIEXEC_EXECUTABLE="$MPI_HOME/bin/mpiexec")
 say "configure and build ($BUILD)"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPLM_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native \
-      -DPLM_BUILD_TESTS=ON -DPLM_BUILD_EXAMPLES=OFF -DPLM_BUILD_BENCH=ON > "$LOG" 2>&1 &&
+      -DPLM_BUILD_TESTS=ON -DPLM_BUILD_EXAMPLES=OFF -DPLM_BUILD_BENCH=ON "${mpi_flags[@]}" >> "$LOG" 2>&1 &&
   cmake --build "$BUILD" -j "$JOBS" >> "$LOG" 2>&1 ||
   { tail -40 "$LOG"; say "build failed ($((SECONDS - start)) s)"; exit 1; }
 say "built in $((SECONDS - start)) s"
