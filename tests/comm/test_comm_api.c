@@ -230,6 +230,34 @@ static void test_cuda_aware_sources(void **state)
     assert_all_ranks_true(ok);
 }
 
+/* Device and stream queries: -1 and BACKEND_UNAVAILABLE without a device (host-only build or
+ * no GPU); with one, the stream exists and set_stream round-trips. NULL outputs are refused. */
+static void test_device_and_stream(void **state)
+{
+    (void)state;
+    int ok = 1, dev = -2, have = 0;
+    plm_comm_t c = create_or_null(NULL);
+    assert_all_ranks_true(c != NULL);
+    plm_memory_available(PLM_MEMORY_DEVICE, &have);
+    ok = expect_status(plm_comm_get_device(c, &dev), PLM_SUCCESS, "get_device") && ok;
+    ok = ok && (have ? dev >= 0 : dev == -1);
+    void *s = (void *)&dev;
+    const plm_status_t st = plm_comm_get_stream(c, &s);
+    if (have) {
+        ok = ok && st == PLM_SUCCESS && s != NULL;
+        ok = expect_status(plm_comm_set_stream(c, NULL), PLM_SUCCESS, "set_stream(NULL)") && ok;
+    } else {
+        ok = ok && st == PLM_ERR_BACKEND_UNAVAILABLE && s == NULL;
+        ok = expect_status(plm_comm_set_stream(c, NULL), PLM_ERR_BACKEND_UNAVAILABLE, "set_stream") && ok;
+    }
+    ok = expect_status(plm_comm_get_device(c, NULL), PLM_ERR_INVALID_ARG, "get_device(NULL)") && ok;
+    ok = expect_status(plm_comm_get_stream(c, NULL), PLM_ERR_INVALID_ARG, "get_stream(NULL)") && ok;
+    ok = expect_status(plm_comm_get_device(NULL, &dev), PLM_ERR_INVALID_ARG, "get_device(NULL comm)") && ok;
+    ok = expect_status(plm_comm_set_stream(NULL, NULL), PLM_ERR_INVALID_ARG, "set_stream(NULL comm)") && ok;
+    assert_all_ranks_true(ok);
+    plm_comm_destroy(&c);
+}
+
 static void test_backend_available(void **state)
 {
     (void)state;
@@ -553,6 +581,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_create_f),
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_destroy_null_safety),
+        cmocka_unit_test(test_device_and_stream),
         /* last: a library that does not agree on errors would hang here */
         cmocka_unit_test(test_bad_config_one_rank),
         cmocka_unit_test(test_split_bad_color_one_rank),
