@@ -114,13 +114,20 @@ template <typename In, typename Out> plm_status_t apply(plm_const_op_t op, In in
         comm::Agreement ag(o.comm(), adjoint ? "op_apply_adjoint" : "op_apply");
         solvers::Parts x, y;
         ops::HostStage s;
+        bool native = false;  // the operator's device path, taken on every rank or on none
         ag.check([&] {
             x = parts_of(in);
             y = parts_of(out);
             o.check_parts(ops::Operator::In(x.begin(), x.end()), y, adjoint);
-            // Device arrays: host twins unless the operator runs on device (may allocate: agreed).
-            s = ops::HostStage(ops::Operator::In(x.begin(), x.end()), y, false, !o.on_device());
+            // Device arrays: host twins, unless the operator runs on device and every array is
+            // device memory (a mix goes to the host as a whole). May allocate: agreed.
+            bool all_device = true;
+            for (const DistributedArray *a : x) all_device = all_device && a->space() == Space::device;
+            for (const DistributedArray *a : y) all_device = all_device && a->space() == Space::device;
+            native = o.on_device() && all_device;
+            s = ops::HostStage(ops::Operator::In(x.begin(), x.end()), y, false, !native);
         });
+        ag.fold(native);
         ag.run();
         o.apply_parts(s.in(), s.out(), adjoint);
         s.finish();

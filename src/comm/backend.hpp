@@ -116,6 +116,9 @@ public:
     // The split hook: this backend's counterpart on a sub-communicator of its own (sub), with
     // its own state (an NCCL backend splits its NCCL communicator here).
     virtual std::unique_ptr<Backend> split(const CommView &sub) const;
+    // Makes now the state a split backend would make at its first operation (an NCCL
+    // communicator). Collective on the backend's ranks.
+    virtual void prepare() {}
 
 protected:
     [[noreturn]] void unsupported(const char *what) const;

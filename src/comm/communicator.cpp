@@ -183,7 +183,7 @@ const Communicator &Communicator::mask_group(const std::vector<int> &mask) const
     std::lock_guard<std::mutex> g(groups_lock_);
     auto it = groups_.find(mask);
     if (it == groups_.end()) {
-        it = groups_.emplace(mask, split(mask[static_cast<size_t>(rank())], rank())).first;
+        it = groups_.emplace(mask, split(mask[static_cast<size_t>(rank())], rank(), false)).first;
         // Group traffic of this communicator's arrays stays ordered on this stream.
         it->second->stream_owner_ = this;
     }
@@ -200,7 +200,7 @@ int Communicator::next_plan_tags(int n) const
     return t;
 }
 
-std::shared_ptr<Communicator> Communicator::split(int color, int key) const
+std::shared_ptr<Communicator> Communicator::split(int color, int key, bool eager) const
 {
     PLM_REQUIRE(color >= 0, PLM_ERR_INVALID_ARG, "split color must be non-negative (got %d)", color);
     MPI_Comm sub = MPI_COMM_NULL;
@@ -218,7 +218,14 @@ std::shared_ptr<Communicator> Communicator::split(int color, int key) const
     c->host_ = host_->split(c->view_);
     c->device_id_ = device_id_;
     c->devices_everywhere_ = devices_everywhere_;
-    if (device_) c->device_ = device_->split(c->view_);
+    if (!device_) return c;
+    c->device_ = device_->split(c->view_);
+    if (eager) {
+        // Fails in some groups only (an NCCL initialisation): agreed over all of this one.
+        Agreement ag(*this, "comm_split (device backend)");
+        ag.add_error(capture([&] { c->device_->prepare(); }));
+        ag.run();
+    }
     return c;
 }
 

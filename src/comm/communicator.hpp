@@ -37,8 +37,10 @@ public:
     Communicator(const Communicator &) = delete;
     Communicator &operator=(const Communicator &) = delete;
 
-    // Collective: ranks with the same color form the result, ordered by (key, rank).
-    std::shared_ptr<Communicator> split(int color, int key) const;
+    // Collective: ranks with the same color form the result, ordered by (key, rank). eager:
+    // the device backend's state is made now, agreed over this communicator (mask groups
+    // make it at their first device collective instead).
+    std::shared_ptr<Communicator> split(int color, int key, bool eager = true) const;
 
     int rank() const { return view_.rank; }
     int size() const { return view_.size; }

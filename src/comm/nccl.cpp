@@ -318,10 +318,15 @@ public:
     }
 
     // A communicator of its own, from a new unique id over sub, on this backend's device,
-    // made at its first device operation.
+    // made by prepare() or at its first device operation.
     std::unique_ptr<Backend> split(const CommView &sub) const override;
+    void prepare() override { ensure(); }
 
 private:
+    void ensure() const
+    {
+        if (!comm_) comm_ = create(view_, device_);
+    }
     ncclComm_t nccl() const { return comm_->nccl; }
     void check(ncclResult_t rc, const char *what) const { nccl_check(rc, what, nccl()); }
 
@@ -343,10 +348,10 @@ private:
     // when the stream has passed the enqueued work.
     template <typename F> Request launch(const Exec &e, F &&enqueue) const
     {
-        // A split (a mask group, a plm_comm_split) makes its NCCL communicator at its first
-        // device operation, which every rank of it takes part in: groups only ever used for
-        // host data never initialise NCCL.
-        if (!comm_) comm_ = create(view_, device_);
+        // A mask group makes its NCCL communicator at its first device operation (they are
+        // all collectives, so every rank of it takes part): groups only ever used for host
+        // data never initialise NCCL. plm_comm_split makes it at once (prepare()).
+        ensure();
         PLM_REQUIRE(e.device < 0 || e.device == comm_->device, PLM_ERR_INVALID_ARG,
                     "the NCCL communicator is on CUDA device %d, the data on device %d", comm_->device, e.device);
         Exec here = e;

@@ -182,9 +182,10 @@ public:
         const cudaError_t rc = pooled_ ? cudaMallocAsync(&p_, bytes, s) : cudaMalloc(&p_, bytes);
         if (rc == cudaErrorMemoryAllocation) {
             (void)cudaGetLastError();
-            PLM_FAIL(PLM_ERR_OUT_OF_MEMORY, "cudaMallocAsync of %zu bytes of device scratch failed", bytes);
+            PLM_FAIL(PLM_ERR_OUT_OF_MEMORY, "%s of %zu bytes of device scratch failed",
+                     pooled_ ? "cudaMallocAsync" : "cudaMalloc", bytes);
         }
-        cuda::check(rc, "cudaMallocAsync");
+        cuda::check(rc, pooled_ ? "cudaMallocAsync" : "cudaMalloc");
     }
     Scratch(const Scratch &) = delete;
     Scratch &operator=(const Scratch &) = delete;

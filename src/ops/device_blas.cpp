@@ -51,7 +51,12 @@ DeviceDense::DeviceDense(DType dt, int64_t rows, int64_t cols, const void *a, bo
 
 DeviceDense::~DeviceDense()
 {
-    if (handle_) (void)cublasDestroy(static_cast<cublasHandle_t>(handle_));
+    if (!handle_) return;
+    try {
+        cuda::activate(Exec{Space::device, device_, {}});  // the handle belongs to device_
+    } catch (...) {
+    }
+    (void)cublasDestroy(static_cast<cublasHandle_t>(handle_));
 }
 
 void DeviceDense::apply(const Exec &e, bool adjoint, const void *in, void *out) const

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -138,15 +139,19 @@ public:
 
 #ifdef PLM_HAVE_CUDA
     bool on_device() const override { return true; }
-    // The matrix goes to the device at the first device apply (and again if the device changes).
+    // The matrix goes to a device at the first apply there, and stays (blocks are shared:
+    // operators on communicators of different devices each get their copy). A wrapped matrix
+    // is read at that upload only.
     void local_apply_device(const Exec &e, bool adjoint, const void *in, void *out) const override
     {
+        std::shared_ptr<const DeviceDense> d;
         {
             std::lock_guard<std::mutex> g(lock_);
-            if (!dev_ || dev_->device() != e.device)
-                dev_ = std::make_unique<DeviceDense>(dtype_, rows_, cols_, data_.data(), col_major_, e.device);
+            std::shared_ptr<const DeviceDense> &slot = dev_[e.device];
+            if (!slot) slot = std::make_shared<DeviceDense>(dtype_, rows_, cols_, data_.data(), col_major_, e.device);
+            d = slot;
         }
-        dev_->apply(e, adjoint, in, out);
+        d->apply(e, adjoint, in, out);
     }
 #endif
 
@@ -189,7 +194,7 @@ private:
     Buffer data_;
 #ifdef PLM_HAVE_CUDA
     mutable std::mutex lock_;
-    mutable std::unique_ptr<DeviceDense> dev_;
+    mutable std::map<int, std::shared_ptr<const DeviceDense>> dev_;  // by device
 #endif
 };
 

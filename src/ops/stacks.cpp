@@ -34,19 +34,37 @@ bool any_may_fail(const std::vector<Operator::Ptr> &parts)
     return false;
 }
 
+// What the parts on every rank allow, agreed at construction: a callback block on one rank
+// makes every rank agree on an apply's outcome, and the device path needs device-capable
+// blocks on every rank (ranks must take the same path, or their collectives would not match).
+struct Traits {
+    bool may_fail = false, on_device = false;
+};
+struct TraitLanes {
+    size_t fail, device;
+};
+
+TraitLanes add_traits(comm::Agreement &ag, const std::vector<Operator::Ptr> &parts)
+{
+    const TraitLanes t{ag.add_lanes(1, comm::LaneOp::max), ag.add_lanes(1, comm::LaneOp::min)};
+    if (!ag.ok()) return t;  // the parts may be invalid; the agreement fails anyway
+    bool dev = !parts.empty();
+    for (const Operator::Ptr &p : parts) dev = dev && p->on_device();
+    ag.set(t.fail, any_may_fail(parts));
+    ag.set(t.device, dev);
+    return t;
+}
+
+Traits read_traits(const comm::Agreement &ag, const TraitLanes &t) { return {ag.get(t.fail) > 0, ag.get(t.device) > 0}; }
+
 class BlockDiag final : public Operator {
 public:
-    BlockDiag(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range, std::vector<Operator::Ptr> parts)
-        : Operator(dt, std::move(domain), std::move(range)), parts_(std::move(parts)), fails_(any_may_fail(parts_))
+    BlockDiag(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range, std::vector<Operator::Ptr> parts, Traits t)
+        : Operator(dt, std::move(domain), std::move(range)), parts_(std::move(parts)), traits_(t)
     {
     }
-    bool may_fail() const override { return fails_; }
-    bool on_device() const override
-    {
-        for (const Operator::Ptr &p : parts_)
-            if (!p->on_device()) return false;
-        return true;
-    }
+    bool may_fail() const override { return traits_.may_fail; }
+    bool on_device() const override { return traits_.on_device; }
     void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
     {
         const bool device = x.space() == Space::device;
@@ -68,13 +86,14 @@ public:
 
 private:
     std::vector<Operator::Ptr> parts_;
-    bool fails_;
+    Traits traits_;
 };
 
 class VStack final : public Operator {
 public:
-    VStack(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range, std::vector<Operator::Ptr> parts, Buffer scratch)
-        : Operator(dt, std::move(domain), std::move(range)), parts_(std::move(parts)), fails_(any_may_fail(parts_)),
+    VStack(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range, std::vector<Operator::Ptr> parts, Buffer scratch,
+           bool fails)
+        : Operator(dt, std::move(domain), std::move(range)), parts_(std::move(parts)), fails_(fails),
           scratch_(std::move(scratch))
     {
     }
@@ -275,11 +294,12 @@ Operator::Ptr block_diag(comm::Agreement &ag, const CommPtr &c, std::vector<Oper
         for (int m : mask) PLM_REQUIRE(m >= 0, PLM_ERR_INVALID_ARG, "mask group id %d is negative", m);
     });
     ag.fold_all(mask);
+    const TraitLanes t = add_traits(ag, parts);
     ag.run();
     const std::vector<int64_t> sizes = gathered_sizes(*c, parts);
     ArrayLayout::Ptr domain = vector_layout(c, column(sizes, 1), PLM_PARTITION_SCATTER, mask);
     ArrayLayout::Ptr range = vector_layout(c, column(sizes, 0), PLM_PARTITION_SCATTER, mask);
-    return std::make_shared<BlockDiag>(dt, std::move(domain), std::move(range), std::move(parts));
+    return std::make_shared<BlockDiag>(dt, std::move(domain), std::move(range), std::move(parts), read_traits(ag, t));
 }
 
 Operator::Ptr vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts)
@@ -295,12 +315,14 @@ Operator::Ptr vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator
         scratch = Buffer::allocate(Space::host, static_cast<size_t>(cols) * dtype_size(dt));
     });
     ag.fold(cols);  // every rank's parts have the same columns
+    const TraitLanes t = add_traits(ag, parts);
     ag.run();
     const std::vector<int64_t> sizes = gathered_sizes(*c, parts);
     ArrayLayout::Ptr domain = vector_layout(c, std::vector<int64_t>(static_cast<size_t>(c->size()), cols),
                                             PLM_PARTITION_BROADCAST, {});
     ArrayLayout::Ptr range = vector_layout(c, column(sizes, 0), PLM_PARTITION_SCATTER, {});
-    return std::make_shared<VStack>(dt, std::move(domain), std::move(range), std::move(parts), std::move(scratch));
+    return std::make_shared<VStack>(dt, std::move(domain), std::move(range), std::move(parts), std::move(scratch),
+                                    read_traits(ag, t).may_fail);
 }
 
 Operator::Ptr broadcast(comm::Agreement &ag, const CommPtr &c, Operator::Ptr local)

@@ -293,6 +293,33 @@ static void test_callback(void **state)
         plm_op_destroy(&B);
         TU_EXPECT(freed == 1, "destroy(ctx) ran when the last holder went");
     }
+    /* A failing callback block on one rank only, plain diagonals elsewhere: the block-diagonal
+     * agreed at construction that applies may fail, so every rank reports the failure (before,
+     * the other ranks skipped the agreement and the failing rank waited in it forever). */
+    for (int bad = 0; bad < tu_size; bad++) {
+        int freed = 0;
+        cb_ctx ctx = {7, &freed};
+        double *d = malloc((size_t)m * sizeof(double));
+        for (int64_t i = 0; i < m; i++) d[i] = 2.0;
+        plm_op_t c = NULL, B = NULL;
+        if (tu_rank == bad)
+            TU_OK(plm_op_callback(PLM_FLOAT64, m, m, cb_double, cb_double, &ctx, cb_free, &c));
+        else
+            TU_OK(plm_op_diagonal(PLM_FLOAT64, m, d, &c));
+        TU_OK(plm_op_blockdiag(tu_comm, 1, (const plm_const_op_t *)&c, 0, NULL, &B));
+        plm_op_destroy(&c);
+        plm_layout_t dom = NULL;
+        TU_OK(plm_op_domain(B, &dom));
+        plm_array_t x = vec_on(dom, PLM_FLOAT64, 5), y = vec_on(dom, PLM_FLOAT64, 6);
+        TU_EXPECT_ERR(plm_op_apply(B, x, y), PLM_ERR_CALLBACK); /* on every rank */
+        double v = 0;
+        TU_CHECK_OK(plm_array_dot(x, x, 0, &v, NULL)); /* the next collective works */
+        plm_array_destroy(&x);
+        plm_array_destroy(&y);
+        plm_layout_destroy(&dom);
+        plm_op_destroy(&B);
+        free(d);
+    }
     TU_DONE();
 }
 
