@@ -122,6 +122,8 @@ public:
 
 protected:
     [[noreturn]] void unsupported(const char *what) const;
+    // isend/irecv as a batch of one, for backends whose iexchange is the native path.
+    Request one_message(const Exec &e, DType dt, Message m) { return iexchange(e, dt, &m, 1); }
     CommView view_;
 };
 

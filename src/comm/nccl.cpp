@@ -260,14 +260,12 @@ public:
 
     Request isend(const Exec &e, const void *buf, int64_t count, DType dt, int dest, int tag) override
     {
-        Message m{true, const_cast<void *>(buf), count, dest, tag};
-        return iexchange(e, dt, &m, 1);
+        return one_message(e, dt, {true, const_cast<void *>(buf), count, dest, tag});
     }
 
     Request irecv(const Exec &e, void *buf, int64_t count, DType dt, int source, int tag) override
     {
-        Message m{false, buf, count, source, tag};
-        return iexchange(e, dt, &m, 1);
+        return one_message(e, dt, {false, buf, count, source, tag});
     }
 
     // Empty messages and kNoPeer are skipped on both sides alike, so call order still matches.
