@@ -1,8 +1,9 @@
 // Single-rank math on local buffers. Each call takes the execution context (space, device,
 // stream) of its buffers. One interface for every memory space: host kernels
 // are C++ loops, compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time;
-// CUDA kernels (GPU issue) plug in behind the same calls, and until then device buffers
-// report PLM_ERR_BACKEND_UNAVAILABLE. n counts elements; scalars point to one element of dt.
+// device buffers (e.space == Space::device) go to the CUDA kernels of kernels/device.hpp
+// (PLM_ERR_BACKEND_UNAVAILABLE in host-only builds). n counts elements; scalars point to one
+// element of dt, in host memory.
 //
 // Numerics (host; docs/architecture.md, "Numerics"):
 // - Sums (dot, sum |x|, sum |x|^2, sum |x|^p) accumulate in double for every dtype, float32
