@@ -37,7 +37,9 @@ CUDA=${CUDA_HOME:-/usr/local/cuda}
 export PATH=$PATH:$CUDA/bin
 start=$SECONDS
 
-# Debian's Open MPI source (orig tarball + Debian's patches), configured with CUDA.
+# Open MPI from Debian's source package, configured with CUDA. Only the upstream tarball is
+# used: Debian's patches touch Makefile.am/configure.ac, which would need autoreconf (autotools)
+# on the GPU machine, and they fix packaging, not the library.
 build_ompi() {
   local src orig=$(ls "$ROOT"/gpu-deps/openmpi_*.orig.tar.* 2>/dev/null | head -1)
   [ -n "$orig" ] || return 1
@@ -45,13 +47,6 @@ build_ompi() {
   say "building CUDA-aware Open MPI from $(basename "$orig")"
   src=$BUILD/ompi-src && rm -rf "$src" && mkdir -p "$src"
   tar -xf "$orig" -C "$src" --strip-components=1
-  if deb=$(ls "$ROOT"/gpu-deps/openmpi_*.debian.tar.* 2>/dev/null | head -1) && [ -n "$deb" ]; then
-    tar -xf "$deb" -C "$src"
-    while read -r p; do
-      [ -z "$p" ] || [[ $p == \#* ]] && continue
-      patch -d "$src" -p1 --forward -s < "$src/debian/patches/$p" >> "$LOG" 2>&1 || say "Debian patch $p did not apply; going on"
-    done < "$src/debian/patches/series"
-  fi
   (cd "$src" && ./configure --prefix="$BUILD/ompi" --with-cuda="$CUDA" --disable-mpi-fortran --disable-oshmem \
      --without-ucx --with-hwloc=internal --with-libevent=internal --with-pmix=internal \
      --enable-mpirun-prefix-by-default && make -j "$JOBS" && make install) >> "$LOG" 2>&1
