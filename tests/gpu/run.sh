@@ -98,7 +98,7 @@ else cpu="FAILED: $(ctest --test-dir "$BUILD" -N -LE gpu | awk '/Total Tests:/ {
 memcheck="not exercised: compute-sanitizer not found"
 if [ -x "$CUDA/bin/compute-sanitizer" ]; then
   say "compute-sanitizer memcheck (test_device mpi_staged, 1 rank)"
-  if timeout 400 mpiexec -n 1 "$CUDA/bin/compute-sanitizer" --tool memcheck --error-exitcode 1 \
+  if PLM_TEST_QUICK=1 timeout 300 mpiexec -n 1 "$CUDA/bin/compute-sanitizer" --tool memcheck --error-exitcode 1 \
        "$BUILD/tests/gpu/test_device" mpi_staged >> "$LOG" 2>&1; then memcheck="passed"
   else memcheck="FAILED (see $LOG)"; fi
 fi
