@@ -284,7 +284,9 @@ PLM_API plm_status_t plm_comm_get_mpi(plm_const_comm_t comm, MPI_Comm *mpi_comm)
 
 /**
  * Split into sub-communicators: ranks with equal color form one, ordered by key then rank.
- * The result inherits comm's configuration. Collective on comm.
+ * The result inherits comm's configuration (not a stream the library created for comm: it
+ * gets its own); where comm uses NCCL, each part gets an NCCL communicator of its own, made
+ * here, and a failure there fails every rank of comm. Collective on comm.
  * @param[in]  color non-negative group id
  * @param[out] out   the caller's group
  */
