@@ -30,6 +30,8 @@
 
 #include "pylopsmpi.h"
 
+#include "bench_timing.h"
+
 static int g_rank = 0, g_size = 1;
 
 #define CHECK(call)                                                                                           \
@@ -61,68 +63,44 @@ typedef struct {
     MPI_Comm mc; /* our own duplicate for the host MPI floors */
 } ctx_t;
 
-typedef void (*fn_t)(ctx_t *);
-
-static void f_copy(ctx_t *c)
+static void f_copy(void *p)
 {
+    ctx_t *c = p;
     CUDA_CHECK(cudaMemcpyAsync(c->b, c->a, c->bytes, cudaMemcpyDeviceToDevice, c->stream));
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
 }
-static void f_dot(ctx_t *c) { CHECK(plm_array_dot(c->x, c->y, 0, &c->val, NULL)); }
-static void f_norm(ctx_t *c) { CHECK(plm_array_norm(c->x, 2.0, &c->val)); }
-static void f_axpby(ctx_t *c)
+static void f_dot(void *p)
 {
+    ctx_t *c = p;
+    CHECK(plm_array_dot(c->x, c->y, 0, &c->val, NULL));
+}
+static void f_norm(void *p)
+{
+    ctx_t *c = p;
+    CHECK(plm_array_norm(c->x, 2.0, &c->val));
+}
+static void f_axpby(void *p)
+{
+    ctx_t *c = p;
     CHECK(plm_array_axpby(0.5, 0, c->x, 0.5, 0, c->y)); /* x = y = 1: y stays 1 */
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
 }
-static void f_asarray(ctx_t *c)
+static void f_asarray(void *p)
 {
+    ctx_t *c = p;
     CHECK(plm_array_asarray(c->x, 0, c->out, c->n_out));
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
 }
-static void f_allgatherv(ctx_t *c)
+static void f_allgatherv(void *p)
 {
+    ctx_t *c = p;
     MPI_Allgatherv(c->hin, c->counts[g_rank], MPI_DOUBLE, c->hout, c->counts, c->displs, MPI_DOUBLE, c->mc);
 }
-static void f_allreduce1(ctx_t *c)
+static void f_allreduce1(void *p)
 {
+    ctx_t *c = p;
     double one = 1.0, sum = 0;
     MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, c->mc);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double once(fn_t f, ctx_t *c)
-{
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    f(c);
-    const double mine = MPI_Wtime() - t0;
-    double t = 0;
-    MPI_Allreduce(&mine, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return t;
-}
-
-/* f and its floor g alternately (bandwidth drifts): medians of each, after one warm-up call. */
-static void time_pair(fn_t f, fn_t g, ctx_t *c, int reps, double *tf, double *tg)
-{
-    double *t = malloc(sizeof(double) * (size_t)reps), *u = malloc(sizeof(double) * (size_t)reps);
-    f(c);
-    g(c);
-    for (int k = 0; k < reps; ++k) {
-        t[k] = once(f, c);
-        u[k] = once(g, c);
-    }
-    qsort(t, (size_t)reps, sizeof(double), cmp_double);
-    qsort(u, (size_t)reps, sizeof(double), cmp_double);
-    *tf = t[reps / 2];
-    *tg = u[reps / 2];
-    free(t);
-    free(u);
 }
 
 /* One row: bytes and floor_bytes counted per call (0: a latency row, "-" for GB/s). */
@@ -178,15 +156,15 @@ static void bench_backend(plm_comm_t comm, const char *name, int reps, MPI_Comm 
         c.hin = calloc((size_t)c.counts[g_rank] + 1, sizeof(double));
         c.hout = calloc((size_t)n, sizeof(double));
         double t = 0, tf = 0, last = 0;
-        time_pair(f_asarray, f_allgatherv, &c, reps, &t, &tf);
+        bench_time_pair(f_asarray, &c, f_allgatherv, &c, reps, &t, &tf);
         report(name, "asarray (allgatherv)", sizes[s].label, t, (double)sizes[s].bytes, tf, (double)sizes[s].bytes);
         CUDA_CHECK(cudaMemcpy(&last, (double *)c.out + n - 1, sizeof(double), cudaMemcpyDeviceToHost));
         check(last != 1.0, "asarray");
         if (s == 0) {
-            time_pair(f_dot, f_allreduce1, &c, reps, &t, &tf);
+            bench_time_pair(f_dot, &c, f_allreduce1, &c, reps, &t, &tf);
             report(name, "dot", sizes[s].label, t, 0, tf, 0);
             check(c.val != (double)n, "dot");
-            time_pair(f_norm, f_allreduce1, &c, reps, &t, &tf);
+            bench_time_pair(f_norm, &c, f_allreduce1, &c, reps, &t, &tf);
             report(name, "norm 2", sizes[s].label, t, 0, tf, 0);
         }
         CUDA_CHECK(cudaFree(c.out));
@@ -249,14 +227,14 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaMemset(k.a, 0, k.bytes));
     CUDA_CHECK(cudaMemset(k.b, 0, k.bytes));
     CUDA_CHECK(cudaDeviceSynchronize());
-    const struct { const char *name; fn_t f; double bpe; } kern[] = {
+    const struct { const char *name; bench_fn f; double bpe; } kern[] = {
         {"dot", f_dot, 16}, {"norm 2", f_norm, 8}, {"axpby", f_axpby, 24}};
     const double nb = (double)N;
     char nlabel[32];
     snprintf(nlabel, sizeof nlabel, "%lld", (long long)N);
     for (int i = 0; i < 3; ++i) {
         double t = 0, tc = 0;
-        time_pair(kern[i].f, f_copy, &k, reps, &t, &tc);
+        bench_time_pair(kern[i].f, &k, f_copy, &k, reps, &t, &tc);
         report("kernels", kern[i].name, nlabel, t, kern[i].bpe * nb, tc, 16 * nb);
         if (i == 0) check(k.val != nb * g_size, "dot");
         if (i == 1) check(fabs(k.val - sqrt(nb * g_size)) > 1e-9 * sqrt(nb * g_size), "norm");

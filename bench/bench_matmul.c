@@ -17,6 +17,8 @@
 
 #include "pylopsmpi.h"
 
+#include "bench_timing.h"
+
 static int g_rank = 0;
 
 #define CHECK(call)                                                                                  \
@@ -35,50 +37,22 @@ typedef struct {
     plm_array_t x, y;
 } bench_t;
 
-typedef void (*op_fn)(bench_t *b);
-
-static int cmp_double(const void *a, const void *b)
+static void f_dgemm(void *p)
 {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* One timed call: the max over ranks of its time, after a barrier. */
-static double timed(op_fn f, bench_t *b)
-{
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    f(b);
-    const double mine = MPI_Wtime() - t0;
-    double t = 0;
-    MPI_Allreduce(&mine, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return t;
-}
-
-/* Medians of f and of the reference g, timed alternately so both see the same machine load. */
-static void time_pair(op_fn f, op_fn g, bench_t *b, int reps, double *tf, double *tg)
-{
-    double *t = malloc(sizeof(double) * (size_t)(2 * reps));
-    f(b);
-    g(b);
-    for (int k = 0; k < reps; ++k) {
-        t[k] = timed(f, b);
-        t[reps + k] = timed(g, b);
-    }
-    qsort(t, (size_t)reps, sizeof(double), cmp_double);
-    qsort(t + reps, (size_t)reps, sizeof(double), cmp_double);
-    *tf = t[reps / 2];
-    *tg = t[reps + reps / 2];
-    free(t);
-}
-
-static void f_dgemm(bench_t *b)
-{
+    bench_t *b = p;
     const int n = (int)b->n, m = (int)b->mloc;
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, m, n, 1.0, b->a, n, b->b, m, 0.0, b->c, m);
 }
-static void f_apply(bench_t *b) { CHECK(plm_op_apply(b->op, b->x, b->y)); }
-static void f_apply_adj(bench_t *b) { CHECK(plm_op_apply_adjoint(b->op, b->y, b->x)); }
+static void f_apply(void *p)
+{
+    bench_t *b = p;
+    CHECK(plm_op_apply(b->op, b->x, b->y));
+}
+static void f_apply_adj(void *p)
+{
+    bench_t *b = p;
+    CHECK(plm_op_apply_adjoint(b->op, b->y, b->x));
+}
 
 static void fill(plm_array_t x, double s)
 {
@@ -109,7 +83,7 @@ static void run(plm_comm_t comm, bench_t *b, plm_matmul_kind_t kind, int size, i
     const char *name = kind == PLM_MATMUL_SUMMA ? "summa" : "block";
     for (int adj = 0; adj < 2; ++adj) {
         double t = 0, t_gemm = 0;
-        time_pair(adj ? f_apply_adj : f_apply, f_dgemm, b, reps, &t, &t_gemm);
+        bench_time_pair(adj ? f_apply_adj : f_apply, b, f_dgemm, b, reps, &t, &t_gemm);
         if (g_rank == 0)
             printf("| %d | %d x %d | %s | %s | %.1f | %.2f | %.1f | %.2f | %.2f |\n", size, grid[0], grid[1], name,
                    adj ? "adjoint" : "forward", t * 1e3, flops / t * 1e-9, t_gemm * 1e3, flops / t_gemm * 1e-9,

@@ -18,6 +18,8 @@
 
 #include "pylopsmpi.h"
 
+#include "bench_timing.h"
+
 static int g_rank = 0;
 
 #define CHECK(call)                                                                                  \
@@ -29,12 +31,6 @@ static int g_rank = 0;
         }                                                                                            \
     } while (0)
 
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 typedef struct {
     int64_t n;
     double *a, *b, *c;
@@ -43,52 +39,23 @@ typedef struct {
     int adjoint;
 } bench_t;
 
-typedef void (*fn_t)(bench_t *);
-
-static double median(double *t, int reps)
+static void f_triad(void *p)
 {
-    qsort(t, (size_t)reps, sizeof(double), cmp_double);
-    return t[reps / 2];
-}
-
-static double once(fn_t f, bench_t *b)
-{
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = MPI_Wtime();
-    f(b);
-    const double mine = MPI_Wtime() - t0;
-    double t = 0;
-    MPI_Allreduce(&mine, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return t;
-}
-
-/* f and the floor g alternately (this VM's bandwidth drifts between runs): medians of each. */
-static void time_pair(fn_t f, bench_t *b, fn_t g, bench_t *fl, int reps, double *tf, double *tg)
-{
-    double *t = malloc(sizeof(double) * (size_t)reps), *u = malloc(sizeof(double) * (size_t)reps);
-    f(b);
-    g(fl);
-    for (int k = 0; k < reps; ++k) {
-        t[k] = once(f, b);
-        u[k] = once(g, fl);
-    }
-    *tf = median(t, reps);
-    *tg = median(u, reps);
-    free(t);
-    free(u);
-}
-
-static void f_triad(bench_t *b)
-{
+    bench_t *b = p;
     double *restrict a = b->a;
     const double *restrict x = b->b, *restrict y = b->c;
     for (int64_t i = 0; i < b->n; i++) a[i] = x[i] + 0.5 * y[i];
 }
 
-static void f_copy(bench_t *b) { memcpy(b->a, b->b, (size_t)b->n * sizeof(double)); }
-
-static void f_apply(bench_t *b)
+static void f_copy(void *p)
 {
+    bench_t *b = p;
+    memcpy(b->a, b->b, (size_t)b->n * sizeof(double));
+}
+
+static void f_apply(void *p)
+{
+    bench_t *b = p;
     CHECK(b->adjoint ? plm_op_apply_adjoint(b->op, b->x, b->y) : plm_op_apply(b->op, b->x, b->y));
 }
 
@@ -120,7 +87,7 @@ int main(int argc, char **argv)
     fl.c = malloc(sizeof(double) * (size_t)nl);
     for (int64_t i = 0; i < nl; i++) fl.a[i] = fl.b[i] = fl.c[i] = 1.0 + (double)(i % 7);
     double t_copy = 0, t_triad = 0;
-    time_pair(f_copy, &fl, f_triad, &fl, reps, &t_copy, &t_triad);
+    bench_time_pair(f_copy, &fl, f_triad, &fl, reps, &t_copy, &t_triad);
     if (g_rank == 0) {
         printf("bench_stencil: %d ranks, N = %lld float64 (%lld per rank), median of %d\n", size, (long long)N,
                (long long)nl, reps);
@@ -158,7 +125,7 @@ int main(int argc, char **argv)
         int64_t n = 0;
         CHECK(plm_array_local_size(b.x, &n));
         double t = 0, tt = 0;
-        time_pair(f_apply, &b, f_triad, &fl, reps, &t, &tt);
+        bench_time_pair(f_apply, &b, f_triad, &fl, reps, &t, &tt);
         report(cases[k].name, t, cases[k].bytes, n, tt);
         plm_array_destroy(&b.x);
         plm_array_destroy(&b.y);
