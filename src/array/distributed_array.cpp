@@ -138,8 +138,7 @@ DistributedArray::Ptr DistributedArray::with_layout(ArrayLayout::Ptr l, Space s)
     Ptr a(new DistributedArray());
     a->dtype_ = dtype_;
     a->space_ = s;
-    if (s == Space::device) use_device(l->comm().device());
-    a->buffer_ = Buffer::allocate(s, static_cast<size_t>(l->local_size()) * dtype_size(dtype_));
+    a->buffer_ = scratch(s, static_cast<size_t>(l->local_size()) * dtype_size(dtype_));  // l: same communicator
     a->lay_ = std::move(l);
     return a;
 }
@@ -505,26 +504,27 @@ void DistributedArray::gather_to(comm::Agreement &ag, int root, void *out, int64
     ag.fold(root);
     ag.run();
     const size_t esize = dtype_size(dtype_);
+    const Exec e = exec();
     if (!l.scattered()) {  // every rank holds the whole array
-        if (me_root) copy_bytes(Space::host, out, space_, data(), static_cast<size_t>(local_size()) * esize, exec().stream);
+        if (me_root) copy_bytes(Space::host, out, space_, data(), static_cast<size_t>(local_size()) * esize, e.stream);
         return;
     }
     if (!me_root) {
-        if (local_size() > 0) comm::send(c, exec(), data(), local_size(), dtype_, root, kTagGatherTo);
+        if (local_size() > 0) comm::send(c, e, data(), local_size(), dtype_, root, kTagGatherTo);
         return;
     }
     std::vector<comm::Request> rs;
     for (int r = 0; r < c.size(); ++r) {
         void *dst = at(packed.data(), b.displ[static_cast<size_t>(r)], dtype_);
         if (r == root)
-            copy_bytes(space_, dst, space_, data(), static_cast<size_t>(local_size()) * esize, exec().stream);
+            copy_bytes(space_, dst, space_, data(), static_cast<size_t>(local_size()) * esize, e.stream);
         else if (b.count[static_cast<size_t>(r)] > 0)
-            rs.push_back(comm::irecv(c, exec(), dst, b.count[static_cast<size_t>(r)], dtype_, r, kTagGatherTo));
+            rs.push_back(comm::irecv(c, e, dst, b.count[static_cast<size_t>(r)], dtype_, r, kTagGatherTo));
     }
     comm::Request::all(std::move(rs)).wait();
     const void *src = packed.data();
     if (host.data()) {
-        copy_bytes(Space::host, host.data(), space_, packed.data(), static_cast<size_t>(b.total) * esize, exec().stream);
+        copy_bytes(Space::host, host.data(), space_, packed.data(), static_cast<size_t>(b.total) * esize, e.stream);
         src = host.data();
     }
     copy_blocks(b, const_cast<void *>(src), out, true);
@@ -552,28 +552,29 @@ void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *g
     ag.fold(root);
     ag.run();
     const size_t esize = dtype_size(dtype_);
+    const Exec e = exec();
     if (!l.scattered()) {  // the root's global array goes to every rank
-        if (me_root) copy_bytes(space_, data(), Space::host, global, static_cast<size_t>(local_size()) * esize, exec().stream);
-        comm::bcast(c, exec(), data(), local_size(), dtype_, root);
+        if (me_root) copy_bytes(space_, data(), Space::host, global, static_cast<size_t>(local_size()) * esize, e.stream);
+        comm::bcast(c, e, data(), local_size(), dtype_, root);
         return;
     }
     if (!me_root) {
-        if (local_size() > 0) comm::recv(c, exec(), data(), local_size(), dtype_, root, kTagScatterFrom);
+        if (local_size() > 0) comm::recv(c, e, data(), local_size(), dtype_, root, kTagScatterFrom);
         return;
     }
     copy_blocks(b, packed.data(), const_cast<void *>(global), false);
     const void *src = packed.data();
     if (dev.data()) {
-        copy_bytes(space_, dev.data(), Space::host, packed.data(), static_cast<size_t>(b.total) * esize, exec().stream);
+        copy_bytes(space_, dev.data(), Space::host, packed.data(), static_cast<size_t>(b.total) * esize, e.stream);
         src = dev.data();
     }
     std::vector<comm::Request> rs;
     for (int r = 0; r < c.size(); ++r) {
         const void *blk = at(const_cast<void *>(src), b.displ[static_cast<size_t>(r)], dtype_);
         if (r == root)
-            copy_bytes(space_, data(), space_, blk, static_cast<size_t>(local_size()) * esize, exec().stream);
+            copy_bytes(space_, data(), space_, blk, static_cast<size_t>(local_size()) * esize, e.stream);
         else if (b.count[static_cast<size_t>(r)] > 0)
-            rs.push_back(comm::isend(c, exec(), blk, b.count[static_cast<size_t>(r)], dtype_, r, kTagScatterFrom));
+            rs.push_back(comm::isend(c, e, blk, b.count[static_cast<size_t>(r)], dtype_, r, kTagScatterFrom));
     }
     comm::Request::all(std::move(rs)).wait();
 }

@@ -157,7 +157,10 @@ Stream Communicator::stream() const
 
 void Communicator::set_stream(void *stream)
 {
-    if (device_id_ >= 0) require_space(Space::device).synchronize(this->stream());
+    // Work queued so far finishes before work queued on the new stream. A library stream
+    // not made yet has nothing queued: it is not created just to be waited for.
+    void *current = cfg_.stream ? cfg_.stream : own_stream_;
+    if (current) require_space(Space::device).synchronize(Stream{current});
     cfg_.stream = stream;
 }
 
