@@ -7,6 +7,7 @@
 #include <new>
 
 #include "array/stacked_array.hpp"
+#include "core/alloc.hpp"
 #include "ops/operator.hpp"
 #include "solvers/solvers.hpp"
 
@@ -61,8 +62,13 @@ const char *last_error();
 
 // Runs f and turns any exception into a status, recording its message as the thread's
 // last error. Nothing escapes into C.
+// Each call starts and ends before any agreement (core/alloc.hpp).
 template <typename F> plm_status_t guard(F &&f) noexcept
 {
+    struct Phase {
+        Phase() { alloc::set_after_agreement(false); }
+        ~Phase() { alloc::set_after_agreement(false); }
+    } phase;
     try {
         f();
         return PLM_SUCCESS;

@@ -1,5 +1,6 @@
 #include "comm/agreement.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -102,10 +103,8 @@ const WordOp &ensure_word_op()
 
 }  // namespace
 
-Agreement::Agreement(const Communicator &c, const char *what) : c_(c), what_(what)
+Agreement::Agreement(const Communicator &c, const char *what) : c_(c), what_(what), n_(kHeader)
 {
-    words_.reserve(16);  // the header and the lanes of most calls: one allocation
-    words_.resize(kHeader);
     for (const char *p = what; *p; ++p) fold(*p);
 }
 
@@ -118,30 +117,48 @@ void Agreement::fold(int64_t v)
 
 void Agreement::fold_double(double v) { fold(as_bits(v)); }
 
+namespace {
+double identity_of(int64_t op)
+{
+    return op == int64_t(LaneOp::max)   ? -std::numeric_limits<double>::infinity()
+           : op == int64_t(LaneOp::min) ? std::numeric_limits<double>::infinity()
+                                        : -0.0;  // -0.0 + x == x, also for x = -0.0
+}
+}  // namespace
+
 size_t Agreement::add_lanes(size_t n, LaneOp op)
 {
-    const double identity = op == LaneOp::max   ? -std::numeric_limits<double>::infinity()
-                            : op == LaneOp::min ? std::numeric_limits<double>::infinity()
-                                                : -0.0;  // -0.0 + x == x, also for x = -0.0
-    const size_t first = words_.size() - kHeader;
-    words_.resize(words_.size() + n, Word{static_cast<int64_t>(op), as_bits(identity)});
+    const size_t first = n_ - kHeader;
+    const Word w{static_cast<int64_t>(op), as_bits(identity_of(static_cast<int64_t>(op)))};
+    if (heap_.empty() && n_ + n > kInlineWords) heap_.assign(inline_.begin(), inline_.begin() + n_);
+    if (!heap_.empty()) heap_.resize(n_ + n, w);
+    else std::fill(inline_.begin() + n_, inline_.begin() + n_ + n, w);
+    n_ += n;
     return first;
 }
 
-void Agreement::set(size_t i, double v) { words_[kHeader + i].bits = as_bits(v); }
+void Agreement::set(size_t i, double v) { words()[kHeader + i].bits = as_bits(v); }
 
-double Agreement::get(size_t i) const { return as_double(words_[kHeader + i].bits); }
+double Agreement::get(size_t i) const { return as_double(words()[kHeader + i].bits); }
+
+void Agreement::rearm()
+{
+    local_.reset();
+    Word *w = words();
+    for (size_t i = kHeader; i < n_; ++i) w[i].bits = as_bits(identity_of(w[i].op));
+}
 
 void Agreement::run()
 {
     require_mpi_usable();
-    words_[0] = {kMinInt, local_ ? c_.rank() : c_.size()};
-    words_[1] = {kMaxBits, static_cast<int64_t>(hash_)};
-    words_[2] = {kMaxBits, static_cast<int64_t>(~hash_)};
+    Word *words = this->words();
+    words[0] = {kMinInt, local_ ? c_.rank() : c_.size()};
+    words[1] = {kMaxBits, static_cast<int64_t>(hash_)};
+    words[2] = {kMaxBits, static_cast<int64_t>(~hash_)};
     const WordOp &w = ensure_word_op();
-    mpi_check(MPI_Allreduce(MPI_IN_PLACE, words_.data(), static_cast<int>(words_.size()), w.type, w.op, c_.mpi()),
+    mpi_check(MPI_Allreduce(MPI_IN_PLACE, words, static_cast<int>(n_), w.type, w.op, c_.mpi()),
               "MPI_Allreduce (agreement)");
-    const int64_t first = words_[0].bits;
+    const int64_t first = words[0].bits;
     if (first < c_.size()) {
         // Everyone learns the root cause from the lowest failing rank.
         struct {
@@ -158,8 +175,9 @@ void Agreement::run()
         m.text[sizeof m.text - 1] = '\0';
         throw Error(static_cast<plm_status_t>(m.status), "on rank " + std::to_string(first) + ": " + m.text);
     }
-    PLM_REQUIRE(words_[1].bits == ~words_[2].bits, PLM_ERR_INVALID_ARG,
+    PLM_REQUIRE(words[1].bits == ~words[2].bits, PLM_ERR_INVALID_ARG,
                 "%s: ranks passed different values of arguments that must be equal on every rank", what_);
+    alloc::set_after_agreement(true);
 }
 
 bool same_ranks(const Communicator &a, const Communicator &b)

@@ -4,12 +4,19 @@
 // fingerprint, adds the reduction lanes of the operation itself, and calls run(): one
 // MPI_Allreduce that carries the error, the fingerprint and the payload together. Only
 // when some rank failed does a second call (a broadcast of that rank's message) follow.
+//
+// Allocation rule (core/alloc.hpp): check() may allocate, and run() marks the thread as past
+// its agreement, after which the call must not allocate. An agreement of up to kInlineWords
+// words lives inside the object, so one built or re-run after another agreement (an apply's
+// outcome, a solver's per-iteration reductions) allocates nothing.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <vector>
 
 #include "comm/distributed.hpp"
+#include "core/alloc.hpp"
 
 namespace plm::comm {
 
@@ -24,10 +31,14 @@ public:
     bool ok() const { return !local_; }
 
     // Runs f; an Error it throws becomes this rank's local error (the first one is kept).
-    // Skipped once the rank has failed, so later checks may rely on earlier ones.
+    // Skipped once the rank has failed, so later checks may rely on earlier ones. f may
+    // allocate: its failures are agreed.
     template <typename F> bool check(F &&f)
     {
-        if (!local_) local_ = capture(std::forward<F>(f));
+        if (!local_) {
+            alloc::Allowed allowed;
+            local_ = capture(std::forward<F>(f));
+        }
         return !local_;
     }
 
@@ -57,18 +68,28 @@ public:
     // different arguments. Returns normally on every rank otherwise.
     void run();
 
+    // Makes a run agreement ready to run again with the same fingerprint and lanes (set to
+    // their identities) and no error: loops re-run one agreement per step without allocating.
+    void rearm();
+
     // One reduced element: how it combines (an op code) and its 64 bits.
     struct Word {
         int64_t op;
         int64_t bits;
     };
+    static constexpr size_t kInlineWords = 32;
 
 private:
+    Word *words() { return heap_.empty() ? inline_.data() : heap_.data(); }
+    const Word *words() const { return heap_.empty() ? inline_.data() : heap_.data(); }
+
     const Communicator &c_;
     const char *what_;
     std::optional<Error> local_;
     uint64_t hash_ = 1469598103934665603ull;
-    std::vector<Word> words_;
+    size_t n_ = 0;                             // words in use: the header, then the lanes
+    std::array<Word, kInlineWords> inline_{};  // the words while they fit
+    std::vector<Word> heap_;                   // the words once they do not
 };
 
 // Same ranks in the same order (MPI_Comm_compare IDENT or CONGRUENT). Not collective.

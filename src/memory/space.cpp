@@ -1,5 +1,7 @@
 #include "memory/space.hpp"
 
+#include "core/alloc.hpp"
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -11,8 +13,6 @@ namespace plm {
 namespace {
 
 constexpr std::size_t kAlign = 64;
-
-std::atomic<int64_t> g_fail_countdown{0};
 
 void *host_alloc(std::size_t bytes)
 {
@@ -82,12 +82,10 @@ const SpaceOps &require_space(Space s)
     return *ops;
 }
 
-void fail_nth_allocation(int64_t n) { g_fail_countdown = n; }
-
 Buffer Buffer::allocate(Space s, std::size_t bytes)
 {
     const SpaceOps &ops = require_space(s);
-    if (g_fail_countdown > 0 && --g_fail_countdown == 0) throw std::bad_alloc();
+    alloc::note();
     Buffer b;
     b.ptr_ = ops.alloc(bytes);
     b.bytes_ = bytes;

@@ -88,10 +88,6 @@ private:
     bool owned_ = false;
 };
 
-// Test hook: the n-th Buffer::allocate() from now on (1: the next one) throws std::bad_alloc
-// on the calling rank, as a real allocation failure would; 0 disarms it.
-void fail_nth_allocation(int64_t n);
-
 // Copy between any two spaces of this build, ordered on stream. Returns when done if either
 // side is host memory; device-to-device copies are asynchronous on the stream.
 void copy_bytes(Space dst_space, void *dst, Space src_space, const void *src, std::size_t bytes,

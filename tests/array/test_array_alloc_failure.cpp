@@ -1,11 +1,12 @@
-// Allocate, then agree: an allocation that fails on one rank only (plm::fail_nth_allocation)
+// Allocate, then agree: an allocation that fails on one rank only (plm::alloc::fail_nth)
 // must make every rank return PLM_ERR_OUT_OF_MEMORY, with no hang, and leave the library
 // usable. White-box: links the internal archive for the hook, calls the public C API.
 #include <cmath>
 #include <cstring>
 #include <vector>
 
-#include "memory/space.hpp"  // before cmocka, whose fail() macro would clash with plm::fail
+#include "core/alloc.hpp"
+#include "pylopsmpi.h"
 
 // cmocka 1.1 has no extern "C" guards of its own: include it (and what it needs) as C.
 #include <mpi.h>
@@ -32,7 +33,7 @@ int setup(void **)
 
 int teardown(void **)
 {
-    plm::fail_nth_allocation(0);
+    plm::alloc::fail_nth(0);
     return plm_all_ranks(plm_comm_destroy(&g_comm) == PLM_SUCCESS) ? 0 : -1;
 }
 
@@ -52,9 +53,9 @@ plm_array_t ones(int64_t rows, int axis)
 template <typename Op> void expect_oom_everywhere(const char *what, int nth, Op &&op)
 {
     for (int bad = 0; bad < g_size; ++bad) {
-        if (g_rank == bad) plm::fail_nth_allocation(nth);
+        if (g_rank == bad) plm::alloc::fail_nth(nth);
         const plm_status_t st = op();
-        plm::fail_nth_allocation(0);
+        plm::alloc::fail_nth(0);
         if (st != PLM_ERR_OUT_OF_MEMORY)
             fprintf(stderr, "[rank %d] %s (allocation %d fails on rank %d): status %d: %s\n", g_rank, what, nth, bad,
                     static_cast<int>(st), plm_last_error());
