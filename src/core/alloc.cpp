@@ -49,6 +49,7 @@ Allowed::Allowed() : was_(t_after) { t_after = false; }
 Allowed::~Allowed() { t_after = was_; }
 
 void fail_nth(int64_t n) { t_countdown = n; }
+int64_t armed() { return t_countdown; }
 int64_t violations() { return t_violations; }
 void reset_violations() { t_violations = 0; }
 void trace_violations(bool on) { t_trace = on; }

@@ -37,6 +37,7 @@ private:
 // throws std::bad_alloc; 0 disarms. violations(): allocations made past an agreement since
 // the last reset_violations(); trace_violations(true) prints a backtrace of each to stderr.
 void fail_nth(int64_t n);
+int64_t armed();  // what is left of the countdown: 0 once it fired (or when disarmed)
 int64_t violations();
 void reset_violations();
 void trace_violations(bool on);

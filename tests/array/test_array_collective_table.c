@@ -6,9 +6,8 @@
  * test_every_collective_has_a_row reads the header (PLM_HEADER_PATH), lists every plm_*
  * function whose doc comment says "Collective" (and not "Not collective"), and fails for any
  * without a row here, so a new collective function cannot arrive untested. */
-#include <ctype.h>
-
 #include "array_test_util.h"
+#include "header_scan.h"
 
 #define A PLM_ERR_INVALID_ARG
 #define S PLM_ERR_SIZE_MISMATCH
@@ -633,51 +632,6 @@ static void test_rows(void **state)
 
 /* ---- every collective function of the header has a row ------------------------------------ */
 
-static char *read_header(void)
-{
-    FILE *f = fopen(PLM_HEADER_PATH, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = (char *)calloc((size_t)n + 1, 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = '\0';
-    fclose(f);
-    return s;
-}
-
-/* Name of the function declared at p ("PLM_API ... plm_x(") into name; 0 if none. */
-static int decl_name(const char *p, char *name, size_t len)
-{
-    const char *paren = strchr(p, '(');
-    const char *semi = strchr(p, ';');
-    if (!paren || (semi && semi < paren)) return 0;
-    const char *e = paren;
-    while (e > p && e[-1] == ' ') e--;
-    const char *b = e;
-    while (b > p && (isalnum((unsigned char)b[-1]) || b[-1] == '_')) b--;
-    if ((size_t)(e - b) >= len || strncmp(b, "plm_", 4) != 0) return 0;
-    memcpy(name, b, (size_t)(e - b));
-    name[e - b] = '\0';
-    return 1;
-}
-
-/* The doc comment right before p ("/ ** ... * /" then only white space), or 0. */
-static int doc_before(const char *text, const char *p, const char **b, const char **e)
-{
-    const char *q = p;
-    while (q > text && isspace((unsigned char)q[-1])) q--;
-    if (q - text < 2 || q[-1] != '/' || q[-2] != '*') return 0;
-    const char *start = NULL;
-    for (const char *s = q - 2; s >= text && !start; s--)
-        if (s[0] == '/' && s[1] == '*' && s[2] == '*') start = s;
-    if (!start) return 0;
-    if (strstr(start, "*/") != q - 2) return 0; /* "/ **" of an earlier comment: not this one's */
-    *b = start;
-    *e = q;
-    return 1;
-}
-
 static int has_row(const char *fn)
 {
     for (int i = 0; i < NROWS; i++)
@@ -687,24 +641,18 @@ static int has_row(const char *fn)
     return 0;
 }
 
+static void expect_row(const char *name, void *ctx)
+{
+    (void)ctx;
+    TU_EXPECT(has_row(name), "%s is documented Collective but has no row in test_array_collective_table.c", name);
+}
+
 static void test_every_collective_has_a_row(void **state)
 {
     (void)state;
-    char *text = read_header();
+    char *text = hs_read_header();
     TU_EXPECT(text != NULL, "cannot read %s", PLM_HEADER_PATH);
-    int ncollective = 0;
-    for (const char *p = text ? strstr(text, "PLM_API ") : NULL; p; p = strstr(p + 1, "PLM_API ")) {
-        char name[128];
-        const char *b, *e;
-        if (!decl_name(p, name, sizeof name) || !doc_before(text, p, &b, &e)) continue;
-        char doc[4096];
-        size_t n = (size_t)(e - b) < sizeof doc - 1 ? (size_t)(e - b) : sizeof doc - 1;
-        memcpy(doc, b, n);
-        doc[n] = '\0';
-        if (!strstr(doc, "Collective") || strstr(doc, "Not collective")) continue;
-        ncollective++;
-        TU_EXPECT(has_row(name), "%s is documented Collective but has no row in test_array_collective_table.c", name);
-    }
+    const int ncollective = hs_each_collective(text, expect_row, NULL);
     /* the parser found them: the header has at least the 18 collective functions of 0.2 */
     TU_EXPECT(ncollective >= 18, "found only %d collective functions in %s", ncollective, PLM_HEADER_PATH);
     /* and every row names a function that exists */

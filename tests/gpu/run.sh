@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
-# Everything GPU-related on a single-GPU machine, in one go (a few minutes on 16 cores):
+# Everything GPU-related on a single-GPU machine, in one go:
 #   1. checks for a GPU (nvidia-smi), the CUDA toolkit and an MPI;
 #   2. builds the CUDA + NCCL configuration for this GPU only (CMAKE_CUDA_ARCHITECTURES=native)
-#      into build-gpu/ (tests and benchmarks, no examples);
-#   3. runs the device tests per backend at 1 and 2 ranks (tests/gpu/test_device), then the
-#      whole CPU suite against the same build, compute-sanitizer memcheck on the device test,
-#      and bench_device;
-#   4. prints one pass/fail line per backend. A backend that cannot be exercised here says so
+#      into build-gpu/ (tests and benchmarks, no examples) - or, with PLM_GPU_PREBUILT=1, takes
+#      the programs tests/gpu/bundle.sh built elsewhere (gpu-deps/prebuilt), for a GPU
+#      machine without compilers' dependencies (MPI, OpenBLAS);
+#   3. runs the device tests per backend at 1 and 2 ranks (tests/gpu/test_device), then (when
+#      built here) the whole CPU suite against the same build, compute-sanitizer memcheck on the
+#      device test, and bench_device;
+#   4. prints one pass/fail line per check. A backend that cannot be exercised here says so
 #      ("not exercised: why") instead of passing: mpi_cuda_aware needs an MPI that reads device
 #      memory (Debian's Open MPI does not; see docs/gpu.md to build one), NCCL at 2 ranks needs
 #      two GPUs (one GPU per rank), so on one GPU only its 1-rank run counts.
 # Usage: tests/gpu/run.sh [build-dir]      (from anywhere; exit 0 when nothing failed)
-# MPI: when gpu-deps/ holds Debian's Open MPI source package (tests/gpu/fetch-deps.sh, run
-# beforehand where the archive is reachable), it is built here with --with-cuda into
-# <build-dir>/ompi (once; a few minutes on 16 cores) and used: a CUDA-aware MPI, so every
-# backend is exercised. Otherwise mpicc and mpiexec on PATH, or MPI_HOME=/path/to/mpi.
-# Also needed on the machine: cmake >= 3.25, a C/C++ compiler, the CUDA toolkit, OpenBLAS and
-# CMocka (pkg-config names openblas, cmocka).
+# MPI: gpu-deps/ompi when present (a CUDA-aware Open MPI that tests/gpu/bundle.sh built), or
+# when gpu-deps/ holds Debian's Open MPI source package (tests/gpu/fetch-deps.sh) it is built
+# here with --with-cuda into <build-dir>/ompi (a few minutes on 16 cores); otherwise mpicc and
+# mpiexec on PATH, or MPI_HOME=/path/to/mpi. Building here also needs cmake >= 3.25, a C/C++
+# compiler, the CUDA toolkit, OpenBLAS and CMocka (pkg-config names openblas, cmocka).
+# Output: the log goes to <build-dir>/gpu-run.log, and also to $PLM_GPU_LOG when set.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 ROOT=$PWD
@@ -37,6 +39,12 @@ CUDA=${CUDA_HOME:-/usr/local/cuda}
 export PATH=$PATH:$CUDA/bin
 start=$SECONDS
 
+# A prebuilt CUDA-aware Open MPI (bundle.sh) is relocatable: OPAL_PREFIX says where it is now.
+if [ -x "$ROOT/gpu-deps/ompi/bin/mpiexec" ]; then
+  export MPI_HOME=$ROOT/gpu-deps/ompi OPAL_PREFIX=$ROOT/gpu-deps/ompi PATH=$ROOT/gpu-deps/ompi/bin:$PATH
+  export LD_LIBRARY_PATH=$MPI_HOME/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+
 # Open MPI from Debian's source package, configured with CUDA. Only the upstream tarball is
 # used: Debian's patches touch Makefile.am/configure.ac, which would need autoreconf (autotools)
 # on the GPU machine, and they fix packaging, not the library.
@@ -51,30 +59,56 @@ build_ompi() {
      --without-ucx --with-hwloc=internal --with-libevent=internal --with-pmix=internal \
      --enable-mpirun-prefix-by-default && make -j "$JOBS" && make install) >> "$LOG" 2>&1
 }
-if build_ompi; then
-  export PATH=$BUILD/ompi/bin:$PATH MPI_HOME=$BUILD/ompi
-  say "Open MPI with CUDA in $BUILD/ompi ($((SECONDS - start)) s): $(ompi_info --parsable --all 2>/dev/null |
-      grep -m1 mpi_built_with_cuda_support:value)"
-elif [ -f "$BUILD/ompi-src/config.log" ]; then
-  tail -30 "$LOG"; say "the Open MPI build failed (see $LOG)"; exit 1
+
+# Adds to LD_LIBRARY_PATH the folders of the CUDA, cuBLAS and NCCL libraries a program needs
+# and the loader does not find (a CUDA image may keep them in the Python packages of PyTorch).
+find_missing_libs() {
+  local prog=$1 lib dir
+  for lib in $(ldd "$prog" 2>/dev/null | awk '/not found/ { print $1 }'); do
+    dir=$(find "$CUDA"/lib64 "$CUDA"/lib "$CUDA"/targets/*/lib /usr/local/cuda*/lib64 /usr/lib/x86_64-linux-gnu \
+               /opt /usr/local/lib -name "$lib" 2>/dev/null | head -1)
+    [ -n "$dir" ] && export LD_LIBRARY_PATH=$(dirname "$dir"):$LD_LIBRARY_PATH
+  done
+  if ldd "$prog" | grep -q 'not found'; then
+    ldd "$prog" | grep 'not found'; return 1
+  fi
+}
+
+if [ "${PLM_GPU_PREBUILT:-0}" = 1 ]; then
+  BIN=$ROOT/gpu-deps/prebuilt/bin
+  [ -x "$BIN/test_device" ] || { say "no gpu-deps/prebuilt: run tests/gpu/bundle.sh where the tools are"; exit 2; }
+  libs=$BUILD/prebuilt-lib && mkdir -p "$libs"
+  tar -C "$libs" -xJf "$ROOT/gpu-deps/prebuilt/syslibs.tar.xz"
+  export LD_LIBRARY_PATH=$ROOT/gpu-deps/prebuilt/lib:$libs:$LD_LIBRARY_PATH
+  for p in "$BIN"/*; do find_missing_libs "$p" || { say "libraries missing for $p"; exit 2; }; done
+  say "prebuilt programs from gpu-deps/prebuilt; MPI: $(command -v mpiexec)"
+else
+  if [ -z "${MPI_HOME:-}" ] && build_ompi; then
+    export PATH=$BUILD/ompi/bin:$PATH MPI_HOME=$BUILD/ompi
+    say "Open MPI with CUDA in $BUILD/ompi ($((SECONDS - start)) s)"
+  elif [ -f "$BUILD/ompi-src/config.log" ]; then
+    tail -30 "$LOG"; say "the Open MPI build failed (see $LOG)"; exit 1
+  fi
+  [ -n "${MPI_HOME:-}" ] && export PATH=$MPI_HOME/bin:$PATH
+  command -v mpicc >/dev/null && command -v mpiexec >/dev/null ||
+    { say "no MPI: run tests/gpu/fetch-deps.sh first, or put mpicc and mpiexec on PATH / set MPI_HOME"; exit 2; }
+  mpi_flags=()
+  [ -n "${MPI_HOME:-}" ] && mpi_flags=(-DMPI_C_COMPILER="$MPI_HOME/bin/mpicc" -DMPI_CXX_COMPILER="$MPI_HOME/bin/mpicxx"
+                                      -DMPIEXEC_EXECUTABLE="$MPI_HOME/bin/mpiexec")
+  say "configure and build ($BUILD)"
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPLM_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native \
+        -DPLM_BUILD_TESTS=ON -DPLM_BUILD_EXAMPLES=OFF -DPLM_BUILD_BENCH=ON "${mpi_flags[@]}" >> "$LOG" 2>&1 &&
+    cmake --build "$BUILD" -j "$JOBS" >> "$LOG" 2>&1 ||
+    { tail -40 "$LOG"; say "build failed ($((SECONDS - start)) s)"; exit 1; }
+  BIN=$BUILD/bin-gpu && mkdir -p "$BIN"
+  cp "$BUILD"/tests/gpu/test_device "$BUILD"/bench/bench_device "$BIN/"
 fi
-[ -n "${MPI_HOME:-}" ] && export PATH=$MPI_HOME/bin:$PATH
-command -v mpicc >/dev/null && command -v mpiexec >/dev/null ||
-  { say "no MPI: run tests/gpu/fetch-deps.sh first, or put mpicc and mpiexec on PATH / set MPI_HOME"; exit 2; }
-mpi_flags=()
-[ -n "${MPI_HOME:-}" ] && mpi_flags=(-DMPI_C_COMPILER="$MPI_HOME/bin/mpicc" -DMPI_CXX_COMPILER="$MPI_HOME/bin/mpicxx"
-                                    -DMPIEXEC_EXECUTABLE="$MPI_HOME/bin/mpiexec")
-say "configure and build ($BUILD)"
-cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPLM_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native \
-      -DPLM_BUILD_TESTS=ON -DPLM_BUILD_EXAMPLES=OFF -DPLM_BUILD_BENCH=ON "${mpi_flags[@]}" >> "$LOG" 2>&1 &&
-  cmake --build "$BUILD" -j "$JOBS" >> "$LOG" 2>&1 ||
-  { tail -40 "$LOG"; say "build failed ($((SECONDS - start)) s)"; exit 1; }
-say "built in $((SECONDS - start)) s"
+say "ready in $((SECONDS - start)) s: $(ompi_info --parsable --all 2>/dev/null | grep -m1 mpi_built_with_cuda_support:value || echo "MPI $(command -v mpiexec)")"
 
 declare -A verdict
 run_backend() {  # backend ranks
   local b=$1 n=$2 out rc
-  out=$(timeout 300 mpiexec -n "$n" "$BUILD/tests/gpu/test_device" "$b" 2>&1); rc=$?
+  out=$(timeout 300 mpiexec -n "$n" "$BIN/test_device" "$b" 2>&1); rc=$?
   printf '%s\n' "$out" >> "$LOG"
   case $rc in
     0) verdict[$b/$n]="passed" ;;
@@ -91,20 +125,23 @@ for b in mpi_staged mpi_cuda_aware nccl auto; do
 done
 unset PLM_TEST_REQUIRE_CUDA_AWARE
 
-say "CPU suite against the CUDA build"
-if ctest --test-dir "$BUILD" -j "$JOBS" -LE gpu --timeout 300 >> "$LOG" 2>&1; then cpu="passed"
-else cpu="FAILED: $(ctest --test-dir "$BUILD" -N -LE gpu | awk '/Total Tests:/ {print $3}') tests, see $LOG"; fi
+cpu="not exercised: prebuilt programs (CI runs the CPU suite)"
+if [ "${PLM_GPU_PREBUILT:-0}" != 1 ]; then
+  say "CPU suite against the CUDA build"
+  if ctest --test-dir "$BUILD" -j "$JOBS" -LE gpu --timeout 300 >> "$LOG" 2>&1; then cpu="passed"
+  else cpu="FAILED: $(ctest --test-dir "$BUILD" -N -LE gpu | awk '/Total Tests:/ {print $3}') tests, see $LOG"; fi
+fi
 
 memcheck="not exercised: compute-sanitizer not found"
 if [ -x "$CUDA/bin/compute-sanitizer" ]; then
   say "compute-sanitizer memcheck (test_device mpi_staged, 1 rank)"
   if PLM_TEST_QUICK=1 timeout 300 mpiexec -n 1 "$CUDA/bin/compute-sanitizer" --tool memcheck --error-exitcode 1 \
-       "$BUILD/tests/gpu/test_device" mpi_staged >> "$LOG" 2>&1; then memcheck="passed"
+       "$BIN/test_device" mpi_staged >> "$LOG" 2>&1; then memcheck="passed"
   else memcheck="FAILED (see $LOG)"; fi
 fi
 
 say "bench_device (1 rank)"
-timeout 200 mpiexec -n 1 "$BUILD/bench/bench_device" 2>&1 | tee -a "$LOG"
+timeout 200 mpiexec -n 1 "$BIN/bench_device" 2>&1 | tee -a "$LOG"
 
 printf '\n%-28s %s\n' "check" "result"
 for b in mpi_staged mpi_cuda_aware nccl auto; do
@@ -112,4 +149,5 @@ for b in mpi_staged mpi_cuda_aware nccl auto; do
 done
 printf '%-28s %s\n' "CPU suite (ctest -LE gpu)" "$cpu" "memcheck" "$memcheck"
 say "total $((SECONDS - start)) s; log: $LOG"
+[ -n "${PLM_GPU_LOG:-}" ] && cp "$LOG" "$PLM_GPU_LOG"
 ! grep -q FAILED <<< "${verdict[*]} $cpu $memcheck"

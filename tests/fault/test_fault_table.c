@@ -1,0 +1,808 @@
+/* Fault injection through every collective entry point of include/pylopsmpi.h: nothing fails
+ * after an agreement.
+ *
+ * Every allocation of this program - the library's Buffers and every operator new, through
+ * fault_hooks.cpp - counts. For each row, each rank in turn is "the bad rank", and for
+ * N = 1, 2, ... the N-th allocation of the call fails on that rank alone, until the call makes
+ * fewer than N allocations there. Each time:
+ *   - every rank returns PLM_ERR_OUT_OF_MEMORY (the failure was agreed: no hang, no rank
+ *     succeeding while another fails), with outputs cleared;
+ *   - a following collective on the same communicator works;
+ * and when the call succeeds, no rank allocated after an agreement had run (the library's
+ * allocation accounting, core/alloc.hpp).
+ *
+ * test_every_collective_has_a_row fails for any function documented "Collective" without a
+ * row here (or an exemption with its reason), so a new collective entry point cannot arrive
+ * without one. Runs at 2 and 3 ranks (and 1, where the loop shows the single-rank paths
+ * allocate nothing after their agreement). PLM_TEST_TRACE_ALLOC=1 prints a backtrace of every
+ * allocation made after an agreement. */
+#include "../array/array_test_util.h"
+#include "header_scan.h"
+
+void plm_test_fail_nth(long long n);
+long long plm_test_armed(void);
+long long plm_test_violations(void);
+void plm_test_reset_violations(void);
+void plm_test_trace_violations(int on);
+
+/* ---- arming --------------------------------------------------------------------------------- */
+
+static int g_bad = -1;     /* the rank whose allocation fails */
+static long long g_nth = 0; /* which allocation of the call */
+static long long g_left = 0; /* the countdown after the call: > 0 when the call made fewer */
+static long long g_viol = 0; /* allocations after an agreement during the call */
+static int g_verbose = 0;    /* PLM_TEST_FAULT_VERBOSE: name each call on rank 0 */
+
+/* Right before the call under test: nothing may allocate between ARM and the call. */
+#define ARM()                                                      \
+    do {                                                           \
+        plm_test_reset_violations();                               \
+        if (tu_rank == g_bad) plm_test_fail_nth(g_nth);            \
+    } while (0)
+
+#define DISARM()                                                   \
+    do {                                                           \
+        g_left = tu_rank == g_bad ? plm_test_armed() : 0;          \
+        plm_test_fail_nth(0);                                      \
+        g_viol = plm_test_violations();                            \
+    } while (0)
+
+/* Runs call between ARM and DISARM and returns its status. */
+#define UNDER_TEST(st, call) \
+    do {                     \
+        ARM();               \
+        st = (call);         \
+        DISARM();            \
+    } while (0)
+
+/* ---- operands ------------------------------------------------------------------------------- */
+
+static int64_t G2[2] = {0, 3}; /* (4P+1) x 3 */
+
+static plm_array_t ones(plm_partition_t part, const int *mask)
+{
+    plm_array_t x = tu_make(2, G2, 0, part, PLM_FLOAT64, NULL, mask, NULL);
+    TU_OK(plm_array_fill(x, 1, 0));
+    return x;
+}
+
+static int64_t nones(void) { return G2[0] * G2[1]; }
+
+static plm_op_t dense_block(void)
+{
+    const double a[6] = {2, 0.5, -1, 1, 0.25, 3};
+    plm_op_t op = NULL;
+    TU_OK(plm_op_dense(PLM_FLOAT64, 3, 2, a, 0, 0, &op));
+    return op;
+}
+
+static int cb_scale(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dt,
+                    plm_memory_t mem)
+{
+    (void)ctx;
+    (void)dt;
+    (void)mem;
+    const double *x = in;
+    double *y = out;
+    for (int64_t i = 0; i < n_out; i++) y[i] = i < n_in ? 2 * x[i] : 0;
+    return 0;
+}
+
+/* A block-diagonal of one dense 3 x 2 block per rank, or (with a callback) of a callback block
+ * (2 x 2) next to it. */
+static plm_op_t block_op(int with_callback)
+{
+    plm_op_t parts[2] = {dense_block(), NULL}, op = NULL;
+    if (with_callback) TU_OK(plm_op_callback(PLM_FLOAT64, 2, 2, cb_scale, cb_scale, NULL, NULL, &parts[1]));
+    TU_OK(plm_op_blockdiag(tu_comm, with_callback ? 2 : 1, (const plm_const_op_t *)parts, 0, NULL, &op));
+    plm_op_destroy(&parts[0]);
+    plm_op_destroy(&parts[1]);
+    return op;
+}
+
+static plm_array_t on_space(plm_const_op_t op, int range)
+{
+    plm_layout_t l = NULL;
+    plm_array_t x = NULL;
+    TU_OK(range ? plm_op_range(op, &l) : plm_op_domain(op, &l));
+    TU_OK(plm_array_create_from_layout(l, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &x));
+    TU_OK(plm_array_fill(x, 1, 0));
+    plm_layout_destroy(&l);
+    return x;
+}
+
+static const int64_t STENCIL_DIMS[2] = {9, 4};
+
+static plm_op_t laplacian(void)
+{
+    const int axes[2] = {0, 1};
+    plm_op_t op = NULL;
+    TU_OK(plm_op_laplacian(tu_comm, PLM_FLOAT64, 2, STENCIL_DIMS, -1, 2, axes, NULL, NULL, PLM_DERIV_CENTERED, 0, &op));
+    return op;
+}
+
+static void mask_of(int *mask)
+{
+    for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
+}
+
+/* ---- rows: each runs one collective call under test and returns its status ------------------ */
+
+static plm_status_t row_comm_create(void)
+{
+    plm_comm_t c = NULL;
+    plm_status_t st;
+    UNDER_TEST(st, plm_comm_create(MPI_COMM_WORLD, NULL, &c));
+    TU_EXPECT(st == PLM_SUCCESS || c == NULL, "comm_create failed without clearing out");
+    plm_comm_destroy(&c);
+    return st;
+}
+
+static plm_status_t row_comm_create_f(void)
+{
+    plm_comm_t c = NULL;
+    plm_status_t st;
+    UNDER_TEST(st, plm_comm_create_f(MPI_Comm_c2f(MPI_COMM_WORLD), NULL, &c));
+    plm_comm_destroy(&c);
+    return st;
+}
+
+static plm_status_t row_comm_split(void)
+{
+    plm_comm_t c = NULL;
+    plm_status_t st;
+    UNDER_TEST(st, plm_comm_split(tu_comm, tu_rank % 2, tu_rank, &c));
+    plm_comm_destroy(&c);
+    return st;
+}
+
+static plm_status_t row_array_create(void)
+{
+    plm_array_t x = NULL;
+    plm_status_t st;
+    UNDER_TEST(st, plm_array_create(tu_comm, 2, G2, 1, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, &x));
+    TU_EXPECT(st == PLM_SUCCESS || x == NULL, "array_create failed without clearing out");
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_array_create_ex(void)
+{
+    plm_array_t x = NULL;
+    int mask[TU_MAX_RANKS];
+    mask_of(mask);
+    mask[0] = 7; /* a mask no earlier row made: its group is created in this call */
+    int64_t shapes[2 * TU_MAX_RANKS];
+    for (int r = 0; r < tu_size; r++) {
+        shapes[2 * r] = tu_split(G2[0], tu_size, tu_size - 1 - r); /* a custom split */
+        shapes[2 * r + 1] = G2[1];
+    }
+    plm_status_t st;
+    UNDER_TEST(st, plm_array_create_ex(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, tu_size,
+                                       shapes, tu_size, mask, NULL, &x));
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_layout_create(void)
+{
+    plm_layout_t l = NULL;
+    int mask[TU_MAX_RANKS];
+    for (int r = 0; r < tu_size; r++) mask[r] = r == tu_size - 1 ? 9 : 3;
+    plm_status_t st;
+    UNDER_TEST(st, plm_layout_create(tu_comm, 2, G2, 1, PLM_PARTITION_SCATTER, 0, NULL, tu_size, mask, &l));
+    plm_layout_destroy(&l);
+    return st;
+}
+
+static plm_status_t row_restore_local_write(void)
+{
+    plm_array_t x = ones(PLM_PARTITION_BROADCAST, NULL);
+    void *d = NULL;
+    TU_OK(plm_array_get_local_write(x, &d));
+    plm_status_t st;
+    UNDER_TEST(st, plm_array_restore_local_write(x, &d));
+    if (d) plm_array_restore_local_write(x, &d);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_fill(void)
+{
+    plm_array_t x = ones(PLM_PARTITION_BROADCAST, NULL);
+    plm_status_t st;
+    UNDER_TEST(st, plm_array_fill(x, 2, 0));
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_dot(void)
+{
+    int mask[TU_MAX_RANKS];
+    mask_of(mask);
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, mask);
+    double r = 0;
+    plm_status_t st;
+    UNDER_TEST(st, plm_array_dot(x, x, 0, &r, NULL));
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_norm(void)
+{
+    plm_array_t x = ones(PLM_PARTITION_BROADCAST, NULL);
+    double r = 0;
+    plm_status_t st;
+    UNDER_TEST(st, plm_array_norm(x, 3.0, &r));
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_norm_axis(int axis, int long_axis)
+{
+    /* long_axis: along the distributed axis with more partials than ride in the agreement */
+    int64_t g[2] = {G2[0], long_axis ? 5000 : G2[1]};
+    plm_array_t x = tu_make(2, g, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
+    TU_OK(plm_array_fill(x, 1, 0));
+    const int64_t n = axis == 0 ? g[1] : g[0];
+    double *out = tu_alloc(n);
+    plm_status_t st;
+    UNDER_TEST(st, plm_array_norm_axis(x, 2.0, axis, out, n));
+    free(out);
+    plm_array_destroy(&x);
+    return st;
+}
+static plm_status_t row_norm_axis_local(void) { return row_norm_axis(1, 0); }
+static plm_status_t row_norm_axis_along(void) { return row_norm_axis(0, 1); }
+
+static plm_status_t row_asarray(void)
+{
+    int64_t g[2] = {3, 2 * tu_size + 1}; /* split along axis 1: blocks interleave */
+    plm_array_t x = tu_make(2, g, 1, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
+    TU_OK(plm_array_fill(x, 1, 0));
+    double *out = tu_alloc(g[0] * g[1]);
+    plm_status_t st;
+    UNDER_TEST(st, plm_array_asarray(x, 0, out, g[0] * g[1]));
+    free(out);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_set_global(void)
+{
+    plm_array_t x = ones(PLM_PARTITION_BROADCAST, NULL);
+    double *g = tu_alloc(nones());
+    for (int64_t i = 0; i < nones(); i++) g[i] = (double)i;
+    plm_status_t st;
+    UNDER_TEST(st, plm_array_set_global(x, g));
+    free(g);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_gather_to(void)
+{
+    int64_t g[2] = {3, 2 * tu_size + 1};
+    plm_array_t x = tu_make(2, g, 1, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
+    TU_OK(plm_array_fill(x, 1, 0));
+    const int root = tu_size - 1;
+    double *out = tu_alloc(g[0] * g[1]);
+    plm_status_t st;
+    UNDER_TEST(st, plm_array_gather_to(x, root, tu_rank == root ? out : NULL, tu_rank == root ? g[0] * g[1] : 0));
+    free(out);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_scatter_from(void)
+{
+    int64_t g[2] = {3, 2 * tu_size + 1};
+    plm_array_t x = tu_make(2, g, 1, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
+    double *in = tu_alloc(g[0] * g[1]);
+    for (int64_t i = 0; i < g[0] * g[1]; i++) in[i] = (double)i;
+    plm_status_t st;
+    UNDER_TEST(st, plm_array_scatter_from(x, 0, tu_rank == 0 ? in : NULL));
+    free(in);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_add_ghost_cells(void)
+{
+    int64_t g[2] = {3, 4 * tu_size + 1}; /* along axis 1: slabs are packed */
+    plm_array_t x = tu_make(2, g, 1, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
+    TU_OK(plm_array_fill(x, 1, 0));
+    int64_t gs[2];
+    TU_OK(plm_array_ghost_shape(x, 1, 2, gs));
+    double *buf = tu_alloc(gs[0] * gs[1]);
+    plm_status_t st;
+    UNDER_TEST(st, plm_array_add_ghost_cells(x, 1, 2, buf, gs[0] * gs[1]));
+    free(buf);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_redistribute(void)
+{
+    int64_t g3[3] = {3, 2 * tu_size + 1, 5};
+    plm_array_t x = tu_make(3, g3, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
+    TU_OK(plm_array_fill(x, 1, 0));
+    plm_array_t y = NULL;
+    plm_status_t st;
+    UNDER_TEST(st, plm_array_redistribute(x, 1, &y));
+    TU_EXPECT(st == PLM_SUCCESS || y == NULL, "redistribute failed without clearing out");
+    plm_array_destroy(&y);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_stacked(int what)
+{
+    plm_array_t m[2] = {ones(PLM_PARTITION_SCATTER, NULL), ones(PLM_PARTITION_BROADCAST, NULL)};
+    plm_stacked_t s = NULL;
+    TU_OK(plm_stacked_create(2, m, &s));
+    double r = 0, *buf = tu_alloc(2 * nones());
+    plm_status_t st;
+    if (what == 0) UNDER_TEST(st, plm_stacked_dot(s, s, 0, &r, NULL));
+    else if (what == 1) UNDER_TEST(st, plm_stacked_norm(s, 1.0, &r));
+    else UNDER_TEST(st, plm_stacked_asarray(s, buf, 2 * nones()));
+    free(buf);
+    plm_stacked_destroy(&s);
+    plm_array_destroy(&m[0]);
+    plm_array_destroy(&m[1]);
+    return st;
+}
+static plm_status_t row_stacked_dot(void) { return row_stacked(0); }
+static plm_status_t row_stacked_norm(void) { return row_stacked(1); }
+static plm_status_t row_stacked_asarray(void) { return row_stacked(2); }
+
+/* ---- operator constructors ------------------------------------------------------------------ */
+
+static plm_status_t row_op_blockdiag(void)
+{
+    plm_op_t d = dense_block(), op = NULL;
+    int mask[TU_MAX_RANKS];
+    mask_of(mask);
+    mask[0] = 11;
+    plm_status_t st;
+    UNDER_TEST(st, plm_op_blockdiag(tu_comm, 1, (const plm_const_op_t *)&d, tu_size, mask, &op));
+    plm_op_destroy(&d);
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_op_stack(int horizontal)
+{
+    plm_op_t d = dense_block(), op = NULL;
+    plm_status_t st;
+    if (horizontal) UNDER_TEST(st, plm_op_hstack(tu_comm, 1, (const plm_const_op_t *)&d, &op));
+    else UNDER_TEST(st, plm_op_vstack(tu_comm, 1, (const plm_const_op_t *)&d, &op));
+    plm_op_destroy(&d);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_op_vstack(void) { return row_op_stack(0); }
+static plm_status_t row_op_hstack(void) { return row_op_stack(1); }
+
+static plm_status_t row_op_broadcast(void)
+{
+    plm_op_t d = dense_block(), op = NULL;
+    plm_status_t st;
+    UNDER_TEST(st, plm_op_broadcast(tu_comm, d, &op));
+    plm_op_destroy(&d);
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_matrix_mult(int kind)
+{
+    const int64_t n = 2 * (int64_t)tu_size + 1, k = 3 * (int64_t)tu_size, m = 5;
+    double *a = calloc((size_t)(n * k), sizeof(double));
+    plm_op_t op = NULL;
+    plm_status_t st;
+    UNDER_TEST(st, plm_op_matrix_mult(tu_comm, kind, 0, PLM_FLOAT64, n, k, m, a, &op));
+    plm_op_destroy(&op);
+    free(a);
+    return st;
+}
+static plm_status_t row_matrix_mult_summa(void) { return row_matrix_mult(PLM_MATMUL_SUMMA); }
+static plm_status_t row_matrix_mult_block(void) { return row_matrix_mult(PLM_MATMUL_BLOCK); }
+
+static plm_status_t row_first_derivative(void)
+{
+    plm_op_t op = NULL;
+    plm_status_t st;
+    UNDER_TEST(st, plm_op_first_derivative(tu_comm, PLM_FLOAT64, 2, STENCIL_DIMS, -1, 0, 1.0, PLM_DERIV_CENTERED, 5,
+                                           1, &op));
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_second_derivative(void)
+{
+    plm_op_t op = NULL;
+    const int64_t rows = tu_rank == 0 ? STENCIL_DIMS[0] - (tu_size - 1) : 1; /* a custom split */
+    plm_status_t st;
+    UNDER_TEST(st, plm_op_second_derivative(tu_comm, PLM_FLOAT64, 2, STENCIL_DIMS, rows, 0, 1.0, PLM_DERIV_CENTERED, 1,
+                                            &op));
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_laplacian(void)
+{
+    const int axes[2] = {0, 1};
+    plm_op_t op = NULL;
+    plm_status_t st;
+    UNDER_TEST(st, plm_op_laplacian(tu_comm, PLM_FLOAT64, 2, STENCIL_DIMS, -1, 2, axes, NULL, NULL, PLM_DERIV_CENTERED,
+                                    0, &op));
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_gradient(void)
+{
+    plm_op_t op = NULL;
+    plm_status_t st;
+    UNDER_TEST(st, plm_op_gradient(tu_comm, PLM_FLOAT64, 2, STENCIL_DIMS, -1, NULL, PLM_DERIV_FORWARD, 0, &op));
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_halo(void)
+{
+    const int64_t dims[2] = {4, 3 * (int64_t)tu_size};
+    const int64_t w = 1;
+    plm_op_t op = NULL;
+    plm_status_t st;
+    UNDER_TEST(st, plm_op_halo(tu_comm, PLM_FLOAT64, 2, dims, NULL, 1, &w, &op));
+    plm_op_destroy(&op);
+    return st;
+}
+
+/* ---- applies and solvers -------------------------------------------------------------------- */
+
+/* The operators the applies and solvers run on. */
+enum { OP_BLOCK, OP_CALLBACK, OP_PRODUCT, OP_SUM, OP_VSTACK, OP_LAPLACIAN, OP_HALO, OP_SUMMA, OP_BLOCKMM, OP_TRANSPOSE,
+       OP_POWER };
+
+static plm_op_t make_op(int which)
+{
+    plm_op_t op = NULL, a = NULL, b = NULL;
+    switch (which) {
+    case OP_BLOCK: return block_op(0);
+    case OP_CALLBACK: return block_op(1);
+    case OP_PRODUCT: /* (A^H A) on the domain: scratch on the range */
+        a = block_op(0);
+        TU_OK(plm_op_adjoint(a, &b));
+        TU_OK(plm_op_product(b, a, &op));
+        break;
+    case OP_SUM:
+        a = laplacian();
+        TU_OK(plm_op_sum(a, a, &op));
+        break;
+    case OP_VSTACK: {
+        plm_op_t d = dense_block();
+        TU_OK(plm_op_vstack(tu_comm, 1, (const plm_const_op_t *)&d, &op));
+        plm_op_destroy(&d);
+        return op;
+    }
+    case OP_LAPLACIAN: return laplacian();
+    case OP_HALO: {
+        const int64_t dims[2] = {4, 3 * (int64_t)tu_size}, w = 1;
+        TU_OK(plm_op_halo(tu_comm, PLM_FLOAT64, 2, dims, NULL, 1, &w, &op));
+        return op;
+    }
+    case OP_SUMMA:
+    case OP_BLOCKMM: {
+        const int64_t n = 2 * (int64_t)tu_size + 1, k = 3 * (int64_t)tu_size, m = 5;
+        double *am = calloc((size_t)(n * k), sizeof(double));
+        for (int64_t i = 0; i < n * k; i++) am[i] = 1.0 / (double)(i + 1);
+        TU_OK(plm_op_matrix_mult(tu_comm, which == OP_SUMMA ? PLM_MATMUL_SUMMA : PLM_MATMUL_BLOCK, 0, PLM_FLOAT64, n, k,
+                                 m, am, &op));
+        free(am);
+        return op;
+    }
+    case OP_TRANSPOSE:
+        a = laplacian();
+        TU_OK(plm_op_transpose(a, &op));
+        break;
+    case OP_POWER:
+        a = laplacian();
+        TU_OK(plm_op_power(a, 3, &op));
+        break;
+    }
+    plm_op_destroy(&a);
+    plm_op_destroy(&b);
+    return op;
+}
+
+static plm_status_t apply_row(int which, int adjoint)
+{
+    plm_op_t op = make_op(which);
+    plm_array_t x = on_space(op, adjoint), y = on_space(op, !adjoint);
+    plm_status_t st;
+    if (adjoint) UNDER_TEST(st, plm_op_apply_adjoint(op, x, y));
+    else UNDER_TEST(st, plm_op_apply(op, x, y));
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_apply_block(void) { return apply_row(OP_BLOCK, 0); }
+static plm_status_t row_apply_callback(void) { return apply_row(OP_CALLBACK, 1); }
+static plm_status_t row_apply_product(void) { return apply_row(OP_PRODUCT, 0); }
+static plm_status_t row_apply_sum(void) { return apply_row(OP_SUM, 1); }
+static plm_status_t row_apply_vstack_adj(void) { return apply_row(OP_VSTACK, 1); }
+static plm_status_t row_apply_laplacian(void) { return apply_row(OP_LAPLACIAN, 0); }
+static plm_status_t row_apply_halo(void) { return apply_row(OP_HALO, 0); }
+static plm_status_t row_apply_summa(void) { return apply_row(OP_SUMMA, 0); }
+static plm_status_t row_apply_summa_adj(void) { return apply_row(OP_SUMMA, 1); }
+static plm_status_t row_apply_blockmm(void) { return apply_row(OP_BLOCKMM, 0); }
+static plm_status_t row_apply_transpose(void) { return apply_row(OP_TRANSPOSE, 1); }
+static plm_status_t row_apply_power(void) { return apply_row(OP_POWER, 0); }
+
+static int stop_on_rank0(void *ctx, int64_t it, plm_const_array_t x, double cost)
+{
+    (void)ctx;
+    (void)x;
+    (void)cost;
+    return tu_rank == 0 && it >= 2; /* rank 0 alone asks to stop */
+}
+
+/* kind: 0 CG, 1 CGLS, 2 ISTA, 3 FISTA (automatic step), 4 CGLS with a callback on one rank */
+static plm_status_t solve_row(int kind)
+{
+    plm_op_t op = make_op(kind == 0 ? OP_PRODUCT : kind == 1 ? OP_LAPLACIAN : OP_CALLBACK);
+    plm_array_t x = on_space(op, 0), y = on_space(op, 1);
+    plm_solver_info_t info = NULL;
+    TU_OK(plm_solver_info_create(&info));
+    if (kind == 4 && tu_rank == 0) TU_OK(plm_solver_info_set_callback(info, stop_on_rank0, NULL));
+    const double decay[4] = {1, 0.9, 0.8, 0.7};
+    plm_status_t st;
+    switch (kind) {
+    case 0: UNDER_TEST(st, plm_solve_cg(op, y, x, 4, 0.0, info)); break;
+    case 1: UNDER_TEST(st, plm_solve_cgls(op, y, x, 4, 0.5, 0.0, info)); break;
+    case 2: UNDER_TEST(st, plm_solve_ista(op, y, x, 4, 0.1, 0.05, PLM_THRESH_SOFT, decay, 1, 0.0, info)); break;
+    case 3: UNDER_TEST(st, plm_solve_fista(op, y, x, 4, 0.1, 0.0, PLM_THRESH_HALF, NULL, 0, 0.0, info)); break;
+    default: UNDER_TEST(st, plm_solve_cgls(op, y, x, 4, 0.0, 0.0, info)); break;
+    }
+    plm_solver_info_destroy(&info);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_solve_cg(void) { return solve_row(0); }
+static plm_status_t row_solve_cgls(void) { return solve_row(1); }
+static plm_status_t row_solve_ista(void) { return solve_row(2); }
+static plm_status_t row_solve_fista(void) { return solve_row(3); }
+static plm_status_t row_solve_cgls_callback(void) { return solve_row(4); }
+
+/* Stacks of operators: a stacked vstack of [L; L] on one domain, and a stacked block-diagonal. */
+static plm_status_t stacked_row(int what)
+{
+    plm_op_t l = laplacian(), parts[2] = {l, l}, op = NULL;
+    TU_OK(what == 0 || what == 2 ? plm_op_stacked_vstack(2, (const plm_const_op_t *)parts, &op)
+                                 : plm_op_stacked_blockdiag(2, (const plm_const_op_t *)parts, &op));
+    int nd = 0, nr = 0;
+    TU_OK(plm_op_parts(op, &nd, &nr));
+    plm_array_t xs[2] = {NULL, NULL}, ys[2] = {NULL, NULL};
+    for (int i = 0; i < nd; i++) xs[i] = on_space(l, 0);
+    for (int i = 0; i < nr; i++) ys[i] = on_space(l, 1);
+    plm_stacked_t x = NULL, y = NULL;
+    TU_OK(plm_stacked_create(nd, xs, &x));
+    TU_OK(plm_stacked_create(nr, ys, &y));
+    plm_status_t st;
+    switch (what) {
+    case 0: UNDER_TEST(st, plm_op_apply_adjoint_stacked(op, y, x)); break;
+    case 1: UNDER_TEST(st, plm_op_apply_stacked(op, x, y)); break;
+    case 2: UNDER_TEST(st, plm_solve_cgls_stacked(op, y, x, 3, 0.0, 0.0, NULL)); break;
+    default: UNDER_TEST(st, plm_solve_cg_stacked(op, y, x, 3, 0.0, NULL)); break;
+    }
+    plm_stacked_destroy(&x);
+    plm_stacked_destroy(&y);
+    for (int i = 0; i < 2; i++) {
+        plm_array_destroy(&xs[i]);
+        plm_array_destroy(&ys[i]);
+    }
+    plm_op_destroy(&op);
+    plm_op_destroy(&l);
+    return st;
+}
+static plm_status_t row_apply_adjoint_stacked(void) { return stacked_row(0); }
+static plm_status_t row_apply_stacked(void) { return stacked_row(1); }
+static plm_status_t row_cgls_stacked(void) { return stacked_row(2); }
+static plm_status_t row_cg_stacked(void) { return stacked_row(3); }
+
+static plm_status_t row_dottest(void)
+{
+    plm_op_t op = make_op(OP_SUMMA);
+    int passed = 0;
+    plm_status_t st;
+    UNDER_TEST(st, plm_op_dottest(op, 1e-10, &passed, NULL, NULL));
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_power_iteration(void)
+{
+    plm_op_t op = make_op(OP_LAPLACIAN);
+    double eig[2];
+    plm_status_t st;
+    UNDER_TEST(st, plm_power_iteration(op, 5, 0.0, 3, eig, NULL));
+    plm_op_destroy(&op);
+    return st;
+}
+
+/* ---- the table ------------------------------------------------------------------------------ */
+
+typedef struct {
+    const char *fn;   /* the entry point under test */
+    const char *what; /* the case */
+    plm_status_t (*run)(void);
+} row_t;
+
+static const row_t ROWS[] = {
+    {"plm_comm_create", "duplicate and agree", row_comm_create},
+    {"plm_comm_create_f", "from a Fortran handle", row_comm_create_f},
+    {"plm_comm_split", "two colours", row_comm_split},
+    {"plm_array_create", "split along axis 1", row_array_create},
+    {"plm_array_create_ex", "custom split, a new mask", row_array_create_ex},
+    {"plm_layout_create", "a new mask", row_layout_create},
+    {"plm_array_restore_local_write", "BROADCAST", row_restore_local_write},
+    {"plm_array_fill", "BROADCAST", row_fill},
+    {"plm_array_dot", "masked", row_dot},
+    {"plm_array_norm", "BROADCAST, ord 3", row_norm},
+    {"plm_array_norm_axis", "along a local axis", row_norm_axis_local},
+    {"plm_array_norm_axis", "along the distributed axis, many partials", row_norm_axis_along},
+    {"plm_array_asarray", "interleaved blocks", row_asarray},
+    {"plm_array_set_global", "BROADCAST", row_set_global},
+    {"plm_array_gather_to", "to the last rank", row_gather_to},
+    {"plm_array_scatter_from", "from rank 0", row_scatter_from},
+    {"plm_array_add_ghost_cells", "strided slabs", row_add_ghost_cells},
+    {"plm_array_redistribute", "axis 0 to 1", row_redistribute},
+    {"plm_stacked_dot", "SCATTER and BROADCAST members", row_stacked_dot},
+    {"plm_stacked_norm", "ord 1", row_stacked_norm},
+    {"plm_stacked_asarray", "two members", row_stacked_asarray},
+    {"plm_op_blockdiag", "with a new mask", row_op_blockdiag},
+    {"plm_op_vstack", "one dense part", row_op_vstack},
+    {"plm_op_hstack", "one dense part", row_op_hstack},
+    {"plm_op_broadcast", "a dense block", row_op_broadcast},
+    {"plm_op_matrix_mult", "SUMMA", row_matrix_mult_summa},
+    {"plm_op_matrix_mult", "block", row_matrix_mult_block},
+    {"plm_op_first_derivative", "centered order 5, edge", row_first_derivative},
+    {"plm_op_second_derivative", "custom split", row_second_derivative},
+    {"plm_op_laplacian", "two axes", row_laplacian},
+    {"plm_op_gradient", "forward", row_gradient},
+    {"plm_op_halo", "width 1", row_halo},
+    {"plm_op_apply", "block-diagonal", row_apply_block},
+    {"plm_op_apply_adjoint", "block-diagonal with a callback block", row_apply_callback},
+    {"plm_op_apply", "product A^H A", row_apply_product},
+    {"plm_op_apply_adjoint", "sum of Laplacians", row_apply_sum},
+    {"plm_op_apply_adjoint", "vstack (allreduce)", row_apply_vstack_adj},
+    {"plm_op_apply", "Laplacian", row_apply_laplacian},
+    {"plm_op_apply", "halo", row_apply_halo},
+    {"plm_op_apply", "SUMMA", row_apply_summa},
+    {"plm_op_apply_adjoint", "SUMMA", row_apply_summa_adj},
+    {"plm_op_apply", "block MatrixMult", row_apply_blockmm},
+    {"plm_op_apply_adjoint", "transpose of a Laplacian", row_apply_transpose},
+    {"plm_op_apply", "cube of a Laplacian", row_apply_power},
+    {"plm_op_apply_stacked", "stacked block-diagonal", row_apply_stacked},
+    {"plm_op_apply_adjoint_stacked", "stacked vstack", row_apply_adjoint_stacked},
+    {"plm_op_dottest", "SUMMA", row_dottest},
+    {"plm_power_iteration", "Laplacian", row_power_iteration},
+    {"plm_solve_cg", "A^H A", row_solve_cg},
+    {"plm_solve_cgls", "Laplacian, damped", row_solve_cgls},
+    {"plm_solve_cgls", "stop callback on rank 0 only", row_solve_cgls_callback},
+    {"plm_solve_ista", "decay, monitorres", row_solve_ista},
+    {"plm_solve_fista", "automatic step, half threshold", row_solve_fista},
+    {"plm_solve_cgls_stacked", "stacked vstack", row_cgls_stacked},
+    {"plm_solve_cg_stacked", "stacked block-diagonal", row_cg_stacked},
+};
+#define NROWS ((int)(sizeof ROWS / sizeof ROWS[0]))
+
+/* Collective by the header, but with nothing to inject, and why. */
+static const char *const EXEMPT[][2] = {
+    {"plm_comm_destroy", "frees only; NULL-safe, no agreement (a rank passing NULL returns at once)"},
+};
+
+/* A following collective works: a dot of a fresh array of ones. */
+static void sane(const row_t *row)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
+    double r = -1;
+    const plm_status_t st = plm_array_dot(x, x, 0, &r, NULL);
+    TU_EXPECT(st == PLM_SUCCESS && r == (double)nones(), "%s (%s): the dot after it failed: %d %g", row->fn,
+              row->what, (int)st, r);
+    plm_array_destroy(&x);
+}
+
+static void run_row(const row_t *row)
+{
+    for (int bad = 0; bad < tu_size; bad++) {
+        for (g_nth = 1;; g_nth++) {
+            alarm((unsigned)tu_watchdog_s); /* each call under test gets the whole watchdog */
+            TU_MARK();
+            if (g_verbose && tu_rank == 0) fprintf(stderr, "%s (%s): allocation %lld fails on rank %d\n", row->fn,
+                                                   row->what, g_nth, bad);
+            g_bad = bad;
+            plm_clear_last_error();
+            const plm_status_t st = row->run();
+            int mine[3] = {(int)st, g_left > 0, (int)g_viol}, lo[3], hi[3];
+            MPI_Allreduce(mine, lo, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            MPI_Allreduce(mine, hi, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            const int done = hi[1] == 1; /* the call made fewer than N allocations on the bad rank */
+            TU_EXPECT(lo[0] == hi[0], "%s (%s): allocation %lld failing on rank %d: statuses differ (%d..%d); "
+                      "here %d: %s", row->fn, row->what, g_nth, bad, lo[0], hi[0], (int)st, plm_last_error());
+            if (done) {
+                TU_EXPECT(st == PLM_SUCCESS, "%s (%s): fails without an injected fault: %d %s", row->fn, row->what,
+                          (int)st, plm_last_error());
+                TU_EXPECT(g_viol == 0, "%s (%s): %lld allocation(s) after an agreement on rank %d "
+                          "(PLM_TEST_TRACE_ALLOC=1 shows where)", row->fn, row->what, g_viol, tu_rank);
+            } else if (lo[0] == hi[0] && st != PLM_SUCCESS) {
+                TU_EXPECT(st == PLM_ERR_OUT_OF_MEMORY, "%s (%s): allocation %lld failing on rank %d gave %d: %s",
+                          row->fn, row->what, g_nth, bad, (int)st, plm_last_error());
+            }
+            sane(row);
+            if (done || g_nth >= 20000 || tu_fail > 0) break;
+        }
+        if (tu_fail > 0) break;
+    }
+    g_bad = -1;
+}
+
+static void test_rows(void **state)
+{
+    (void)state;
+    G2[0] = 4 * tu_size + 1;
+    const char *only = getenv("PLM_TEST_ROW"); /* one entry point, for debugging */
+    for (int i = 0; i < NROWS && tu_fail == 0; i++)
+        if (!only || strcmp(only, ROWS[i].fn) == 0) run_row(&ROWS[i]);
+    TU_DONE();
+}
+
+/* ---- every collective function of the header has a row ------------------------------------ */
+
+static int has_row(const char *fn)
+{
+    for (int i = 0; i < NROWS; i++)
+        if (strcmp(ROWS[i].fn, fn) == 0) return 1;
+    for (size_t i = 0; i < sizeof EXEMPT / sizeof EXEMPT[0]; i++)
+        if (strcmp(EXEMPT[i][0], fn) == 0) return 1;
+    return 0;
+}
+
+static void expect_row(const char *name, void *ctx)
+{
+    (void)ctx;
+    TU_EXPECT(has_row(name), "%s is documented Collective but has no row in tests/fault/test_fault_table.c", name);
+}
+
+static void test_every_collective_has_a_row(void **state)
+{
+    (void)state;
+    char *text = hs_read_header();
+    TU_EXPECT(text != NULL, "cannot read %s", PLM_HEADER_PATH);
+    const int n = hs_each_collective(text, expect_row, NULL);
+    TU_EXPECT(n >= 18, "found only %d collective functions in %s", n, PLM_HEADER_PATH);
+    for (int i = 0; text && i < NROWS; i++) {
+        char decl[160];
+        snprintf(decl, sizeof decl, " %s(", ROWS[i].fn);
+        TU_EXPECT(strstr(text, decl) != NULL, "row %s names no function of the header", ROWS[i].fn);
+    }
+    free(text);
+    TU_DONE();
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        TU_TEST(test_every_collective_has_a_row),
+        TU_TEST(test_rows),
+    };
+    tu_watchdog_s = 60; /* per call under test (run_row re-arms it) */
+    if (getenv("PLM_TEST_TRACE_ALLOC")) plm_test_trace_violations(1);
+    g_verbose = getenv("PLM_TEST_FAULT_VERBOSE") != NULL;
+    return plm_run_group_tests_mpi(tests);
+}
