@@ -706,9 +706,11 @@ PLM_API plm_status_t plm_op_zero(plm_dtype_t dtype, int64_t rows, int64_t cols, 
 
 /**
  * A user function of a callback operator: out (n_out elements) = A in (n_in elements) for
- * matvec, A^H in for rmatvec; buffers of dtype in `memory` (host in this build), not
- * overlapping. Return 0 on success; anything else makes the apply fail with
- * PLM_ERR_CALLBACK on every rank (never a hang).
+ * matvec, A^H in for rmatvec; buffers of dtype in **host memory** (memory is always
+ * PLM_MEMORY_HOST), not overlapping. Return 0 on success; anything else makes the apply fail
+ * with PLM_ERR_CALLBACK on every rank (never a hang). Applied to device arrays, the library
+ * copies the data to host buffers and back around each call (host twins; plm_op_native()
+ * says 0 for device memory).
  */
 typedef int (*plm_op_fn)(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dtype,
                          plm_memory_t memory);
@@ -717,6 +719,27 @@ typedef int (*plm_op_fn)(void *ctx, const void *in, int64_t n_in, void *out, int
  *  this call fails, ctx stays the caller's. Not collective. */
 PLM_API plm_status_t plm_op_callback(plm_dtype_t dtype, int64_t rows, int64_t cols, plm_op_fn matvec,
                                      plm_op_fn rmatvec, void *ctx, void (*destroy)(void *ctx), plm_op_t *out);
+
+/**
+ * A user function of a device callback operator: out = A in (matvec) or A^H in (rmatvec), where
+ * in and out are **CUDA device memory** on the communicator's device (the current device when
+ * it is called), and stream is the cudaStream_t to queue the work on (kernels, cuBLAS calls:
+ * set your handle's stream to it). The library orders the surrounding work on that stream, so
+ * the function may return before its work is done. Return 0 on success (a launch error is
+ * the function's to report); anything else fails the apply with PLM_ERR_CALLBACK on every rank.
+ */
+typedef int (*plm_op_device_fn)(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dtype,
+                                void *stream);
+/**
+ * rows x cols local operator defined by device functions (either may be NULL). On device
+ * arrays it runs with no copy of the data; on host arrays the library copies the data to device
+ * buffers around each call (so it needs a CUDA device). Otherwise as plm_op_callback().
+ * Available in every build (without CUDA, applying it gives PLM_ERR_BACKEND_UNAVAILABLE).
+ * Not collective.
+ */
+PLM_API plm_status_t plm_op_callback_device(plm_dtype_t dtype, int64_t rows, int64_t cols, plm_op_device_fn matvec,
+                                            plm_op_device_fn rmatvec, void *ctx, void (*destroy)(void *ctx),
+                                            plm_op_t *out);
 
 /**
  * Block-diagonal operator (PyLops-MPI's MPIBlockDiag): each rank gives its own diagonal blocks
@@ -919,6 +942,14 @@ PLM_API plm_status_t plm_op_shape(plm_const_op_t op, int64_t *rows, int64_t *col
 PLM_API plm_status_t plm_op_dtype(plm_const_op_t op, plm_dtype_t *dtype);
 /** *is_local = 1 for a local building block, 0 for a distributed operator. Not collective. */
 PLM_API plm_status_t plm_op_is_local(plm_const_op_t op, int *is_local);
+/**
+ * Whether applying op to arrays in `memory` computes there with no host copy of the data
+ * (*native = 1): every operator of the library does, on host and device memory alike; only a
+ * callback operator declared for the other memory space (plm_op_callback() on device arrays,
+ * plm_op_callback_device() on host arrays), or a composite holding one, stages its data
+ * (*native = 0). Not collective.
+ */
+PLM_API plm_status_t plm_op_native(plm_const_op_t op, plm_memory_t memory, int *native);
 /** The layouts of x and of y = Op x (new handles: release with plm_layout_destroy); make
  *  arrays on them with plm_array_create_from_layout(). Plain distributed operators only
  *  (stacked ones: plm_op_domain_part). Not collective. */
@@ -931,10 +962,13 @@ PLM_API plm_status_t plm_op_new_range_array(plm_const_op_t op, plm_memory_t memo
 
 /**
  * y = Op x: x on the domain, y on the range (layouts checked in O(1): made from them, or equal
- * splits; PLM_ERR_SIZE_MISMATCH otherwise), the operator's dtype, different arrays. Host
- * arrays: nothing is allocated. Device arrays: a block-diagonal of dense blocks runs on the
- * device (cuBLAS, on the communicator's stream); any other operator computes on host twins of
- * x and y, allocated per call (docs/gpu.md). Collective on the operator's communicator.
+ * splits; PLM_ERR_SIZE_MISMATCH otherwise), the operator's dtype, different arrays. The apply
+ * runs where the arrays are: host memory, or CUDA device memory (kernels, cuBLAS and the
+ * communicator's device backend, all on the communicator's stream; see plm_op_native()). Its
+ * scratch is made at the first apply in a memory space and reused by the next ones of the
+ * same handle (another thread applying at the same time gets its own). Arrays in a mix of
+ * host and device memory: the device ones are copied to host twins and back. Collective on
+ * the operator's communicator.
  */
 PLM_API plm_status_t plm_op_apply(plm_const_op_t op, plm_const_array_t x, plm_array_t y);
 /** x = Op^H y: y on the range, x on the domain. Collective. */
@@ -957,8 +991,13 @@ PLM_API plm_status_t plm_op_dottest(plm_const_op_t op, double rtol, int *passed,
 /* Solvers                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Device arrays (y, x): in this version solvers iterate on host twins of them, allocated per
- * solve; x is written back at the end and before each stop callback (docs/gpu.md). */
+/* Solvers run where their arrays are (host or CUDA device memory; y and x in one space): work
+ * vectors, the operator's scratch and every reduction are made in that space before the
+ * solve's agreement, and no host copy of device data is made. Masked operators (mask groups):
+ * each group runs its own solve (its own reductions, step sizes and stopping rule, as a solve
+ * on that group alone would) while the loop runs until every group has stopped; a group that
+ * stopped keeps its x, and groups holding the same data stay bitwise equal. The info object on
+ * each rank reports the solve of that rank's group. */
 
 /** An object a solver fills: iterations, stopping reason, residual norms and the cost
  *  history. Reusable across solves. Not collective. */
@@ -969,10 +1008,12 @@ PLM_API plm_status_t plm_solver_info_destroy(plm_solver_info_t *info);
 PLM_API plm_status_t plm_solver_info_set_show(plm_solver_info_t info, int show);
 
 /**
- * A per-iteration callback: called on every rank after each iteration with the iteration
- * number (from 1), the current solution x (the array passed to the solve) and the current
- * cost (CG/CGLS: r2norm; ISTA/FISTA: the objective). Return 0 to go on; non-zero on any rank
- * stops the solve on every rank (one extra agreement per iteration while a callback is set).
+ * A per-iteration callback: called after each iteration, on the ranks whose info has one set
+ * (some ranks may have none), with the iteration number (from 1), the current solution x (the
+ * array passed to the solve; device arrays are read through plm_array_get_local_read) and the
+ * current cost (CG/CGLS: r2norm; ISTA/FISTA: the objective). Return 0 to go on; non-zero on
+ * any rank stops the solve on every rank after that iteration. The answer travels with the
+ * next iteration's first reduction (no extra communication per iteration).
  */
 typedef int (*plm_solver_callback_fn)(void *ctx, int64_t iteration, plm_const_array_t x, double cost);
 /** Sets (or, with fn NULL, clears) the callback used by later solves with this info. Not collective. */

@@ -32,6 +32,13 @@ ArrayLayout::Draft ArrayLayout::check(comm::Agreement &ag, const LayoutSpec &s)
         d.mine = d.custom ? Shape(s.my_local_shape, s.my_local_shape + ndim)
                           : default_local_shapes(s.global, l.axis, l.partition, c.size())[static_cast<size_t>(c.rank())];
         validate_own_shape(l, d.mine, c.rank());
+        if (d.custom) {
+            d.gather.emplace(c, ndim);
+        } else if (d.mask.empty()) {  // every rank knows the whole layout: make it now
+            Layout full = l;
+            full.local = default_local_shapes(l.global, l.axis, l.partition, c.size());
+            d.done = make(d.comm, std::move(full), {});
+        }
     });
     for (int64_t v : {int64_t(ndim), int64_t(l.axis), int64_t(s.partition), int64_t(d.custom), int64_t(s.has_mask)})
         ag.fold(v);
@@ -42,19 +49,20 @@ ArrayLayout::Draft ArrayLayout::check(comm::Agreement &ag, const LayoutSpec &s)
 
 ArrayLayout::Ptr ArrayLayout::finish(Draft d)
 {
+    if (d.done) return d.done;
     const comm::Communicator &c = *d.comm;
-    Layout &l = d.layout;
-    if (d.custom) {
-        const size_t ndim = d.mine.size();
-        std::vector<int64_t> all = comm::allgather_i64(c, d.mine);
-        for (int r = 0; r < c.size(); ++r)
-            l.local.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(r * ndim),
-                                 all.begin() + static_cast<std::ptrdiff_t>((r + 1) * ndim));
-        validate_local_shapes(l);  // the same data on every rank: the same verdict
-    } else {
-        l.local = default_local_shapes(l.global, l.axis, l.partition, c.size());
-    }
-    return make(std::move(d.comm), std::move(l), std::move(d.mask));
+    if (d.custom) d.gather->run(d.mine.data());
+    return comm::finish_collective(c, "layout (local shapes, mask group)", {&d.mask}, [&] {
+        Layout &l = d.layout;
+        if (d.custom) {
+            const size_t ndim = d.mine.size();
+            for (int r = 0; r < c.size(); ++r) l.local.emplace_back(d.gather->of(r), d.gather->of(r) + ndim);
+            validate_local_shapes(l);  // the same data on every rank: the same verdict
+        } else {
+            l.local = default_local_shapes(l.global, l.axis, l.partition, c.size());
+        }
+        return make(d.comm, std::move(l), std::move(d.mask));
+    });
 }
 
 ArrayLayout::Ptr ArrayLayout::make(CommPtr comm, Layout l, std::vector<int> mask)
@@ -78,14 +86,11 @@ ArrayLayout::Ptr ArrayLayout::with(const Layout &l) const
 
 void ArrayLayout::set_derived()
 {
-    std::vector<int> ids(mask_);
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    ngroups_ = std::max<int>(1, static_cast<int>(ids.size()));
-    group_index_ = mask_.empty() ? 0
-                                 : static_cast<int>(std::lower_bound(ids.begin(), ids.end(),
-                                                                     mask_[static_cast<size_t>(rank())]) -
-                                                    ids.begin());
+    ids_ = mask_;
+    std::sort(ids_.begin(), ids_.end());
+    ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
+    ngroups_ = std::max<int>(1, static_cast<int>(ids_.size()));
+    group_index_ = group_of(rank());
     uint64_t h = 1469598103934665603ull;
     auto mix = [&](int64_t v) {
         for (int i = 0; i < 8; ++i) {
@@ -103,6 +108,12 @@ void ArrayLayout::set_derived()
     mix(static_cast<int64_t>(mask_.size()));
     for (int m : mask_) mix(m);
     fingerprint_ = h;
+}
+
+int ArrayLayout::group_of(int r) const
+{
+    if (mask_.empty()) return 0;
+    return static_cast<int>(std::lower_bound(ids_.begin(), ids_.end(), mask_[static_cast<size_t>(r)]) - ids_.begin());
 }
 
 bool ArrayLayout::same_as(const ArrayLayout &o) const

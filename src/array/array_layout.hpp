@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "array/layout.hpp"
@@ -30,14 +31,18 @@ public:
     using Ptr = std::shared_ptr<const ArrayLayout>;
 
     // Collective creation in two steps around the caller's agreement: check() validates the
-    // caller's arguments into ag and folds them; after ag.run(), finish() completes the
-    // layout (gathers given local shapes, validates them, gets the mask group).
+    // caller's arguments into ag, folds them and makes what finish() needs; after ag.run(),
+    // finish() completes the layout: with the default split and no mask it was made in
+    // check(); otherwise it gathers the given local shapes, validates them and makes the
+    // mask group, in an agreement of its own.
     struct Draft {
         CommPtr comm;
         Layout layout;
         Shape mine;
         bool custom = false;
         std::vector<int> mask;
+        std::optional<comm::GatherI64> gather;  // custom local shapes
+        Ptr done;                               // made in check()
     };
     static Draft check(comm::Agreement &ag, const LayoutSpec &s);
     static Ptr finish(Draft d);
@@ -54,6 +59,7 @@ public:
     const comm::Communicator &group() const { return *group_; }  // the caller's mask group
     const std::vector<int> &mask() const { return mask_; }
     int group_index() const { return group_index_; }  // the caller's group among the distinct ids
+    int group_of(int r) const;                         // rank r's group index
     int ngroups() const { return ngroups_; }
     uint64_t fingerprint() const { return fingerprint_; }
     int rank() const { return comm_->rank(); }
@@ -76,6 +82,7 @@ private:
     const comm::Communicator *group_ = nullptr;  // owned by comm_'s mask-group cache, or comm_
     Layout layout_;
     std::vector<int> mask_;
+    std::vector<int> ids_;  // the distinct group ids, ascending
     int group_index_ = 0;
     int ngroups_ = 1;
     uint64_t fingerprint_ = 0;

@@ -108,12 +108,13 @@ void DistributedArray::finish_device_work() const
 
 DistributedArray::Ptr DistributedArray::create(comm::Agreement &ag, const ArraySpec &s)
 {
-    Ptr a(new DistributedArray());
+    Ptr a;
     ArrayLayout::Draft d = ArrayLayout::check(ag, s.layout);
     ag.check([&] {
         checked_mul(product(d.layout.global), static_cast<int64_t>(dtype_size(from_public(s.dtype))),
                     "global size in bytes");
         // Allocate before agreeing, so a failed allocation fails every rank.
+        a.reset(new DistributedArray());
         a->set_data(*s.layout.comm, d.mine, s.dtype, s.memory, s.user_data);
     });
     ag.fold(s.dtype);
@@ -192,8 +193,11 @@ void DistributedArray::binary(kernels::Binary op, const DistributedArray &x, con
     kernels::binary(exec(), dtype_, op, local_size(), x.data(), y.data(), data());
 }
 
-void DistributedArray::replicated_share(int64_t *begin, int64_t *count) const
+void DistributedArray::reduce_share(int64_t *begin, int64_t *count) const
 {
+    *begin = 0;
+    *count = local_size();
+    if (lay_->layout().scattered()) return;
     const int64_t rows = lay_->layout().global[0];
     const int64_t row_elems = Layout::inner(lay_->layout().global, 0);
     const int g = lay_->group().size(), me = lay_->group().rank();
@@ -213,8 +217,8 @@ size_t DistributedArray::add_dot(comm::Agreement &ag, const DistributedArray *y,
     ag.fold(conjugate);
     const size_t lane = ag.add_lanes(2 * static_cast<size_t>(lay_->ngroups()), comm::LaneOp::sum);
     if (!ag.ok()) return lane;
-    int64_t begin = 0, count = local_size();
-    if (!lay_->layout().scattered()) replicated_share(&begin, &count);
+    int64_t begin = 0, count = 0;
+    reduce_share(&begin, &count);
     alignas(16) unsigned char part[16] = {};
     // Device kernels may fail (scratch, CUDA errors): inside the agreement, like any check.
     if (!ag.check([&] {
@@ -257,8 +261,8 @@ DistributedArray::NormLanes DistributedArray::add_norm(comm::Agreement &ag, doub
     fold_layout(ag);
     ag.fold_double(ord);
     const size_t lane = ag.add_lanes(static_cast<size_t>(lay_->ngroups()), n.op);
-    int64_t begin = 0, count = local_size();
-    if (!lay_->layout().scattered()) replicated_share(&begin, &count);
+    int64_t begin = 0, count = 0;
+    reduce_share(&begin, &count);
     double part = 0;
     if (ag.check([&] { kernels::norm_partial(exec(), dtype_, n.kind, n.p, 1, count, 1, at(data(), begin, dtype_), &part); }))
         ag.set(lane + static_cast<size_t>(lay_->group_index()), part);
@@ -307,8 +311,13 @@ void DistributedArray::norm_axis(comm::Agreement &ag, double ord, int axis, doub
     // few they travel with the agreement itself: the lane count must not depend on the
     // arguments (ranks may differ in axis until the agreement says so), so each group gets a
     // slot as large as the largest result of any axis.
-    size_t slot = 0;
-    for (int a2 = 0; a2 < lg.ndim(); ++a2) slot = std::max(slot, static_cast<size_t>(product(drop_axis(lg.global, a2))));
+    size_t slot = 0;  // the largest product of all extents but one
+    for (int a2 = 0; a2 < lg.ndim(); ++a2) {
+        int64_t p = 1;
+        for (int k = 0; k < lg.ndim(); ++k)
+            if (k != a2) p *= lg.global[static_cast<size_t>(k)];
+        slot = std::max(slot, static_cast<size_t>(p));
+    }
     const size_t groups = static_cast<size_t>(lay_->ngroups());
     const bool fused = lg.scattered() && slot * groups <= kFusedNormLanes;
     const size_t lane = fused ? ag.add_lanes(slot * groups, n.op) : 0;
@@ -349,22 +358,24 @@ void DistributedArray::norm_axis(comm::Agreement &ag, double ord, int axis, doub
 DistributedArray::Gather DistributedArray::plan_gather(const comm::Communicator &c, Space sp, DType dt,
                                                       std::vector<Shape> shapes, int axis) const
 {
-    Gather g{&c, std::move(shapes), axis, {}};
-    const Shape &s0 = g.shapes[0];
-    if (Layout::outer(s0, axis) != 1) {  // blocks interleave: gather into scratch, then place
-        int64_t total = 0;
-        for (const Shape &s : g.shapes) total += product(s);
-        g.scratch = scratch(sp, static_cast<size_t>(total) * dtype_size(dt));
+    Gather g{&c, std::move(shapes), axis, {}, {}, {}};
+    int64_t total = 0;
+    for (const Shape &s : g.shapes) {
+        g.counts.push_back(product(s));
+        g.displs.push_back(total);
+        total += g.counts.back();
     }
+    if (Layout::outer(g.shapes[0], axis) != 1)  // blocks interleave: gather into scratch, then place
+        g.scratch = scratch(sp, static_cast<size_t>(total) * dtype_size(dt));
     return g;
 }
 
 void DistributedArray::gather_blocks(Gather &g, Space sp, DType dt, const void *mine, void *out) const
 {
-    std::vector<int64_t> counts;
-    for (const Shape &s : g.shapes) counts.push_back(product(s));
+    const std::vector<int64_t> &counts = g.counts;
+    const Exec e = g.c->exec(sp);
     if (!g.scratch.data()) {  // rank blocks are contiguous in rank order: gather in place
-        comm::allgatherv(*g.c, g.c->exec(sp), mine, out, counts, dt);
+        comm::allgatherv(*g.c, e, mine, out, counts.data(), g.displs.data(), dt);
         return;
     }
     const int axis = g.axis;
@@ -372,7 +383,7 @@ void DistributedArray::gather_blocks(Gather &g, Space sp, DType dt, const void *
     const int64_t outer = Layout::outer(s0, axis), inner = Layout::inner(s0, axis);
     int64_t n_axis = 0;
     for (const Shape &s : g.shapes) n_axis += s[static_cast<size_t>(axis)];
-    comm::allgatherv(*g.c, g.c->exec(sp), mine, g.scratch.data(), counts, dt);
+    comm::allgatherv(*g.c, e, mine, g.scratch.data(), counts.data(), g.displs.data(), dt);
     int64_t displ = 0, start = 0;
     for (size_t r = 0; r < g.shapes.size(); ++r) {
         const int64_t n_r = g.shapes[r][static_cast<size_t>(axis)];
@@ -679,11 +690,15 @@ DistributedArray::Ptr DistributedArray::redistribute(comm::Agreement &ag, int ax
     int b = lay_->layout().axis;
     const int a = lay_->layout().axis, P = lay_->comm().size(), me = rank(), nd = lay_->layout().ndim();
     Ptr y;
-    Layout target = lay_->layout();
-    std::vector<int64_t> sc(P), sd(P), rc(P), rd(P);
-    std::vector<Shape> sbox(P), rbox(P);
+    Layout target;
+    std::vector<int64_t> sc, sd, rc, rd;
+    std::vector<Shape> sbox, rbox;
     Buffer sbuf, rbuf;
     ag.check([&] {
+        target = lay_->layout();
+        for (auto *v : {&sc, &sd, &rc, &rd}) v->resize(static_cast<size_t>(P));
+        sbox.resize(static_cast<size_t>(P));
+        rbox.resize(static_cast<size_t>(P));
         b = normalize_axis(axis, nd);
         if (!lay_->layout().scattered() || b == a) {
             y = duplicate();
@@ -719,19 +734,19 @@ DistributedArray::Ptr DistributedArray::redistribute(comm::Agreement &ag, int ax
 
     const Shape &L = local_shape();
     const Shape &N = target.local[static_cast<size_t>(me)];
-    const Shape zero(static_cast<size_t>(nd), 0);
+    const int64_t zero[PLM_MAX_NDIM] = {};
     for (int r = 0; r < P; ++r) {
-        Shape start = zero;
+        int64_t start[PLM_MAX_NDIM] = {};
         start[b] = target.offset(r);
-        kernels::copy_box(exec(), dtype_, nd, data(), L.data(), start.data(), at(sbuf.data(), sd[r], dtype_),
-                          sbox[r].data(), zero.data(), sbox[r].data());
+        kernels::copy_box(exec(), dtype_, nd, data(), L.data(), start, at(sbuf.data(), sd[r], dtype_), sbox[r].data(),
+                          zero, sbox[r].data());
     }
     comm::alltoallv(lay_->comm(), exec(), sbuf.data(), sc, sd, rbuf.data(), rc, rd, dtype_);
     for (int r = 0; r < P; ++r) {
-        Shape start = zero;
+        int64_t start[PLM_MAX_NDIM] = {};
         start[a] = lay_->layout().offset(r);
-        kernels::copy_box(exec(), dtype_, nd, at(rbuf.data(), rd[r], dtype_), rbox[r].data(), zero.data(), y->data(),
-                          N.data(), start.data(), rbox[r].data());
+        kernels::copy_box(exec(), dtype_, nd, at(rbuf.data(), rd[r], dtype_), rbox[r].data(), zero, y->data(),
+                          N.data(), start, rbox[r].data());
     }
     return y;
 }

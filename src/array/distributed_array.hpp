@@ -70,6 +70,11 @@ public:
     // BROADCAST: make every rank hold rank 0's data (collective); other partitions: no-op.
     void sync_broadcast();
 
+    // The elements of this rank's local data that count in reductions (dot, norms): all of
+    // them for SCATTER, this rank's contiguous share of the replicated data for the BROADCAST
+    // kinds (its slab along axis 0 over its mask group), so replicated data count once.
+    void reduce_share(int64_t *begin, int64_t *count) const;
+
     void fill(const Scalar &value);  // local
     void binary(kernels::Binary op, const DistributedArray &x, const DistributedArray &y);  // this = x op y
 
@@ -94,7 +99,8 @@ public:
         const comm::Communicator *c;
         std::vector<Shape> shapes;  // one per rank of c
         int axis;
-        Buffer scratch;  // empty when blocks land contiguously
+        Buffer scratch;                 // empty when blocks land contiguously
+        std::vector<int64_t> counts, displs;  // elements of each rank's block, and where they land
     };
     Gather plan_asarray(bool masked) const;
     void gather_into(Gather &g, void *out) const;  // after the agreement
@@ -123,9 +129,6 @@ private:
     // Copies between the packed rank-order blocks (host) and the global C-order array, in
     // the direction to_global says (the source is only read).
     void copy_blocks(const Blocks &b, void *packed, void *global, bool to_global) const;
-    // For BROADCAST kinds: this rank's contiguous share of the flat data (its slab along
-    // axis 0 over the mask group), so replicated data are reduced once.
-    void replicated_share(int64_t *begin, int64_t *count) const;
     // Gather blocks of g.shapes (one per rank of g.c, in rank order) along g.axis into out.
     Gather plan_gather(const comm::Communicator &c, Space sp, DType dt, std::vector<Shape> shapes, int axis) const;
     void gather_blocks(Gather &g, Space sp, DType dt, const void *mine, void *out) const;

@@ -70,8 +70,11 @@ void StackedArray::dot(comm::Agreement &ag, const StackedArray *y, bool conjugat
     });
     ag.fold(static_cast<int64_t>(members_.size()));
     std::vector<size_t> lanes;
-    for (size_t i = 0; i < members_.size(); ++i)
-        lanes.push_back(members_[i]->add_dot(ag, ag.ok() ? y->members_[i].get() : members_[i].get(), conjugate));
+    ag.check([&] { lanes.resize(members_.size()); });
+    for (size_t i = 0; i < members_.size(); ++i) {
+        const size_t l = members_[i]->add_dot(ag, ag.ok() ? y->members_[i].get() : members_[i].get(), conjugate);
+        if (i < lanes.size()) lanes[i] = l;
+    }
     ag.run();
     double sum_re = 0, sum_im = 0;
     for (size_t i = 0; i < members_.size(); ++i) {
@@ -88,7 +91,11 @@ double StackedArray::norm(comm::Agreement &ag, double ord) const
 {
     ag.fold(static_cast<int64_t>(members_.size()));
     std::vector<DistributedArray::NormLanes> lanes;
-    for (const auto &m : members_) lanes.push_back(m->add_norm(ag, ord));
+    ag.check([&] { lanes.resize(members_.size()); });
+    for (size_t i = 0; i < members_.size(); ++i) {
+        const DistributedArray::NormLanes l = members_[i]->add_norm(ag, ord);
+        if (i < lanes.size()) lanes[i] = l;
+    }
     ag.run();
     // Combine member norms as the norm of the concatenation.
     double acc = ord == -INFINITY ? INFINITY : 0.0;

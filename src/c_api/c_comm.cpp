@@ -113,8 +113,9 @@ PLM_API plm_status_t plm_comm_split(plm_comm_t comm, int color, int key, plm_com
             h.reset(new plm_comm_s());
         });
         ag.run();
+        // Collective and allocating: agreed once more.
+        h->comm = comm::finish_collective(c, "comm_split (new communicator)", {}, [&] { return c.split(color, key); });
         h->magic = detail::kCommMagic;
-        h->comm = c.split(color, key);
         *out = h.release();
     });
 }

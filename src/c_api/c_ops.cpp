@@ -106,31 +106,21 @@ solvers::Parts parts_of(plm_const_stacked_t s)
     return p;
 }
 
-// Checks the operands of an apply inside an agreement on the operator's communicator.
+// An apply on arrays or stacks: the handles are resolved inside the operator's agreement, the
+// rest is ops::apply's.
 template <typename In, typename Out> plm_status_t apply(plm_const_op_t op, In in, Out out, bool adjoint)
 {
     return guard([&] {
         const ops::Operator &o = distributed_op(op);
         comm::Agreement ag(o.comm(), adjoint ? "op_apply_adjoint" : "op_apply");
-        solvers::Parts x, y;
-        ops::HostStage s;
-        bool native = false;  // the operator's device path, taken on every rank or on none
+        ops::Operator::In x;
+        ops::Operator::Out y;
         ag.check([&] {
-            x = parts_of(in);
+            const solvers::Parts xs = parts_of(in);
+            x.assign(xs.begin(), xs.end());
             y = parts_of(out);
-            o.check_parts(ops::Operator::In(x.begin(), x.end()), y, adjoint);
-            // Device arrays: host twins, unless the operator runs on device and every array is
-            // device memory (a mix goes to the host as a whole). May allocate: agreed.
-            bool all_device = true;
-            for (const DistributedArray *a : x) all_device = all_device && a->space() == Space::device;
-            for (const DistributedArray *a : y) all_device = all_device && a->space() == Space::device;
-            native = o.on_device() && all_device;
-            s = ops::HostStage(ops::Operator::In(x.begin(), x.end()), y, false, !native);
         });
-        ag.fold(native);
-        ag.run();
-        o.apply_parts(s.in(), s.out(), adjoint);
-        s.finish();
+        ops::apply(ag, o, x, y, adjoint);
     });
 }
 
@@ -142,49 +132,40 @@ solvers::Info &info_of(plm_solver_info_s *h)
 
 const solvers::Info &info_of(const plm_solver_info_s *h) { return info_of(const_cast<plm_solver_info_s *>(h)); }
 
-// A solve: operands (arrays or stacks) checked in one agreement, then the solver (collective
-// itself). The callback sees x when it is an array, NULL for a stack.
+// The info's show flag and callback as a solver monitor; the callback sees x when it is an
+// array, NULL for a stack.
+template <typename XT> solvers::Monitor monitor_of(const plm_solver_info_s *info, XT x)
+{
+    solvers::Monitor mon;
+    if (!info) return mon;
+    mon.show = info->show;
+    if (plm_solver_callback_fn fn = info->callback) {
+        void *ctx = info->callback_ctx;
+        plm_const_array_t xa = nullptr;
+        if constexpr (std::is_same_v<XT, plm_array_t>) xa = x;
+        mon.stop = [fn, ctx, xa](int64_t it, double cost) { return fn(ctx, it, xa, cost) != 0; };
+    }
+    return mon;
+}
+
+// A solve on arrays or stacks: the handles (operands, info) are resolved inside the operator's
+// agreement, the rest is the solver's.
 template <typename YT, typename XT, typename F>
-plm_status_t solve(const char *what, plm_const_op_t op, YT y, XT x, int64_t niter, std::initializer_list<double> scalars,
-                   plm_solver_info_t info, F &&run)
+plm_status_t solve(const char *what, plm_const_op_t op, YT y, XT x, plm_solver_info_t info, F &&run)
 {
     return guard([&] {
         const ops::Operator &o = distributed_op(op);
         comm::Agreement ag(o.comm(), what);
         solvers::Parts yp, xp;
-        ops::HostStage s;
+        solvers::Info local, *inf = &local;
+        solvers::Monitor mon;
         ag.check([&] {
             yp = parts_of(y);
             xp = parts_of(x);
-            if (info) info_of(info);
-            PLM_REQUIRE(niter >= 0, PLM_ERR_INVALID_ARG, "niter %lld is negative", static_cast<long long>(niter));
-            o.check_parts(ops::Operator::In(xp.begin(), xp.end()), yp, false);
-            // Solvers run on host memory: device y and x (with x0) go through host twins.
-            s = ops::HostStage(ops::Operator::In(yp.begin(), yp.end()), xp, true);
+            if (info) inf = &info_of(info);
+            mon = monitor_of(info, x);
         });
-        ag.fold(niter);
-        for (double v : scalars) ag.fold_double(v);
-        ag.run();
-        solvers::Info local;
-        solvers::Monitor mon;
-        if (info) {
-            mon.show = info->show;
-            if (plm_solver_callback_fn fn = info->callback) {
-                void *ctx = info->callback_ctx;
-                plm_const_array_t xa = nullptr;
-                if constexpr (std::is_same_v<XT, plm_array_t>) xa = x;
-                // The callback sees the caller's x, brought up to date first.
-                mon.stop = [fn, ctx, xa, &s](int64_t it, double cost) {
-                    s.finish();
-                    return fn(ctx, it, xa, cost) != 0;
-                };
-            }
-        }
-        // The solvers only read y: the twins of a const y are the stage's own arrays.
-        solvers::Parts ys;
-        for (const DistributedArray *a : s.in()) ys.push_back(const_cast<DistributedArray *>(a));
-        run(o, ys, s.out(), info ? info_of(info) : local, mon);
-        s.finish();
+        run(ag, o, yp, xp, *inf, mon);
     });
 }
 
@@ -217,26 +198,21 @@ plm_status_t new_array_on(plm_const_op_t op, int memory, plm_array_t *out, bool 
 plm_status_t sparse(bool fista, plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter, double eps,
                     double alpha, int k, const double *decay, int monitorres, double tol, plm_solver_info_t info)
 {
-    solvers::Sparse o;
-    o.niter = niter;
-    o.eps = eps;
-    o.alpha = alpha;
-    o.tol = tol;
-    o.monitorres = monitorres != 0;
-    o.fista = fista;
-    o.kind = k == PLM_THRESH_HARD ? solvers::Thresh::hard : k == PLM_THRESH_HALF ? solvers::Thresh::half
-                                                                                  : solvers::Thresh::soft;
-    if (decay && niter > 0) o.decay.assign(decay, decay + niter);
-    const bool kind_ok = k >= PLM_THRESH_SOFT && k <= PLM_THRESH_HALF;
-    double decay_sum = 0;  // decay must be equal on every rank: folded as a weighted sum
-    for (size_t i = 0; i < o.decay.size(); ++i) decay_sum += o.decay[i] * static_cast<double>(i + 1);
-    return solve(fista ? "solve_fista" : "solve_ista", op, y, x, niter,
-                 {eps, alpha, tol, static_cast<double>(k), static_cast<double>(o.monitorres), kind_ok ? 0.0 : NAN,
-                  decay_sum}, info,
-                 [&](const ops::Operator &, const solvers::Parts &ya, const solvers::Parts &xa, solvers::Info &i,
-                     const solvers::Monitor &mon) {
-                     PLM_REQUIRE(kind_ok, PLM_ERR_INVALID_ARG, "unknown threshold kind %d", k);
-                     solvers::ista(op_of(op), ya, xa, o, i, mon);
+    return solve(fista ? "solve_fista" : "solve_ista", op, y, x, info,
+                 [&](comm::Agreement &ag, const ops::Operator &, const solvers::Parts &yp, const solvers::Parts &xp,
+                     solvers::Info &i, const solvers::Monitor &mon) {
+                     solvers::Sparse o;
+                     ag.check([&] {
+                         o.niter = niter;
+                         o.eps = eps;
+                         o.alpha = alpha;
+                         o.tol = tol;
+                         o.kind = k;
+                         o.monitorres = monitorres != 0;
+                         o.fista = fista;
+                         if (decay && niter > 0) o.decay.assign(decay, decay + niter);
+                     });
+                     solvers::ista(ag, op_of(op), yp, xp, o, i, mon);
                  });
 }
 
@@ -269,7 +245,31 @@ PLM_API plm_status_t plm_op_callback(plm_dtype_t dtype, int64_t rows, int64_t co
                                      plm_op_fn rmatvec, void *ctx, void (*destroy)(void *), plm_op_t *out)
 {
     return make(out, [&] {
-        return ops::callback(from_public(enum_value(dtype)), rows, cols, matvec, rmatvec, ctx, destroy);
+        ops::CallbackFns f;
+        f.host[0] = matvec;
+        f.host[1] = rmatvec;
+        return ops::callback(from_public(enum_value(dtype)), rows, cols, f, ctx, destroy);
+    });
+}
+
+PLM_API plm_status_t plm_op_callback_device(plm_dtype_t dtype, int64_t rows, int64_t cols, plm_op_device_fn matvec,
+                                            plm_op_device_fn rmatvec, void *ctx, void (*destroy)(void *),
+                                            plm_op_t *out)
+{
+    return make(out, [&] {
+        ops::CallbackFns f;
+        f.device[0] = matvec;
+        f.device[1] = rmatvec;
+        return ops::callback(from_public(enum_value(dtype)), rows, cols, f, ctx, destroy);
+    });
+}
+
+PLM_API plm_status_t plm_op_native(plm_const_op_t op, plm_memory_t memory, int *native)
+{
+    return guard([&] {
+        const ops::Operator &o = *op_of(op);
+        PLM_REQUIRE(native, PLM_ERR_INVALID_ARG, "native is NULL");
+        *native = o.native(space_from_public(enum_value(memory))) ? 1 : 0;
     });
 }
 
@@ -509,17 +509,19 @@ PLM_API plm_status_t plm_op_apply_adjoint_stacked(plm_const_op_t op, plm_const_s
 PLM_API plm_status_t plm_solve_cg_stacked(plm_const_op_t op, plm_const_stacked_t y, plm_stacked_t x, int64_t niter,
                                           double tol, plm_solver_info_t info)
 {
-    return solve("solve_cg", op, y, static_cast<plm_const_stacked_t>(x), niter, {tol}, info,
-                 [&](const ops::Operator &o, const solvers::Parts &ya, const solvers::Parts &xa, solvers::Info &i,
-                     const solvers::Monitor &mon) { solvers::cg(o, ya, xa, niter, tol, i, mon); });
+    return solve("solve_cg", op, y, static_cast<plm_const_stacked_t>(x), info,
+                 [&](comm::Agreement &ag, const ops::Operator &o, const solvers::Parts &ya, const solvers::Parts &xa,
+                     solvers::Info &i, const solvers::Monitor &mon) { solvers::cg(ag, o, ya, xa, niter, tol, i, mon); });
 }
 
 PLM_API plm_status_t plm_solve_cgls_stacked(plm_const_op_t op, plm_const_stacked_t y, plm_stacked_t x,
                                             int64_t niter, double damp, double tol, plm_solver_info_t info)
 {
-    return solve("solve_cgls", op, y, static_cast<plm_const_stacked_t>(x), niter, {damp, tol}, info,
-                 [&](const ops::Operator &o, const solvers::Parts &ya, const solvers::Parts &xa, solvers::Info &i,
-                     const solvers::Monitor &mon) { solvers::cgls(o, ya, xa, niter, damp, tol, i, mon); });
+    return solve("solve_cgls", op, y, static_cast<plm_const_stacked_t>(x), info,
+                 [&](comm::Agreement &ag, const ops::Operator &o, const solvers::Parts &ya, const solvers::Parts &xa,
+                     solvers::Info &i, const solvers::Monitor &mon) {
+                     solvers::cgls(ag, o, ya, xa, niter, damp, tol, i, mon);
+                 });
 }
 
 PLM_API plm_status_t plm_op_apply(plm_const_op_t op, plm_const_array_t x, plm_array_t y)
@@ -537,13 +539,8 @@ PLM_API plm_status_t plm_op_dottest(plm_const_op_t op, double rtol, int *passed,
     return guard([&] {
         const ops::Operator &o = distributed_op(op);
         comm::Agreement ag(o.comm(), "op_dottest");
-        ag.check([&] {
-            PLM_REQUIRE(passed, PLM_ERR_INVALID_ARG, "passed is NULL");
-            PLM_REQUIRE(rtol >= 0, PLM_ERR_INVALID_ARG, "rtol %g is negative or NaN", rtol);
-        });
-        ag.fold_double(rtol);
-        ag.run();
-        const solvers::DotTest t = solvers::dottest(o, rtol);
+        ag.check([&] { PLM_REQUIRE(passed, PLM_ERR_INVALID_ARG, "passed is NULL"); });
+        const solvers::DotTest t = solvers::dottest(ag, o, rtol);
         *passed = t.passed ? 1 : 0;
         if (yy) {
             yy[0] = t.yy_re;
@@ -624,21 +621,19 @@ PLM_API plm_status_t plm_solver_info_cost(plm_const_solver_info_t info, double *
 PLM_API plm_status_t plm_solve_cg(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter, double tol,
                                   plm_solver_info_t info)
 {
-    return solve("solve_cg", op, y, x, niter, {tol}, info, [&](const ops::Operator &o, const solvers::Parts &ya,
-                                                        const solvers::Parts &xa, solvers::Info &i,
-                                                        const solvers::Monitor &mon) {
-        solvers::cg(o, ya, xa, niter, tol, i, mon);
-    });
+    return solve("solve_cg", op, y, x, info,
+                 [&](comm::Agreement &ag, const ops::Operator &o, const solvers::Parts &ya, const solvers::Parts &xa,
+                     solvers::Info &i, const solvers::Monitor &mon) { solvers::cg(ag, o, ya, xa, niter, tol, i, mon); });
 }
 
 PLM_API plm_status_t plm_solve_cgls(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter,
                                     double damp, double tol, plm_solver_info_t info)
 {
-    return solve("solve_cgls", op, y, x, niter, {damp, tol}, info, [&](const ops::Operator &o, const solvers::Parts &ya,
-                                                          const solvers::Parts &xa, solvers::Info &i,
-                                                          const solvers::Monitor &mon) {
-        solvers::cgls(o, ya, xa, niter, damp, tol, i, mon);
-    });
+    return solve("solve_cgls", op, y, x, info,
+                 [&](comm::Agreement &ag, const ops::Operator &o, const solvers::Parts &ya, const solvers::Parts &xa,
+                     solvers::Info &i, const solvers::Monitor &mon) {
+                     solvers::cgls(ag, o, ya, xa, niter, damp, tol, i, mon);
+                 });
 }
 
 PLM_API plm_status_t plm_op_transpose(plm_const_op_t a, plm_op_t *out)
@@ -659,7 +654,7 @@ PLM_API plm_status_t plm_op_power(plm_const_op_t a, int p, plm_op_t *out)
 PLM_API plm_status_t plm_op_broadcast(plm_comm_t comm, plm_const_op_t local, plm_op_t *out)
 {
     return make_stack(comm, 1, &local, "op_broadcast", out, [](comm::Agreement &ag, const CommPtr &c, auto list) {
-        return ops::broadcast(ag, c, list.front());
+        return ops::broadcast(ag, c, list.empty() ? nullptr : list.front());  // empty: a check failed
     });
 }
 
@@ -710,17 +705,8 @@ PLM_API plm_status_t plm_power_iteration(plm_const_op_t op, int64_t niter, doubl
     return guard([&] {
         const ops::Operator &o = distributed_op(op);
         comm::Agreement ag(o.comm(), "power_iteration");
-        ag.check([&] {
-            PLM_REQUIRE(eig, PLM_ERR_INVALID_ARG, "eig is NULL");
-            PLM_REQUIRE(niter >= 0 && tol >= 0, PLM_ERR_INVALID_ARG, "niter and tol must be non-negative");
-            PLM_REQUIRE(o.domain()->same_as(*o.range()), PLM_ERR_SIZE_MISMATCH,
-                        "power iteration needs a square operator (domain == range)");
-        });
-        ag.fold(niter);
-        ag.fold_double(tol);
-        ag.fold(static_cast<int64_t>(seed));
-        ag.run();
-        const solvers::Eigen e = solvers::power_iteration(o, niter, tol, seed);
+        ag.check([&] { PLM_REQUIRE(eig, PLM_ERR_INVALID_ARG, "eig is NULL"); });
+        const solvers::Eigen e = solvers::power_iteration(ag, o, niter, tol, seed);
         eig[0] = e.re;
         eig[1] = e.im;
         if (iterations) *iterations = e.iterations;

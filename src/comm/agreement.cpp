@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <string>
 
 namespace plm::comm {
@@ -51,6 +52,7 @@ void reduce_words(void *in, void *inout, int *len, MPI_Datatype *)
         case int64_t(LaneOp::sum): b[i].bits = as_bits(x + y); break;
         case int64_t(LaneOp::max): b[i].bits = as_bits(nan_max(x, y)); break;
         case int64_t(LaneOp::min): b[i].bits = as_bits(nan_min(x, y)); break;
+        case int64_t(LaneOp::imax): b[i].bits = a[i].bits > b[i].bits ? a[i].bits : b[i].bits; break;
         default: break;
         }
     }
@@ -124,60 +126,125 @@ double identity_of(int64_t op)
            : op == int64_t(LaneOp::min) ? std::numeric_limits<double>::infinity()
                                         : -0.0;  // -0.0 + x == x, also for x = -0.0
 }
+
+int64_t identity_bits(int64_t op)
+{
+    return op == int64_t(LaneOp::imax) ? std::numeric_limits<int64_t>::min() : as_bits(identity_of(op));
+}
 }  // namespace
 
 size_t Agreement::add_lanes(size_t n, LaneOp op)
 {
     const size_t first = n_ - kHeader;
-    const Word w{static_cast<int64_t>(op), as_bits(identity_of(static_cast<int64_t>(op)))};
-    if (heap_.empty() && n_ + n > kInlineWords) heap_.assign(inline_.begin(), inline_.begin() + n_);
-    if (!heap_.empty()) heap_.resize(n_ + n, w);
-    else std::fill(inline_.begin() + n_, inline_.begin() + n_ + n, w);
-    n_ += n;
+    const Word w{static_cast<int64_t>(op), identity_bits(static_cast<int64_t>(op))};
+    if (!short_) {
+        try {
+            if (heap_.empty() && n_ + n > kInlineWords) heap_.assign(inline_.begin(), inline_.begin() + n_);
+        } catch (const std::bad_alloc &) {
+            short_ = true;  // this rank keeps only the header: its error goes in the first reduction
+            add_error(Error(PLM_ERR_OUT_OF_MEMORY, std::string(what_) + ": out of memory for the agreement"));
+        }
+    }
+    if (!short_) {
+        if (!heap_.empty()) {
+            try {
+                alloc::Allowed growth;  // the agreement carries its own failure
+                heap_.resize(n_ + n, w);
+            } catch (const std::bad_alloc &) {
+                short_ = true;
+                add_error(Error(PLM_ERR_OUT_OF_MEMORY, std::string(what_) + ": out of memory for the agreement"));
+            }
+        } else {
+            std::fill(inline_.begin() + n_, inline_.begin() + n_ + n, w);
+        }
+    }
+    n_ += n;  // the intended length, the same on every rank
     return first;
 }
 
-void Agreement::set(size_t i, double v) { words()[kHeader + i].bits = as_bits(v); }
+void Agreement::set(size_t i, double v)
+{
+    if (have(i)) words()[kHeader + i].bits = as_bits(v);
+}
 
 double Agreement::get(size_t i) const { return as_double(words()[kHeader + i].bits); }
+
+size_t Agreement::add_gather(int64_t mine)
+{
+    const size_t first = add_lanes(static_cast<size_t>(c_.size()), LaneOp::imax);
+    if (have(first + static_cast<size_t>(c_.rank()))) words()[kHeader + first + static_cast<size_t>(c_.rank())].bits = mine;
+    return first;
+}
+
+int64_t Agreement::gathered(size_t first, int r) const { return words()[kHeader + first + static_cast<size_t>(r)].bits; }
 
 void Agreement::rearm()
 {
     local_.reset();
+    if (short_) return;  // not reached: a short agreement fails its run
     Word *w = words();
-    for (size_t i = kHeader; i < n_; ++i) w[i].bits = as_bits(identity_of(w[i].op));
+    for (size_t i = kHeader; i < n_; ++i) w[i].bits = identity_bits(w[i].op);
+}
+
+void Agreement::reduce(Word *w, size_t n)
+{
+    const WordOp &op = ensure_word_op();
+    mpi_check(MPI_Allreduce(MPI_IN_PLACE, w, static_cast<int>(n), op.type, op.op, c_.mpi()), "MPI_Allreduce (agreement)");
+}
+
+void Agreement::raise(int64_t first)
+{
+    // Everyone learns the root cause from the lowest failing rank.
+    struct {
+        int64_t status;
+        char text[kMsgLen];
+    } m{};
+    if (first == c_.rank()) {
+        m.status = local_->status();
+        std::strncpy(m.text, local_->what(), sizeof m.text - 1);
+    }
+    mpi_check(MPI_Bcast(&m, static_cast<int>(sizeof m), MPI_BYTE, static_cast<int>(first), c_.mpi()),
+              "MPI_Bcast (agreement)");
+    if (local_) throw *local_;
+    m.text[sizeof m.text - 1] = '\0';
+    throw Error(static_cast<plm_status_t>(m.status), "on rank " + std::to_string(first) + ": " + m.text);
 }
 
 void Agreement::run()
 {
     require_mpi_usable();
-    Word *words = this->words();
-    words[0] = {kMinInt, local_ ? c_.rank() : c_.size()};
-    words[1] = {kMaxBits, static_cast<int64_t>(hash_)};
-    words[2] = {kMaxBits, static_cast<int64_t>(~hash_)};
-    const WordOp &w = ensure_word_op();
-    mpi_check(MPI_Allreduce(MPI_IN_PLACE, words, static_cast<int>(n_), w.type, w.op, c_.mpi()),
-              "MPI_Allreduce (agreement)");
-    const int64_t first = words[0].bits;
-    if (first < c_.size()) {
-        // Everyone learns the root cause from the lowest failing rank.
-        struct {
-            int64_t status;
-            char text[kMsgLen];
-        } m{};
-        if (first == c_.rank()) {
-            m.status = local_->status();
-            std::strncpy(m.text, local_->what(), sizeof m.text - 1);
-        }
-        mpi_check(MPI_Bcast(&m, static_cast<int>(sizeof m), MPI_BYTE, static_cast<int>(first), c_.mpi()),
-                  "MPI_Bcast (agreement)");
-        if (local_) throw *local_;
-        m.text[sizeof m.text - 1] = '\0';
-        throw Error(static_cast<plm_status_t>(m.status), "on rank " + std::to_string(first) + ": " + m.text);
+    Word header[kHeader];
+    header[0] = {kMinInt, local_ ? c_.rank() : c_.size()};
+    header[1] = {kMaxBits, static_cast<int64_t>(hash_)};
+    header[2] = {kMaxBits, static_cast<int64_t>(~hash_)};
+    const bool two_steps = n_ > kInlineWords;  // the same on every rank
+    Word *words = short_ ? header : this->words();
+    if (two_steps) {
+        reduce(header, kHeader);
+    } else {
+        std::copy(header, header + kHeader, words);
+        reduce(words, n_);
+        std::copy(words, words + kHeader, header);
     }
-    PLM_REQUIRE(words[1].bits == ~words[2].bits, PLM_ERR_INVALID_ARG,
+    if (header[0].bits < c_.size()) raise(header[0].bits);
+    PLM_REQUIRE(header[1].bits == ~header[2].bits, PLM_ERR_INVALID_ARG,
                 "%s: ranks passed different values of arguments that must be equal on every rank", what_);
+    if (two_steps) reduce(words + kHeader, n_ - kHeader);
+    seq_ = c_.count_agreement();
+    tags_used_ = 0;
     alloc::set_after_agreement(true);
+}
+
+int Agreement::plan_tags(int n)
+{
+    // Tags kBase.. are the plans'; they wrap well below the MPI minimum of 32767.
+    constexpr int kBase = 1000, kSlots = 30000 / kMaxPlanTags;
+    PLM_REQUIRE(seq_ > 0 && n >= 0 && tags_used_ + n <= kMaxPlanTags, PLM_ERR_INTERNAL,
+                "%s: %d plan tags asked for (%d taken, at most %d per agreement, after run())", what_, n, tags_used_,
+                kMaxPlanTags);
+    const int t = kBase + static_cast<int>(seq_ % kSlots) * kMaxPlanTags + tags_used_;
+    tags_used_ += n;
+    return t;
 }
 
 bool same_ranks(const Communicator &a, const Communicator &b)

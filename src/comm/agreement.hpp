@@ -8,7 +8,10 @@
 // Allocation rule (core/alloc.hpp): check() may allocate, and run() marks the thread as past
 // its agreement, after which the call must not allocate. An agreement of up to kInlineWords
 // words lives inside the object, so one built or re-run after another agreement (an apply's
-// outcome, a solver's per-iteration reductions) allocates nothing.
+// outcome, a solver's per-iteration reductions) allocates nothing. A larger one keeps its
+// words on the heap: if growing them fails on one rank, that rank's error travels in a first
+// reduction of the three header words (larger agreements always take two), so the ranks never
+// reduce vectors of different lengths.
 #pragma once
 
 #include <array>
@@ -21,7 +24,7 @@
 namespace plm::comm {
 
 // How a payload lane combines across ranks. max and min propagate NaN (MPI_MAX/MIN need not).
-enum class LaneOp : int64_t { sum = 3, max = 4, min = 5 };
+enum class LaneOp : int64_t { sum = 3, max = 4, min = 5, imax = 6 };  // imax: int64 bits, max
 
 class Agreement {
 public:
@@ -63,10 +66,21 @@ public:
     // A lane's value after run().
     double get(size_t i) const;
 
+    // Gathers one int64 per rank through the agreement itself (size() lanes): returns the
+    // first lane; after run(), gathered(first, r) is rank r's value on every rank.
+    size_t add_gather(int64_t mine);
+    int64_t gathered(size_t first, int r) const;
+
     // The one reduction. Throws on every rank: the lowest failing rank's error (its own
     // error on that rank, "on rank r: ..." elsewhere), or INVALID_ARG when ranks folded
     // different arguments. Returns normally on every rank otherwise.
     void run();
+
+    // After run(): n consecutive private tags for persistent plans made in this call (at most
+    // kMaxPlanTags per agreement). They derive from how many agreements this communicator has
+    // completed, which is the same on every rank, so no failure can leave ranks out of step.
+    int plan_tags(int n);
+    static constexpr int kMaxPlanTags = 16;
 
     // Makes a run agreement ready to run again with the same fingerprint and lanes (set to
     // their identities) and no error: loops re-run one agreement per step without allocating.
@@ -82,15 +96,57 @@ public:
 private:
     Word *words() { return heap_.empty() ? inline_.data() : heap_.data(); }
     const Word *words() const { return heap_.empty() ? inline_.data() : heap_.data(); }
+    bool have(size_t i) const { return !short_ && kHeaderWords + i < n_; }  // lane i is stored here
+    void reduce(Word *w, size_t n);
+    void raise(int64_t first);  // throws the error of rank first
+    static constexpr size_t kHeaderWords = 3;
 
     const Communicator &c_;
     const char *what_;
     std::optional<Error> local_;
     uint64_t hash_ = 1469598103934665603ull;
     size_t n_ = 0;                             // words in use: the header, then the lanes
+    bool short_ = false;                       // growing the words failed on this rank
+    uint64_t seq_ = 0;                         // this communicator's completed agreements, at run()
+    int tags_used_ = 0;
     std::array<Word, kInlineWords> inline_{};  // the words while they fit
     std::vector<Word> heap_;                   // the words once they do not
 };
+
+// The second agreement of a collective call whose objects depend on what its first one
+// gathered (every rank's sizes, local shapes): the masks' groups first (collective over c,
+// made in the first check of a new agreement, so every rank takes part), then build() (it may
+// allocate), agreed. Returns what build() returns.
+// bind(out, fin) runs after that agreement (it must not fail: persistent plans take their tags
+// there, fin.plan_tags()).
+template <typename F, typename B>
+auto finish_collective(const Communicator &c, const char *what,
+                       std::initializer_list<const std::vector<int> *> masks, F &&build, B &&bind)
+{
+    Agreement fin(c, what);
+    {
+        alloc::Allowed allowed;  // every rank makes every group (collective), whatever failed before
+        for (const std::vector<int> *m : masks)
+            if (!m->empty()) fin.add_error(capture([&] { c.prepare_mask_group(*m); }));
+    }
+    decltype(build()) out;
+    fin.check([&] { out = build(); });
+    try {
+        fin.run();
+    } catch (...) {
+        c.drop_mask_groups();  // made on some ranks only: every cache stays as it was
+        throw;
+    }
+    c.commit_mask_groups();
+    bind(out, fin);
+    return out;
+}
+template <typename F>
+auto finish_collective(const Communicator &c, const char *what,
+                       std::initializer_list<const std::vector<int> *> masks, F &&build)
+{
+    return finish_collective(c, what, masks, std::forward<F>(build), [](const auto &, Agreement &) {});
+}
 
 // Same ranks in the same order (MPI_Comm_compare IDENT or CONGRUENT). Not collective.
 bool same_ranks(const Communicator &a, const Communicator &b);

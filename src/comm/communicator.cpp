@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
@@ -88,17 +89,24 @@ Config read_config(const plm_comm_config_t *cfg)
 std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm_config_t *user_cfg,
                                                   const std::optional<Error> &prior)
 {
-    std::shared_ptr<Communicator> c(new Communicator());
-    mpi_check(MPI_Comm_dup(user, &c->view_.mpi), "MPI_Comm_dup");
-    // From here the destructor frees the duplicate if anything below throws.
-    mpi_check(MPI_Comm_set_errhandler(c->view_.mpi, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-    mpi_check(MPI_Comm_rank(c->view_.mpi, &c->view_.rank), "MPI_Comm_rank");
-    mpi_check(MPI_Comm_size(c->view_.mpi, &c->view_.size), "MPI_Comm_size");
+    // The collective first: every rank duplicates, whatever its arguments. Until the new
+    // communicator exists, a shell on the stack owns the duplicate (its destructor frees it if
+    // anything below throws) and the agreement runs on it.
+    Communicator shell;
+    mpi_check(MPI_Comm_dup(user, &shell.view_.mpi), "MPI_Comm_dup");
+    mpi_check(MPI_Comm_set_errhandler(shell.view_.mpi, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    mpi_check(MPI_Comm_rank(shell.view_.mpi, &shell.view_.rank), "MPI_Comm_rank");
+    mpi_check(MPI_Comm_size(shell.view_.mpi, &shell.view_.size), "MPI_Comm_size");
 
-    Agreement ag(*c, "comm_create");
+    Agreement ag(shell, "comm_create");
     ag.add_error(prior);
     Config cfg;
-    ag.check([&] { cfg = read_config(user_cfg); });
+    std::shared_ptr<Communicator> c;
+    ag.check([&] {
+        cfg = read_config(user_cfg);
+        c.reset(new Communicator());
+        c->host_ = make_mpi_host(shell.view_);
+    });
     // A forced backend or an attached NCCL communicator on some ranks only is an error; a
     // rank whose environment or MPI says otherwise about CUDA-awareness is outvoted.
     ag.fold(cfg.backend);
@@ -107,7 +115,7 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
         decide_cuda_aware(cfg.cuda_aware, std::getenv("PYLOPS_MPI_CUDA_AWARE"), vendor_cuda_aware_query());
     const bool nccl_on = nccl_enabled_from_env(std::getenv("PYLOPS_MPI_NCCL"), std::getenv("NCCL_PYLOPS_MPI"));
     // Every rank takes part in the node split, whatever its checks found.
-    const int node_rank = cuda_built() ? node_local_rank(c->view_.mpi) : 0;
+    const int node_rank = cuda_built() ? node_local_rank(shell.view_.mpi) : 0;
     int device = -1;
     ag.check([&] { device = choose_device(cfg, node_rank); });
     const size_t lo = ag.add_lanes(3, LaneOp::min), hi = ag.add_lanes(1, LaneOp::max);
@@ -117,6 +125,8 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
     ag.set(hi, d.yes);
     ag.run();
 
+    c->view_ = std::exchange(shell.view_, CommView{});  // c owns the duplicate from here
+    c->agreements_ = 1;                                 // this agreement, as on every rank
     c->cfg_ = cfg;
     c->device_id_ = device;
     // Device backends only where every rank has a device (their creation is collective).
@@ -127,16 +137,21 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
     // Forcing NCCL without a communicator of one's own asks the library to make one.
     c->policy_.nccl_attached = cfg.nccl_comm != nullptr || cfg.backend == PLM_BACKEND_NCCL;
     c->policy_.nccl_enabled = ag.get(lo + 1) == 1;
-    c->make_backends();
+    if (c->device_backend_wanted())  // collective (NCCL) and allocating: a second agreement
+        finish_collective(*c, "comm_create (device backend)", {}, [&] {
+            c->make_device_backend();
+            return true;
+        });
     return c;
 }
 
-void Communicator::make_backends()
+bool Communicator::device_backend_wanted() const { return devices_everywhere_ && backend_built(backend_for(Space::device)); }
+
+void Communicator::make_device_backend()
 {
-    host_ = make_mpi_host(view_);
     const plm_backend_t b = backend_for(Space::device);
     // backend() reports it when device memory is used.
-    if (!devices_everywhere_ || !backend_built(b)) return;
+    if (!device_backend_wanted()) return;
     if (b == PLM_BACKEND_MPI_CUDA_AWARE) device_ = make_mpi_cuda_aware(view_);
     if (b == PLM_BACKEND_MPI_STAGED)
         device_ = make_mpi_staged(view_, Space::device, space_ops(Space::pinned) ? Space::pinned : Space::host);
@@ -184,57 +199,84 @@ Backend &Communicator::backend(Space s) const
 const Communicator &Communicator::mask_group(const std::vector<int> &mask) const
 {
     std::lock_guard<std::mutex> g(groups_lock_);
-    auto it = groups_.find(mask);
-    if (it == groups_.end()) {
-        it = groups_.emplace(mask, split(mask[static_cast<size_t>(rank())], rank(), false)).first;
-        // Group traffic of this communicator's arrays stays ordered on this stream.
-        it->second->stream_owner_ = this;
+    for (auto *m : {&groups_, &pending_groups_}) {
+        auto it = m->find(mask);
+        if (it != m->end()) return *it->second;
     }
-    return *it->second;
+    PLM_FAIL(PLM_ERR_INTERNAL, "the group of a mask was used before it was made");
 }
 
-int Communicator::next_plan_tags(int n) const
+void Communicator::prepare_mask_group(const std::vector<int> &mask) const
 {
-    // Tags kPlanTagBase.. are the plans'; they wrap well below the MPI minimum of 32767.
-    constexpr int kPlanTagBase = 1000, kPlanTags = 30000;
-    if (next_tag_ + n > kPlanTags) next_tag_ = 0;
-    const int t = kPlanTagBase + next_tag_;
-    next_tag_ += n;
-    return t;
+    {
+        std::lock_guard<std::mutex> g(groups_lock_);
+        if (groups_.count(mask) || pending_groups_.count(mask)) return;
+    }
+    // The same on every rank (the caches agree), so every rank splits, or none.
+    std::shared_ptr<Communicator> sub = split(mask[static_cast<size_t>(rank())], rank(), false);
+    sub->stream_owner_ = this;  // group traffic of this communicator's arrays stays ordered on its stream
+    std::lock_guard<std::mutex> g(groups_lock_);
+    pending_groups_.emplace(mask, std::move(sub));
+}
+
+void Communicator::commit_mask_groups() const noexcept
+{
+    std::lock_guard<std::mutex> g(groups_lock_);
+    while (!pending_groups_.empty()) groups_.insert(pending_groups_.extract(pending_groups_.begin()));  // moves nodes
+}
+
+void Communicator::drop_mask_groups() const noexcept
+{
+    std::lock_guard<std::mutex> g(groups_lock_);
+    pending_groups_.clear();
 }
 
 std::shared_ptr<Communicator> Communicator::split(int color, int key, bool eager) const
 {
     PLM_REQUIRE(color >= 0, PLM_ERR_INVALID_ARG, "split color must be non-negative (got %d)", color);
+    // The collective first (every rank reaches it), then what may fail on one rank alone; the
+    // new MPI communicator is freed if that fails.
     MPI_Comm sub = MPI_COMM_NULL;
     mpi_check(MPI_Comm_split(view_.mpi, color, key, &sub), "MPI_Comm_split");
-    std::shared_ptr<Communicator> c(new Communicator());
-    c->view_.mpi = sub;
-    mpi_check(MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-    mpi_check(MPI_Comm_rank(sub, &c->view_.rank), "MPI_Comm_rank");
-    mpi_check(MPI_Comm_size(sub, &c->view_.size), "MPI_Comm_size");
-    c->cfg_ = cfg_;
-    c->cfg_.nccl_comm = nullptr;  // the parent's; an NCCL backend's split makes the sub's own
-    c->policy_ = policy_;
-    c->cuda_aware_source_ = cuda_aware_source_;
-    // Each backend makes its own state for the sub-communicator (the split hook).
-    c->host_ = host_->split(c->view_);
-    c->device_id_ = device_id_;
-    c->devices_everywhere_ = devices_everywhere_;
-    if (!device_) return c;
-    c->device_ = device_->split(c->view_);
-    if (eager) {
-        // Fails in some groups only (an NCCL initialisation): agreed over all of this one.
-        Agreement ag(*this, "comm_split (device backend)");
-        ag.add_error(capture([&] { c->device_->prepare(); }));
-        ag.run();
+    std::shared_ptr<Communicator> c;
+    const std::optional<Error> err = capture([&] {
+        try {
+            c.reset(new Communicator());
+        } catch (...) {
+            MPI_Comm_free(&sub);
+            throw;
+        }
+        c->view_.mpi = sub;  // from here its destructor frees it
+        mpi_check(MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+        mpi_check(MPI_Comm_rank(sub, &c->view_.rank), "MPI_Comm_rank");
+        mpi_check(MPI_Comm_size(sub, &c->view_.size), "MPI_Comm_size");
+        c->cfg_ = cfg_;
+        c->cfg_.nccl_comm = nullptr;  // the parent's; an NCCL backend's split makes the sub's own
+        c->policy_ = policy_;
+        c->cuda_aware_source_ = cuda_aware_source_;
+        // Each backend makes its own state for the sub-communicator (the split hook).
+        c->host_ = host_->split(c->view_);
+        c->device_id_ = device_id_;
+        c->devices_everywhere_ = devices_everywhere_;
+        if (device_) c->device_ = device_->split(c->view_);
+    });
+    if (!eager || !device_) {
+        if (err) throw *err;  // the caller's agreement carries it
+        return c;
     }
+    // The device state now (an NCCL initialisation, in each group; fails in some groups only):
+    // agreed over all of this communicator, with whatever failed above.
+    Agreement ag(*this, "comm_split (device backend)");
+    ag.add_error(err);
+    if (!err) ag.add_error(capture([&] { c->device_->prepare(); }));
+    ag.run();
     return c;
 }
 
 Communicator::~Communicator()
 {
     // Mask groups and backends go first: their state may refer to the MPI communicator.
+    pending_groups_.clear();
     groups_.clear();
     host_.reset();
     device_.reset();

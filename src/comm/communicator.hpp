@@ -4,6 +4,7 @@
 // memory space, chosen once at creation and agreed across ranks.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,22 +68,31 @@ public:
     // The execution context of work on this communicator's arrays in space s; for device
     // memory it also makes this communicator's device current.
     Exec exec(Space s) const;
-    // The sub-communicator of the ranks sharing this rank's id in mask (one id per rank).
-    // Collective on the first call for a mask, which creates it; later calls return the
-    // cached one. Freed with this communicator, so an array's destroy never frees MPI state.
+    // The sub-communicator of the ranks sharing this rank's id in mask (one id per rank), made
+    // by prepare_mask_group(): cached with this communicator (freed with it, so an array's
+    // destroy never frees MPI state). PLM_ERR_INTERNAL when it was never prepared.
     const Communicator &mask_group(const std::vector<int> &mask) const;
-    // n consecutive private tags for a persistent plan. Ranks create plans in the same order,
-    // so a plan gets the same tags on every rank.
-    int next_plan_tags(int n) const;
+    // Makes the group of mask unless it exists: collective on this communicator. The group
+    // stays pending (usable by mask_group) until commit_mask_groups() keeps it, or
+    // drop_mask_groups() discards it, so that every rank's cache holds the same groups even
+    // when making one failed on some rank (comm::finish_collective calls them).
+    void prepare_mask_group(const std::vector<int> &mask) const;
+    void commit_mask_groups() const noexcept;
+    void drop_mask_groups() const noexcept;
+    // Counts a completed agreement on this communicator and returns the count (the same on
+    // every rank: every agreement is collective over all of them). Plans derive their tags
+    // from it (Agreement::plan_tags).
+    uint64_t count_agreement() const { return ++agreements_; }
 
 private:
     Communicator() = default;
-    void make_backends();
+    bool device_backend_wanted() const;
+    void make_device_backend();
     CommView view_{};
     std::unique_ptr<Backend> host_, device_;
-    mutable int next_tag_ = 0;
+    mutable std::atomic<uint64_t> agreements_{0};
     mutable std::mutex groups_lock_;
-    mutable std::map<std::vector<int>, std::shared_ptr<Communicator>> groups_;
+    mutable std::map<std::vector<int>, std::shared_ptr<Communicator>> groups_, pending_groups_;
     Config cfg_{};
     int device_id_ = -1;
     bool devices_everywhere_ = false;  // every rank has a device (agreed at creation)

@@ -4,7 +4,7 @@ namespace plm::comm {
 
 namespace {
 
-// Tags of the one-shot exchanges; plans take theirs from Communicator::next_plan_tags().
+// Tags of the one-shot exchanges; plans take theirs from their agreement (Agreement::plan_tags).
 constexpr int kTagAlltoallv = 7;
 constexpr int kTagHaloUp = 11;    // towards rank + 1
 constexpr int kTagHaloDown = 12;  // towards rank - 1
@@ -98,6 +98,12 @@ void allgatherv(const Communicator &c, const Exec &e, const void *send, void *re
     c.backend(e.space).allgatherv(e, send, recv, counts.data(), displs.data(), dt);
 }
 
+void allgatherv(const Communicator &c, const Exec &e, const void *send, void *recv, const int64_t *counts,
+                const int64_t *displs, DType dt)
+{
+    c.backend(e.space).allgatherv(e, send, recv, counts, displs, dt);
+}
+
 Request ibcast(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int root)
 {
     PLM_REQUIRE(root >= 0 && root < c.size(), PLM_ERR_INVALID_ARG, "bcast root %d outside 0..%d", root, c.size() - 1);
@@ -170,7 +176,7 @@ void neighbour_exchange(const Communicator &c, const Exec &e, DType dt, const Ha
 
 HaloPlan::HaloPlan(const Communicator &c, DType dt, int64_t n_to_prev, int64_t n_from_prev, int64_t n_to_next,
                    int64_t n_from_next)
-    : c_(c), dt_(dt), tag_(c.next_plan_tags(2))
+    : c_(c), dt_(dt)
 {
     for (int64_t n : {n_to_prev, n_from_prev, n_to_next, n_from_next})
         PLM_REQUIRE(n >= 0, PLM_ERR_INVALID_ARG, "halo plan counts must be non-negative");
@@ -185,19 +191,21 @@ Request HaloPlan::start(const Exec &e, const Halo &h) const
     PLM_REQUIRE(h.n_to_prev == counts_.n_to_prev && h.n_from_prev == counts_.n_from_prev &&
                     h.n_to_next == counts_.n_to_next && h.n_from_next == counts_.n_from_next,
                 PLM_ERR_INTERNAL, "halo exchange counts differ from its plan's");
+    PLM_REQUIRE(tag_ >= 0, PLM_ERR_INTERNAL, "halo plan used before its tags were bound");
     return halo_requests(c_, e, dt_, h, tag_, tag_ + 1);
 }
 
 AlltoallvPlan::AlltoallvPlan(const Communicator &c, DType dt, std::vector<int64_t> scounts,
                              std::vector<int64_t> sdispls, std::vector<int64_t> rcounts, std::vector<int64_t> rdispls)
     : c_(c), dt_(dt), sc_(std::move(scounts)), sd_(std::move(sdispls)), rc_(std::move(rcounts)),
-      rd_(std::move(rdispls)), tag_(c.next_plan_tags(1))
+      rd_(std::move(rdispls))
 {
     for (const auto *v : {&sc_, &sd_, &rc_, &rd_}) require_per_rank(c, *v, "alltoallv plan");
 }
 
 Request AlltoallvPlan::start(const Exec &e, const void *sbuf, void *rbuf) const
 {
+    PLM_REQUIRE(tag_ >= 0, PLM_ERR_INTERNAL, "alltoallv plan used before its tag was bound");
     return c_.backend(e.space).ialltoallv(e, sbuf, sc_.data(), sd_.data(), rbuf, rc_.data(), rd_.data(), dt_, tag_);
 }
 
@@ -207,6 +215,17 @@ std::vector<int64_t> allgather_i64(const Communicator &c, const std::vector<int6
     std::vector<int64_t> all(static_cast<size_t>(n) * static_cast<size_t>(c.size()));
     allgatherv(c, Exec{}, mine.data(), all.data(), std::vector<int64_t>(static_cast<size_t>(c.size()), n), DType::i64);
     return all;
+}
+
+GatherI64::GatherI64(const Communicator &c, int64_t n)
+    : c_(c), n_(n), all_(static_cast<size_t>(n) * static_cast<size_t>(c.size())),
+      counts_(static_cast<size_t>(c.size()), n), displs_(exclusive_sum(counts_))
+{
+}
+
+void GatherI64::run(const int64_t *mine)
+{
+    allgatherv(c_, Exec{}, mine, all_.data(), counts_.data(), displs_.data(), DType::i64);
 }
 
 int64_t allreduce_i64(const Communicator &c, int64_t v, ReduceOp op)

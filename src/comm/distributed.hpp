@@ -33,6 +33,10 @@ Request iallgatherv(const Communicator &c, const Exec &e, const void *send, void
                     const std::vector<int64_t> &counts, DType dt, std::vector<int64_t> displs = {});
 void allgatherv(const Communicator &c, const Exec &e, const void *send, void *recv, const std::vector<int64_t> &counts,
                 DType dt, std::vector<int64_t> displs = {});
+// The same with counts and displacements given (size() each) and checked by the caller: for
+// gathers planned before an agreement, allocates nothing.
+void allgatherv(const Communicator &c, const Exec &e, const void *send, void *recv, const int64_t *counts,
+                const int64_t *displs, DType dt);
 
 Request ibcast(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int root);
 void bcast(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int root);
@@ -70,23 +74,26 @@ struct Halo {
 Request ineighbour_exchange(const Communicator &c, const Exec &e, DType dt, const Halo &h);
 void neighbour_exchange(const Communicator &c, const Exec &e, DType dt, const Halo &h);
 
-// Persistent exchange plans: the shape is fixed at creation (collective, in the same order
-// on every rank, which gives each plan the same private tags everywhere), then start() runs
-// one exchange per call. Plans with different tags can be in flight together; one plan has
-// at most one exchange in flight. A plan must not outlive its communicator.
+// Persistent exchange plans: the shape is fixed at creation (inside an agreement's check: it
+// allocates), the private tags are bound after that agreement ran (bind(ag.plan_tags(n)), the
+// same on every rank), then start() runs one exchange per call. Plans with different tags can
+// be in flight together; one plan has at most one exchange in flight. A plan must not outlive
+// its communicator.
 class HaloPlan {
 public:
     // Counts as in Halo; the buffers are given to start().
     HaloPlan(const Communicator &c, DType dt, int64_t n_to_prev, int64_t n_from_prev, int64_t n_to_next,
              int64_t n_from_next);
     Request start(const Exec &e, const Halo &h) const;  // h's counts must be the plan's
+    static constexpr int kTags = 2;
+    void bind(int first_tag) noexcept { tag_ = first_tag; }
     int tag() const { return tag_; }
 
 private:
     const Communicator &c_;
     DType dt_;
     Halo counts_;
-    int tag_;
+    int tag_ = -1;
 };
 
 class AlltoallvPlan {
@@ -94,17 +101,33 @@ public:
     AlltoallvPlan(const Communicator &c, DType dt, std::vector<int64_t> scounts, std::vector<int64_t> sdispls,
                   std::vector<int64_t> rcounts, std::vector<int64_t> rdispls);
     Request start(const Exec &e, const void *sbuf, void *rbuf) const;
+    static constexpr int kTags = 1;
+    void bind(int first_tag) noexcept { tag_ = first_tag; }
     int tag() const { return tag_; }
 
 private:
     const Communicator &c_;
     DType dt_;
     std::vector<int64_t> sc_, sd_, rc_, rd_;
-    int tag_;
+    int tag_ = -1;
 };
 
 // Host metadata helpers (shapes, counts, flags), always on the host backend.
 std::vector<int64_t> allgather_i64(const Communicator &c, const std::vector<int64_t> &mine);
+
+// An allgather of n int64 per rank whose storage is made up front (inside an agreement's
+// check), so that running it after the agreement allocates nothing.
+class GatherI64 {
+public:
+    GatherI64(const Communicator &c, int64_t n);
+    void run(const int64_t *mine);  // collective on c
+    const int64_t *of(int r) const { return all_.data() + static_cast<size_t>(r) * static_cast<size_t>(n_); }
+
+private:
+    const Communicator &c_;
+    int64_t n_;
+    std::vector<int64_t> all_, counts_, displs_;
+};
 int64_t allreduce_i64(const Communicator &c, int64_t v, ReduceOp op);
 
 // Runs f() and returns the Error it threw, if any (for Agreement::add_error).

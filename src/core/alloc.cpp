@@ -17,13 +17,18 @@ thread_local int64_t t_violations = 0;
 thread_local bool t_trace = false;
 thread_local bool t_in_note = false;  // backtrace() may allocate: no recursion
 
-void report()
+void report(const char *what)
 {
 #ifdef PLM_HAVE_BACKTRACE
+    if (t_in_note) return;
+    t_in_note = true;
     void *frames[32];
     const int n = backtrace(frames, 32);
-    std::fprintf(stderr, "pylopsmpi: allocation after an agreement:\n");
+    std::fprintf(stderr, "pylopsmpi: %s:\n", what);
     backtrace_symbols_fd(frames, n, 2);
+    t_in_note = false;
+#else
+    (void)what;
 #endif
 }
 }  // namespace
@@ -31,14 +36,13 @@ void report()
 void note()
 {
     if (t_in_note) return;
-    if (t_countdown > 0 && --t_countdown == 0) throw std::bad_alloc();
+    if (t_countdown > 0 && --t_countdown == 0) {
+        if (t_trace) report("injected allocation failure");
+        throw std::bad_alloc();
+    }
     if (t_after) {
         ++t_violations;
-        if (t_trace) {
-            t_in_note = true;
-            report();
-            t_in_note = false;
-        }
+        if (t_trace) report("allocation after an agreement");
     }
 }
 

@@ -1,5 +1,7 @@
-// Composite operators: adjoint, scaled, sum and product, of local or of distributed operators.
-// Scratch (a host buffer for local parts, arrays for distributed ones) is made here, once.
+// Composite operators: adjoint, scaled, sum, product, transpose/conj and power, of local or of
+// distributed operators. Their intermediate vectors live in the Work of each apply (a buffer
+// for local parts, an array for distributed ones, in the data's memory space), next to the
+// Works of their parts.
 #include <algorithm>
 #include <complex>
 #include <cstring>
@@ -10,20 +12,34 @@ namespace plm::ops {
 
 namespace {
 
-// Scratch for one intermediate vector of an operator pair: n_local host elements, or an
-// array on a layout.
-struct Scratch {
+// One intermediate vector of a composite: n_local elements in e's space for local operators,
+// or an array on a layout.
+struct Temp {
     Buffer host;
     DistributedArray::Ptr array;
 };
 
-Scratch make_scratch(DType dt, int64_t n_local, const ArrayLayout::Ptr &layout)
+Temp make_temp(DType dt, const Exec &e, int64_t n_local, const ArrayLayout::Ptr &layout)
 {
-    Scratch s;
-    if (layout) s.array = DistributedArray::create_from_layout(layout, to_public(dt), PLM_MEMORY_HOST, nullptr);
-    else s.host = Buffer::allocate(Space::host, static_cast<size_t>(n_local) * dtype_size(dt));
-    return s;
+    Temp t;
+    if (layout) {
+        t.array = DistributedArray::create_from_layout(layout, to_public(dt), space_to_public(e.space), nullptr);
+    } else {
+        if (e.space == Space::device) use_device(e.device);
+        t.host = Buffer::allocate(e.space, static_cast<size_t>(n_local) * dtype_size(dt));
+    }
+    return t;
 }
+
+void *temp_data(const Temp &t) { return t.array ? t.array->data() : t.host.data(); }
+
+// A composite's Work: its temporaries and its parts' Works.
+struct CompositeWork : Work {
+    std::vector<Temp> temps;
+    WorkPtr a, b;
+};
+
+CompositeWork &cw(Work *w) { return *static_cast<CompositeWork *>(w); }
 
 void require_plain(const Operator &a, const char *what)
 {
@@ -39,8 +55,7 @@ void require_same_kind(const Operator &a, const Operator &b, const char *what)
 
 class Adjoint final : public Operator {
 public:
-    explicit Adjoint(Operator::Ptr a)
-        : Operator(a->dtype(), a->cols(), a->rows()), a_(std::move(a))
+    explicit Adjoint(Operator::Ptr a) : Operator(a->dtype(), a->cols(), a->rows()), a_(std::move(a))
     {
         domain_ = a_->range();
         range_ = a_->domain();
@@ -49,12 +64,20 @@ public:
             rparts_ = a_->domain_parts();
         }
     }
-    void apply_parts(const In &x, const Out &y, bool adjoint) const override { a_->apply_parts(x, y, !adjoint); }
     bool may_fail() const override { return a_->may_fail(); }
-    void local_apply(bool adjoint, const void *in, void *out) const override { a_->local_apply(!adjoint, in, out); }
-    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    bool native(Space s) const override { return a_->native(s); }
+    WorkPtr make_work(const Exec &e) const override { return a_->make_work(e); }
+    void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
     {
-        a_->apply(x, y, !adjoint);
+        a_->apply_parts(x, y, !adjoint, w);
+    }
+    void local_apply(const Exec &e, bool adjoint, const void *in, void *out, Work *w) const override
+    {
+        a_->local_apply(e, !adjoint, in, out, w);
+    }
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
+    {
+        a_->apply(x, y, !adjoint, w);
     }
 
 private:
@@ -63,7 +86,8 @@ private:
 
 class Scaled final : public Operator {
 public:
-    Scaled(Operator::Ptr a, const Scalar &alpha) : Operator(a->dtype(), a->rows(), a->cols()), a_(std::move(a)), alpha_(alpha)
+    Scaled(Operator::Ptr a, const Scalar &alpha)
+        : Operator(a->dtype(), a->rows(), a->cols()), a_(std::move(a)), alpha_(alpha)
     {
         domain_ = a_->domain();
         range_ = a_->range();
@@ -76,14 +100,16 @@ public:
         });
     }
     bool may_fail() const override { return a_->may_fail(); }
-    void local_apply(bool adjoint, const void *in, void *out) const override
+    bool native(Space s) const override { return a_->native(s); }
+    WorkPtr make_work(const Exec &e) const override { return a_->make_work(e); }
+    void local_apply(const Exec &e, bool adjoint, const void *in, void *out, Work *w) const override
     {
-        a_->local_apply(adjoint, in, out);
-        kernels::scale(Exec{}, dtype_, adjoint ? cols_ : rows_, (adjoint ? conj_ : alpha_).data(), out);
+        a_->local_apply(e, adjoint, in, out, w);
+        kernels::scale(e, dtype_, adjoint ? cols_ : rows_, (adjoint ? conj_ : alpha_).data(), out);
     }
-    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
     {
-        a_->apply(x, y, adjoint);
+        a_->apply(x, y, adjoint, w);
         kernels::scale(y.exec(), dtype_, y.local_size(), (adjoint ? conj_ : alpha_).data(), y.data());
     }
 
@@ -92,28 +118,54 @@ private:
     Scalar alpha_, conj_;
 };
 
-class Sum final : public Operator {
+// A pair of parts (sum, product): their Works and the temporaries of the composite.
+class Pair : public Operator {
 public:
-    Sum(Operator::Ptr a, Operator::Ptr b) : Operator(a->dtype(), a->rows(), a->cols()), a_(std::move(a)), b_(std::move(b))
+    bool may_fail() const override { return a_->may_fail() || b_->may_fail(); }
+    bool native(Space s) const override { return a_->native(s) && b_->native(s); }
+
+protected:
+    Pair(DType dt, int64_t rows, int64_t cols, Operator::Ptr a, Operator::Ptr b)
+        : Operator(dt, rows, cols), a_(std::move(a)), b_(std::move(b))
+    {
+    }
+    // The pair's Work with temporaries of n_local elements (local) or on layouts (distributed).
+    WorkPtr pair_work(const Exec &e, std::initializer_list<std::pair<int64_t, ArrayLayout::Ptr>> temps) const
+    {
+        auto w = std::make_unique<CompositeWork>();
+        for (const auto &[n, l] : temps) w->temps.push_back(make_temp(dtype_, e, n, l));
+        w->a = a_->make_work(e);
+        w->b = b_->make_work(e);
+        return w;
+    }
+    Operator::Ptr a_, b_;
+};
+
+class Sum final : public Pair {
+public:
+    Sum(Operator::Ptr a, Operator::Ptr b) : Pair(a->dtype(), a->rows(), a->cols(), a, b)
     {
         domain_ = a_->domain();
         range_ = a_->range();
-        fwd_ = make_scratch(dtype_, rows_, range_);
-        adj_ = make_scratch(dtype_, cols_, domain_);
     }
-    bool may_fail() const override { return a_->may_fail() || b_->may_fail(); }
-    void local_apply(bool adjoint, const void *in, void *out) const override
+    WorkPtr make_work(const Exec &e) const override
     {
-        void *t = (adjoint ? adj_ : fwd_).host.data();
-        a_->local_apply(adjoint, in, out);
-        b_->local_apply(adjoint, in, t);
-        add(Exec{}, adjoint ? cols_ : rows_, t, out);
+        return pair_work(e, {{rows_, range_}, {cols_, domain_}});  // forward, adjoint
     }
-    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    void local_apply(const Exec &e, bool adjoint, const void *in, void *out, Work *w) const override
     {
-        DistributedArray &t = *(adjoint ? adj_ : fwd_).array;
-        a_->apply(x, y, adjoint);
-        b_->apply(x, t, adjoint);
+        CompositeWork &c = cw(w);
+        void *t = temp_data(c.temps[adjoint ? 1 : 0]);
+        a_->local_apply(e, adjoint, in, out, c.a.get());
+        b_->local_apply(e, adjoint, in, t, c.b.get());
+        add(e, adjoint ? cols_ : rows_, t, out);
+    }
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
+    {
+        CompositeWork &c = cw(w);
+        DistributedArray &t = *c.temps[adjoint ? 1 : 0].array;
+        a_->apply(x, y, adjoint, c.a.get());
+        b_->apply(x, t, adjoint, c.b.get());
         add(y.exec(), y.local_size(), t.data(), y.data());
     }
 
@@ -123,47 +175,41 @@ private:
         const Scalar one = make_scalar(dtype_, 1, 0, "sum");
         kernels::axpby(e, dtype_, n, one.data(), t, one.data(), y);
     }
-    Operator::Ptr a_, b_;
-    Scratch fwd_, adj_;
 };
 
 // a b: b is applied first; the intermediate vector lives on b's range (a's domain).
-class Product final : public Operator {
+class Product final : public Pair {
 public:
-    Product(Operator::Ptr a, Operator::Ptr b)
-        : Operator(a->dtype(), a->rows(), b->cols()), a_(std::move(a)), b_(std::move(b))
+    Product(Operator::Ptr a, Operator::Ptr b) : Pair(a->dtype(), a->rows(), b->cols(), a, b)
     {
         domain_ = b_->domain();
         range_ = a_->range();
-        mid_ = make_scratch(dtype_, b_->rows(), b_->range());
     }
-    bool may_fail() const override { return a_->may_fail() || b_->may_fail(); }
-    void local_apply(bool adjoint, const void *in, void *out) const override
+    WorkPtr make_work(const Exec &e) const override { return pair_work(e, {{b_->rows(), b_->range()}}); }
+    void local_apply(const Exec &e, bool adjoint, const void *in, void *out, Work *w) const override
     {
-        void *m = mid_.host.data();
+        CompositeWork &c = cw(w);
+        void *m = temp_data(c.temps[0]);
         if (!adjoint) {
-            b_->local_apply(false, in, m);
-            a_->local_apply(false, m, out);
+            b_->local_apply(e, false, in, m, c.b.get());
+            a_->local_apply(e, false, m, out, c.a.get());
         } else {
-            a_->local_apply(true, in, m);
-            b_->local_apply(true, m, out);
+            a_->local_apply(e, true, in, m, c.a.get());
+            b_->local_apply(e, true, m, out, c.b.get());
         }
     }
-    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
     {
-        DistributedArray &m = *mid_.array;
+        CompositeWork &c = cw(w);
+        DistributedArray &m = *c.temps[0].array;
         if (!adjoint) {
-            b_->apply(x, m, false);
-            a_->apply(m, y, false);
+            b_->apply(x, m, false, c.b.get());
+            a_->apply(m, y, false, c.a.get());
         } else {
-            a_->apply(x, m, true);
-            b_->apply(m, y, true);
+            a_->apply(x, m, true, c.a.get());
+            b_->apply(m, y, true, c.b.get());
         }
     }
-
-private:
-    Operator::Ptr a_, b_;
-    Scratch mid_;
 };
 
 // out = conj(a' conj(in)) where a' is a (conj) or a^H (transpose). Real dtypes skip the
@@ -176,65 +222,81 @@ public:
     {
         domain_ = flip_ ? a_->range() : a_->domain();
         range_ = flip_ ? a_->domain() : a_->range();
-        if (is_complex(dtype_)) {
-            in_fwd_ = make_scratch(dtype_, cols_, domain_);
-            in_adj_ = make_scratch(dtype_, rows_, range_);
-        }
     }
     bool may_fail() const override { return a_->may_fail(); }
-    void local_apply(bool adjoint, const void *in, void *out) const override
+    bool native(Space s) const override { return a_->native(s); }
+    WorkPtr make_work(const Exec &e) const override
     {
-        const bool inner = adjoint != flip_;
-        if (!is_complex(dtype_)) return a_->local_apply(inner, in, out);
-        const Buffer &t = adjoint ? in_adj_.host : in_fwd_.host;
-        const int64_t n_in = adjoint ? rows_ : cols_, n_out = adjoint ? cols_ : rows_;
-        kernels::conj(Exec{}, dtype_, n_in, in, t.data());
-        a_->local_apply(inner, t.data(), out);
-        kernels::conj(Exec{}, dtype_, n_out, out, out);
+        auto w = std::make_unique<CompositeWork>();
+        if (is_complex(dtype_)) {  // the conjugated input, forward and adjoint
+            w->temps.push_back(make_temp(dtype_, e, cols_, domain_));
+            w->temps.push_back(make_temp(dtype_, e, rows_, range_));
+        }
+        w->a = a_->make_work(e);
+        return w;
     }
-    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    void local_apply(const Exec &e, bool adjoint, const void *in, void *out, Work *w) const override
     {
+        CompositeWork &c = cw(w);
         const bool inner = adjoint != flip_;
-        if (!is_complex(dtype_)) return a_->apply(x, y, inner);
-        DistributedArray &t = *(adjoint ? in_adj_ : in_fwd_).array;
+        if (!is_complex(dtype_)) return a_->local_apply(e, inner, in, out, c.a.get());
+        void *t = temp_data(c.temps[adjoint ? 1 : 0]);
+        const int64_t n_in = adjoint ? rows_ : cols_, n_out = adjoint ? cols_ : rows_;
+        kernels::conj(e, dtype_, n_in, in, t);
+        a_->local_apply(e, inner, t, out, c.a.get());
+        kernels::conj(e, dtype_, n_out, out, out);
+    }
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
+    {
+        CompositeWork &c = cw(w);
+        const bool inner = adjoint != flip_;
+        if (!is_complex(dtype_)) return a_->apply(x, y, inner, c.a.get());
+        DistributedArray &t = *c.temps[adjoint ? 1 : 0].array;
         kernels::conj(t.exec(), dtype_, t.local_size(), x.data(), t.data());
-        a_->apply(t, y, inner);
+        a_->apply(t, y, inner, c.a.get());
         kernels::conj(y.exec(), dtype_, y.local_size(), y.data(), y.data());
     }
 
 private:
     Operator::Ptr a_;
     bool flip_;
-    Scratch in_fwd_, in_adj_;
 };
 
-// a^p by repeated application through two scratch vectors; p = 0 copies.
+// a^p by repeated application through two temporaries; p = 0 copies.
 class Power final : public Operator {
 public:
     Power(Operator::Ptr a, int p) : Operator(a->dtype(), a->rows(), a->cols()), a_(std::move(a)), p_(p)
     {
         domain_ = a_->domain();
         range_ = a_->range();
-        t0_ = make_scratch(dtype_, rows_, domain_);
-        t1_ = make_scratch(dtype_, rows_, domain_);
     }
     bool may_fail() const override { return a_->may_fail(); }
-    void local_apply(bool adjoint, const void *in, void *out) const override
+    bool native(Space s) const override { return a_->native(s); }
+    WorkPtr make_work(const Exec &e) const override
     {
+        auto w = std::make_unique<CompositeWork>();
+        for (int i = 0; i < std::min(p_ - 1, 2); ++i) w->temps.push_back(make_temp(dtype_, e, rows_, domain_));
+        w->a = a_->make_work(e);
+        return w;
+    }
+    void local_apply(const Exec &e, bool adjoint, const void *in, void *out, Work *w) const override
+    {
+        CompositeWork &c = cw(w);
         const void *cur = in;
         for (int k = 0; k < p_; ++k) {
-            void *next = k == p_ - 1 ? out : (k % 2 ? t1_ : t0_).host.data();
-            a_->local_apply(adjoint, cur, next);
+            void *next = k == p_ - 1 ? out : temp_data(c.temps[static_cast<size_t>(k % 2)]);
+            a_->local_apply(e, adjoint, cur, next, c.a.get());
             cur = next;
         }
-        if (p_ == 0) kernels::copy(Exec{}, dtype_, rows_, in, out);
+        if (p_ == 0) kernels::copy(e, dtype_, rows_, in, out);
     }
-    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
     {
+        CompositeWork &c = cw(w);
         const DistributedArray *cur = &x;
         for (int k = 0; k < p_; ++k) {
-            DistributedArray &next = k == p_ - 1 ? y : *(k % 2 ? t1_ : t0_).array;
-            a_->apply(*cur, next, adjoint);
+            DistributedArray &next = k == p_ - 1 ? y : *c.temps[static_cast<size_t>(k % 2)].array;
+            a_->apply(*cur, next, adjoint, c.a.get());
             cur = &next;
         }
         if (p_ == 0) kernels::copy(y.exec(), dtype_, y.local_size(), x.data(), y.data());
@@ -243,7 +305,6 @@ public:
 private:
     Operator::Ptr a_;
     int p_;
-    Scratch t0_, t1_;
 };
 
 }  // namespace

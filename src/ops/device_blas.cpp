@@ -109,4 +109,75 @@ void DeviceDense::apply(const Exec &e, bool adjoint, const void *in, void *out) 
     }
 }
 
+BlasHandle::BlasHandle(int device) : device_(device)
+{
+    cuda::activate(Exec{Space::device, device, {}});
+    cublasHandle_t h = nullptr;
+    blas_check(cublasCreate(&h), "cublasCreate");
+    handle_ = h;
+}
+
+BlasHandle::~BlasHandle()
+{
+    try {
+        cuda::activate(Exec{Space::device, device_, {}});  // the handle belongs to device_
+    } catch (...) {
+    }
+    (void)cublasDestroy(static_cast<cublasHandle_t>(handle_));
+}
+
+void device_gemm(const BlasHandle &bh, const Exec &e, DType dt, bool adjoint, int64_t rows, int64_t cols,
+                 int64_t inner, const void *a, int64_t lda, const void *b, bool accumulate, void *c)
+{
+    if (rows == 0 || cols == 0) return;
+    cuda::activate(e);
+    if (inner == 0) {  // nothing to sum: cuBLAS need not touch C
+        if (!accumulate) {
+            const unsigned char zero[16] = {};
+            kernels::fill(e, dt, rows * cols, zero, c);
+        }
+        return;
+    }
+    auto h = static_cast<cublasHandle_t>(bh.get());
+    blas_check(cublasSetStream(h, cuda::stream_of(e)), "cublasSetStream");
+    // Row-major C = op(A) B is column-major C^T = B^T op(A)^T: B^T is B's bytes (N x K), and
+    // op(A)^T is A's bytes as they are (forward) or conjugate-transposed (adjoint).
+    const int M = static_cast<int>(cols), N = static_cast<int>(rows), K = static_cast<int>(inner);
+    const int la = static_cast<int>(std::max<int64_t>(lda, 1)), lb = M, lc = M;
+    const bool cx = dt == DType::c64 || dt == DType::c128;
+    const cublasOperation_t ta = !adjoint ? CUBLAS_OP_N : cx ? CUBLAS_OP_C : CUBLAS_OP_T;
+    switch (dt) {
+    case DType::f32: {
+        const float one = 1, beta = accumulate ? 1.0f : 0.0f;
+        blas_check(cublasSgemm(h, CUBLAS_OP_N, ta, M, N, K, &one, static_cast<const float *>(b), lb,
+                               static_cast<const float *>(a), la, &beta, static_cast<float *>(c), lc),
+                   "cublasSgemm");
+        break;
+    }
+    case DType::f64: {
+        const double one = 1, beta = accumulate ? 1.0 : 0.0;
+        blas_check(cublasDgemm(h, CUBLAS_OP_N, ta, M, N, K, &one, static_cast<const double *>(b), lb,
+                               static_cast<const double *>(a), la, &beta, static_cast<double *>(c), lc),
+                   "cublasDgemm");
+        break;
+    }
+    case DType::c64: {
+        const cuComplex one{1, 0}, beta{accumulate ? 1.0f : 0.0f, 0};
+        blas_check(cublasCgemm(h, CUBLAS_OP_N, ta, M, N, K, &one, static_cast<const cuComplex *>(b), lb,
+                               static_cast<const cuComplex *>(a), la, &beta, static_cast<cuComplex *>(c), lc),
+                   "cublasCgemm");
+        break;
+    }
+    case DType::c128: {
+        const cuDoubleComplex one{1, 0}, beta{accumulate ? 1.0 : 0.0, 0};
+        blas_check(cublasZgemm(h, CUBLAS_OP_N, ta, M, N, K, &one, static_cast<const cuDoubleComplex *>(b), lb,
+                               static_cast<const cuDoubleComplex *>(a), la, &beta, static_cast<cuDoubleComplex *>(c),
+                               lc),
+                   "cublasZgemm");
+        break;
+    }
+    default: PLM_FAIL(PLM_ERR_INTERNAL, "matrix mult of %s", dtype_name(dt));
+    }
+}
+
 }  // namespace plm::ops

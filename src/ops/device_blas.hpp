@@ -31,4 +31,24 @@ private:
     mutable std::mutex lock_;      // the handle's stream is set per call
 };
 
+// A cuBLAS handle on one device, owned (by the Work of an operator that runs gemm there).
+class BlasHandle {
+public:
+    explicit BlasHandle(int device);
+    ~BlasHandle();
+    BlasHandle(const BlasHandle &) = delete;
+    BlasHandle &operator=(const BlasHandle &) = delete;
+    void *get() const { return handle_; }
+
+private:
+    int device_;
+    void *handle_ = nullptr;  // cublasHandle_t
+};
+
+// C (rows x cols) = op(A) B, or += when accumulate, all row-major device buffers on e.stream:
+// op(A) is A (rows x inner, row stride lda) or, with adjoint, A^H of an (inner x rows) A. B
+// and C are contiguous. The same contract as the host gemm of ops/matmul.cpp.
+void device_gemm(const BlasHandle &h, const Exec &e, DType dt, bool adjoint, int64_t rows, int64_t cols,
+                 int64_t inner, const void *a, int64_t lda, const void *b, bool accumulate, void *c);
+
 }  // namespace plm::ops

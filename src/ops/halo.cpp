@@ -3,6 +3,7 @@
 // neighbours, axis after axis (so edges and corners arrive through two hops), zero where there
 // is no neighbour. The adjoint extracts the core.
 #include <algorithm>
+#include <optional>
 
 #include "ops/operator.hpp"
 
@@ -94,6 +95,11 @@ Shape extent_of(const Shape &core, const int64_t *w)
     return s;
 }
 
+// The packed rows sent and received along one axis at a time, in one apply.
+struct HaloWork : Work {
+    Buffer send, recv;
+};
+
 class Halo final : public Operator {
 public:
     Halo(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range, const Grid &g, std::vector<int64_t> widths)
@@ -103,7 +109,6 @@ public:
         const int me = c.rank(), P = c.size();
         core_ = g.core(me);
         ext_ = extent_of(core_, w_.data());
-        int64_t most = 0;
         for (int d = 0; d < g.ndim(); ++d) {
             // Both sides' slabs, one axis at a time: [to minus | to plus], likewise received.
             Axis a;
@@ -122,16 +127,28 @@ public:
                 sd[q] = rd[q] = side ? a.width[0] * per_row : 0;
             }
             a.count = (a.width[0] + a.width[1]) * per_row;
-            most = std::max(most, a.count);
+            most_ = std::max(most_, a.count);
             a.plan = std::make_unique<comm::AlltoallvPlan>(c, dt, sc, sd, rc, rd);
             axes_.push_back(std::move(a));
         }
-        const size_t bytes = static_cast<size_t>(most) * dtype_size(dt);
-        send_ = Buffer::allocate(Space::host, bytes);
-        recv_ = Buffer::allocate(Space::host, bytes);
+    }
+    // After the constructing call's agreement: the plans' tags.
+    void bind(comm::Agreement &fin) const
+    {
+        for (const Axis &a : axes_) a.plan->bind(fin.plan_tags(comm::AlltoallvPlan::kTags));
     }
 
-    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    WorkPtr make_work(const Exec &e) const override
+    {
+        const size_t bytes = static_cast<size_t>(most_) * dtype_size(dtype_);
+        if (e.space == Space::device) use_device(e.device);
+        auto w = std::make_unique<HaloWork>();
+        w->send = Buffer::allocate(e.space, bytes);
+        w->recv = Buffer::allocate(e.space, bytes);
+        return w;
+    }
+
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
     {
         const Exec e = x.exec();
         const int nd = static_cast<int>(core_.size());
@@ -146,7 +163,7 @@ public:
         kernels::fill(e, dtype_, y.local_size(), z.data(), y.data());
         kernels::copy_box(e, dtype_, nd, x.data(), core_.data(), zero.data(), y.data(), ext_.data(), at.data(),
                           core_.data());
-        for (size_t d = 0; d < axes_.size(); ++d) exchange(e, static_cast<int>(d), y.data());
+        for (size_t d = 0; d < axes_.size(); ++d) exchange(e, static_cast<int>(d), y.data(), *static_cast<HaloWork *>(w));
     }
 
 private:
@@ -159,7 +176,7 @@ private:
     };
 
     // Sends the first and last core rows along axis d and receives the ghost rows.
-    void exchange(const Exec &e, int d, void *ext) const
+    void exchange(const Exec &e, int d, void *ext, const HaloWork &w) const
     {
         const Axis &a = axes_[static_cast<size_t>(d)];
         const size_t k = static_cast<size_t>(d);
@@ -180,15 +197,15 @@ private:
             else
                 kernels::copy_box(e, dtype_, nd, b, size.data(), zero.data(), ext, ext_.data(), start.data(), size.data());
         };
-        for (int side = 0; side < 2; ++side) box(side, send_at, send_.data(), true);
-        a.plan->start(e, send_.data(), recv_.data()).wait();
-        for (int side = 0; side < 2; ++side) box(side, recv_at, recv_.data(), false);
+        for (int side = 0; side < 2; ++side) box(side, send_at, w.send.data(), true);
+        a.plan->start(e, w.send.data(), w.recv.data()).wait();
+        for (int side = 0; side < 2; ++side) box(side, recv_at, w.recv.data(), false);
     }
 
     std::vector<int64_t> w_;  // (minus, plus) per axis
     Shape core_, ext_;
-    std::vector<Axis> axes_;
-    Buffer send_, recv_;
+    std::vector<Axis> axes_;  // plans' tags bound once, after construction
+    int64_t most_ = 0;        // the most elements sent (and received) along one axis
 };
 
 }  // namespace
@@ -227,17 +244,27 @@ Operator::Ptr halo(comm::Agreement &ag, const CommPtr &c, int dtype, const std::
     ag.fold(static_cast<int64_t>(dt));
     ag.fold_all(dims);
     ag.fold_all(g.p);
+    std::optional<comm::GatherI64> widths_of;  // every rank's 2 ndim widths, gathered after the agreement
+    ag.check([&] { widths_of.emplace(*c, static_cast<int64_t>(mine.size())); });
     ag.run();
-    const std::vector<int64_t> all = comm::allgather_i64(*c, mine);
-    check_widths(g, all, P);
-    std::vector<int64_t> core_sizes, ext_sizes;
-    for (int r = 0; r < P; ++r) {
-        const Shape core = g.core(r);
-        core_sizes.push_back(plm::product(core));
-        ext_sizes.push_back(plm::product(extent_of(core, all.data() + static_cast<size_t>(r) * 2 * dims.size())));
-    }
-    return std::make_shared<Halo>(dt, vector_layout(c, core_sizes, PLM_PARTITION_SCATTER, {}),
-                                  vector_layout(c, ext_sizes, PLM_PARTITION_SCATTER, {}), g, std::move(mine));
+    widths_of->run(mine.data());
+    std::shared_ptr<const Halo> made;
+    return comm::finish_collective(
+        *c, "op_halo", {},
+        [&]() -> Operator::Ptr {
+            const std::vector<int64_t> all(widths_of->of(0), widths_of->of(P));
+            check_widths(g, all, P);  // the same data on every rank: the same verdict
+            std::vector<int64_t> core_sizes, ext_sizes;
+            for (int r = 0; r < P; ++r) {
+                const Shape core = g.core(r);
+                core_sizes.push_back(plm::product(core));
+                ext_sizes.push_back(plm::product(extent_of(core, all.data() + static_cast<size_t>(r) * 2 * dims.size())));
+            }
+            made = std::make_shared<Halo>(dt, vector_layout(c, core_sizes, PLM_PARTITION_SCATTER, {}),
+                                          vector_layout(c, ext_sizes, PLM_PARTITION_SCATTER, {}), g, std::move(mine));
+            return made;
+        },
+        [&](const Operator::Ptr &, comm::Agreement &fin) { made->bind(fin); });
 }
 
 }  // namespace plm::ops

@@ -1,5 +1,7 @@
-// The operator base and the local building blocks.
+// The operator base, Works and their cache, host staging of mixed operands, and the local
+// building blocks (dense, diagonal, identity, zero, user callback) on host and device data.
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <map>
@@ -8,6 +10,7 @@
 
 #include <cblas.h>
 
+#include "core/alloc.hpp"
 #include "ops/operator.hpp"
 #ifdef PLM_HAVE_CUDA
 #include "ops/device_blas.hpp"
@@ -15,64 +18,37 @@
 
 namespace plm::ops {
 
+Operator::Operator(DType dt, int64_t rows, int64_t cols) : dtype_(dt), rows_(rows), cols_(cols)
+{
+    cached_.reserve(kCached);
+}
+
 Operator::Operator(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range)
     : dtype_(dt), rows_(plm::product(range->layout().global)), cols_(plm::product(domain->layout().global)),
       domain_(std::move(domain)), range_(std::move(range))
 {
+    cached_.reserve(kCached);
 }
 
-void Operator::local_apply(bool, const void *, void *) const
+bool Operator::native(Space) const { return true; }
+
+WorkPtr Operator::make_work(const Exec &) const { return nullptr; }
+
+void Operator::local_apply(const Exec &, bool, const void *, void *, Work *) const
 {
     PLM_FAIL(PLM_ERR_INVALID_ARG, "a distributed operator cannot be applied to local buffers (use it on arrays)");
 }
 
-void Operator::local_apply_device(const Exec &, bool, const void *, void *) const
-{
-    PLM_FAIL(PLM_ERR_INTERNAL, "this operator has no device path (it runs on host twins)");
-}
-
-void Operator::apply(const DistributedArray &, DistributedArray &, bool) const
+void Operator::apply(const DistributedArray &, DistributedArray &, bool, Work *) const
 {
     PLM_FAIL(PLM_ERR_INVALID_ARG,
              "a local operator cannot be applied to distributed arrays: put it in a block-diagonal or a stack");
 }
 
-void Operator::apply_parts(const In &x, const Out &y, bool adjoint) const
+void Operator::apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const
 {
     PLM_REQUIRE(x.size() == 1 && y.size() == 1, PLM_ERR_INTERNAL, "a plain operator applied to stacks");
-    apply(*x.front(), *y.front(), adjoint);
-}
-
-namespace {
-// A host twin of a (device) array; copy_in fills it from the array.
-DistributedArray *host_twin(const DistributedArray &a, std::vector<DistributedArray::Ptr> &keep, bool copy_in)
-{
-    keep.push_back(a.empty_in(Space::host));
-    DistributedArray *t = keep.back().get();
-    if (copy_in)
-        copy_bytes(Space::host, t->data(), a.space(), a.data(),
-                   static_cast<size_t>(a.local_size()) * dtype_size(a.dtype()), a.exec().stream);
-    return t;
-}
-}  // namespace
-
-HostStage::HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs, bool stage)
-{
-    for (const DistributedArray *a : x)
-        in_.push_back(!stage || a->space() == Space::host ? a : host_twin(*a, twins_, true));
-    for (DistributedArray *a : y) {
-        const bool twin = stage && a->space() != Space::host;
-        out_.push_back(twin ? host_twin(*a, twins_, read_outputs) : a);
-        device_out_.push_back(twin ? a : nullptr);
-    }
-}
-
-void HostStage::finish() const
-{
-    for (size_t i = 0; i < out_.size(); ++i)
-        if (DistributedArray *d = device_out_[i])
-            copy_bytes(d->space(), d->data(), Space::host, out_[i]->data(),
-                       static_cast<size_t>(d->local_size()) * dtype_size(d->dtype()), d->exec().stream);
+    apply(*x.front(), *y.front(), adjoint, w);
 }
 
 void Operator::check_parts(const In &x, const Out &y, bool adjoint) const
@@ -102,16 +78,135 @@ void Operator::check_parts(const In &x, const Out &y, bool adjoint) const
                         "the input and output arrays must be different");
 }
 
+WorkPtr parts_work(const std::vector<Operator::Ptr> &parts, const Exec &e)
+{
+    auto w = std::make_unique<PartsWork>();
+    for (const Operator::Ptr &p : parts) w->parts.push_back(p->make_work(e));
+    return w;
+}
+
+Work *part_of(Work *w, size_t i) { return static_cast<PartsWork *>(w)->parts[i].get(); }
+
+// ---- leases ---------------------------------------------------------------------------------
+
+namespace {
+bool same_place(const Exec &a, const Exec &b) { return a.space == b.space && a.device == b.device; }
+}  // namespace
+
+WorkLease::WorkLease(const Operator &op, const Exec &e) : op_(&op), exec_(e)
+{
+    {
+        std::lock_guard<std::mutex> g(op.cache_lock_);
+        auto &c = op.cached_;
+        for (auto it = c.begin(); it != c.end(); ++it)
+            if (same_place(it->first, e)) {
+                work_ = std::move(it->second);
+                c.erase(it);
+                return;
+            }
+    }
+    work_ = op.make_work(e);
+}
+
+WorkLease::~WorkLease() { give_back(); }
+
+WorkLease::WorkLease(WorkLease &&o) noexcept : op_(o.op_), exec_(o.exec_), work_(std::move(o.work_)) { o.op_ = nullptr; }
+
+WorkLease &WorkLease::operator=(WorkLease &&o) noexcept
+{
+    if (this != &o) {
+        give_back();
+        op_ = o.op_;
+        exec_ = o.exec_;
+        work_ = std::move(o.work_);
+        o.op_ = nullptr;
+    }
+    return *this;
+}
+
+void WorkLease::give_back() noexcept
+{
+    if (!op_ || !work_) return;
+    std::lock_guard<std::mutex> g(op_->cache_lock_);
+    // Within the reserved capacity: never allocates. A full cache drops the Work.
+    if (op_->cached_.size() < Operator::kCached) op_->cached_.emplace_back(exec_, std::move(work_));
+    work_.reset();
+    op_ = nullptr;
+}
+
+// ---- host staging of mixed operands ---------------------------------------------------------
+
+namespace {
+std::atomic<int64_t> g_twins{0};
+
+// A host twin of a (device) array; copy_in fills it from the array.
+DistributedArray *host_twin(const DistributedArray &a, std::vector<DistributedArray::Ptr> &keep, bool copy_in)
+{
+    keep.push_back(a.empty_in(Space::host));
+    count_twin();
+    DistributedArray *t = keep.back().get();
+    if (copy_in)
+        copy_bytes(Space::host, t->data(), a.space(), a.data(),
+                   static_cast<size_t>(a.local_size()) * dtype_size(a.dtype()), a.exec().stream);
+    return t;
+}
+}  // namespace
+
+int64_t twins_made() { return g_twins.load(); }
+void count_twin() { ++g_twins; }
+
+HostStage::HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs)
+{
+    bool host = false, device = false;
+    for (const DistributedArray *a : x) (a->space() == Space::host ? host : device) = true;
+    for (const DistributedArray *a : y) (a->space() == Space::host ? host : device) = true;
+    space_ = device && !host ? Space::device : Space::host;
+    const bool stage = host && device;  // one space: the operator runs there, no copies
+    for (const DistributedArray *a : x)
+        in_.push_back(!stage || a->space() == Space::host ? a : host_twin(*a, twins_, true));
+    for (DistributedArray *a : y) {
+        const bool twin = stage && a->space() != Space::host;
+        out_.push_back(twin ? host_twin(*a, twins_, read_outputs) : a);
+        device_out_.push_back(twin ? a : nullptr);
+    }
+}
+
+void HostStage::finish() const
+{
+    for (size_t i = 0; i < out_.size(); ++i)
+        if (DistributedArray *d = device_out_[i])
+            copy_bytes(d->space(), d->data(), Space::host, out_[i]->data(),
+                       static_cast<size_t>(d->local_size()) * dtype_size(d->dtype()), d->exec().stream);
+}
+
+void apply(comm::Agreement &ag, const Operator &op, const Operator::In &x, const Operator::Out &y, bool adjoint)
+{
+    HostStage s;
+    WorkLease w;
+    ag.check([&] {
+        PLM_REQUIRE(!op.is_local(), PLM_ERR_INVALID_ARG, "a local operator has no domain or range layout");
+        op.check_parts(x, y, adjoint);
+        s = HostStage(x, y);
+        w = WorkLease(op, op.comm().exec(s.space()));
+    });
+    ag.fold(static_cast<int64_t>(s.space()));  // every rank on the same path
+    ag.run();
+    op.apply_parts(s.in(), s.out(), adjoint, w.get());
+    s.finish();
+}
+
 void agree_on(const Operator &op, const comm::Communicator &c, const std::optional<Error> &local, bool device)
 {
     if (!op.may_fail() && !device) {
         if (local) throw *local;  // only an internal error can get here
         return;
     }
-    comm::Agreement ag(c, "operator apply");
+    comm::Agreement ag(c, "operator apply");  // inline words: allocates nothing
     ag.add_error(local);
     ag.run();
 }
+
+// ---- local building blocks ------------------------------------------------------------------
 
 namespace {
 
@@ -120,6 +215,33 @@ void require_blas_size(int64_t rows, int64_t cols)
     PLM_REQUIRE(rows <= INT_MAX && cols <= INT_MAX, PLM_ERR_NOT_SUPPORTED,
                 "dense blocks are limited to INT_MAX rows and columns (CBLAS int sizes)");
 }
+
+void zero_out(const Exec &e, DType dt, int64_t n, void *out)
+{
+    const unsigned char zero[16] = {};
+    kernels::fill(e, dt, n, zero, out);
+}
+
+// A per-device copy of host data an operator applies on device (uploaded by make_work, so
+// before the agreement; shared by every Work and thread on that device).
+template <typename T> class PerDevice {
+public:
+    template <typename Make> std::shared_ptr<const T> get(int device, Make &&make) const
+    {
+        std::lock_guard<std::mutex> g(lock_);
+        std::shared_ptr<const T> &slot = by_device_[device];
+        if (!slot) slot = make();
+        return slot;
+    }
+
+private:
+    mutable std::mutex lock_;
+    mutable std::map<int, std::shared_ptr<const T>> by_device_;
+};
+
+template <typename T> struct Held : Work {
+    std::shared_ptr<const T> held;
+};
 
 class Dense final : public Operator {
 public:
@@ -138,34 +260,31 @@ public:
     }
 
 #ifdef PLM_HAVE_CUDA
-    bool on_device() const override { return true; }
-    // The matrix goes to a device at the first apply there, and stays (blocks are shared:
+    // The matrix goes to a device at the first Work made there, and stays (blocks are shared:
     // operators on communicators of different devices each get their copy). A wrapped matrix
     // is read at that upload only.
-    void local_apply_device(const Exec &e, bool adjoint, const void *in, void *out) const override
+    WorkPtr make_work(const Exec &e) const override
     {
-        std::shared_ptr<const DeviceDense> d;
-        {
-            std::lock_guard<std::mutex> g(lock_);
-            std::shared_ptr<const DeviceDense> &slot = dev_[e.device];
-            if (!slot) slot = std::make_shared<DeviceDense>(dtype_, rows_, cols_, data_.data(), col_major_, e.device);
-            d = slot;
-        }
-        d->apply(e, adjoint, in, out);
+        if (e.space != Space::device) return nullptr;
+        auto w = std::make_unique<Held<DeviceDense>>();
+        w->held = dev_.get(e.device, [&] {
+            return std::make_shared<DeviceDense>(dtype_, rows_, cols_, data_.data(), col_major_, e.device);
+        });
+        return w;
     }
 #endif
 
-    void local_apply(bool adjoint, const void *in, void *out) const override
+    void local_apply(const Exec &e, bool adjoint, const void *in, void *out, Work *w) const override
     {
+#ifdef PLM_HAVE_CUDA
+        if (e.space == Space::device) return static_cast<Held<DeviceDense> *>(w)->held->apply(e, adjoint, in, out);
+#endif
+        (void)w;
         const CBLAS_ORDER order = col_major_ ? CblasColMajor : CblasRowMajor;
         const int m = static_cast<int>(rows_), n = static_cast<int>(cols_);
         const int ld = std::max(1, col_major_ ? m : n);
         const void *a = data_.data();
-        if (rows_ == 0 || cols_ == 0) {  // BLAS leaves y alone when there is nothing to sum
-            const int64_t n_out = adjoint ? cols_ : rows_;
-            std::memset(out, 0, static_cast<size_t>(n_out) * dtype_size(dtype_));
-            return;
-        }
+        if (rows_ == 0 || cols_ == 0) return zero_out(e, dtype_, adjoint ? cols_ : rows_, out);  // BLAS leaves y alone
         switch (dtype_) {
         case DType::f32:
             cblas_sgemv(order, adjoint ? CblasTrans : CblasNoTrans, m, n, 1.0f, static_cast<const float *>(a), ld,
@@ -193,9 +312,13 @@ private:
     bool col_major_;
     Buffer data_;
 #ifdef PLM_HAVE_CUDA
-    mutable std::mutex lock_;
-    mutable std::map<int, std::shared_ptr<const DeviceDense>> dev_;  // by device
+    PerDevice<DeviceDense> dev_;
 #endif
+};
+
+// The diagonal and its conjugate (the adjoint's) in one memory space.
+struct DiagonalData {
+    Buffer d, dc;
 };
 
 class Diagonal final : public Operator {
@@ -203,41 +326,64 @@ public:
     Diagonal(DType dt, int64_t n, const void *d) : Operator(dt, n, n)
     {
         PLM_REQUIRE(d || n == 0, PLM_ERR_INVALID_ARG, "diagonal data is NULL");
-        const size_t bytes = static_cast<size_t>(n) * dtype_size(dt);
-        d_ = Buffer::allocate(Space::host, bytes);
-        dc_ = Buffer::allocate(Space::host, bytes);
-        if (bytes) std::memcpy(d_.data(), d, bytes);
-        kernels::conj(Exec{}, dt, n, d_.data(), dc_.data());  // the adjoint's diagonal
+        host_ = copy_to(Exec{}, d);
     }
-    void local_apply(bool adjoint, const void *in, void *out) const override
+    WorkPtr make_work(const Exec &e) const override
     {
-        kernels::binary(Exec{}, dtype_, kernels::Binary::mul, rows_, adjoint ? dc_.data() : d_.data(), in, out);
+        if (e.space != Space::device) return nullptr;
+        auto w = std::make_unique<Held<DiagonalData>>();
+        w->held = dev_.get(e.device, [&] { return std::make_shared<DiagonalData>(copy_to(e, host_.d.data())); });
+        return w;
+    }
+    void local_apply(const Exec &e, bool adjoint, const void *in, void *out, Work *w) const override
+    {
+        const DiagonalData &d = e.space == Space::device ? *static_cast<Held<DiagonalData> *>(w)->held : host_;
+        kernels::binary(e, dtype_, kernels::Binary::mul, rows_, adjoint ? d.dc.data() : d.d.data(), in, out);
     }
 
 private:
-    Buffer d_, dc_;
+    // The diagonal (host memory) and its conjugate, in e's space.
+    DiagonalData copy_to(const Exec &e, const void *d) const
+    {
+        const size_t bytes = static_cast<size_t>(rows_) * dtype_size(dtype_);
+        if (e.space == Space::device) use_device(e.device);
+        DiagonalData out{Buffer::allocate(e.space, bytes), Buffer::allocate(e.space, bytes)};
+        if (bytes) copy_bytes(e.space, out.d.data(), Space::host, d, bytes, e.stream);
+        kernels::conj(e, dtype_, rows_, out.d.data(), out.dc.data());
+        return out;
+    }
+    DiagonalData host_;
+    PerDevice<DiagonalData> dev_;
 };
 
 class Identity final : public Operator {
 public:
     Identity(DType dt, int64_t n) : Operator(dt, n, n) {}
-    void local_apply(bool, const void *in, void *out) const override { kernels::copy(Exec{}, dtype_, rows_, in, out); }
+    void local_apply(const Exec &e, bool, const void *in, void *out, Work *) const override
+    {
+        kernels::copy(e, dtype_, rows_, in, out);
+    }
 };
 
 class Zero final : public Operator {
 public:
     Zero(DType dt, int64_t rows, int64_t cols) : Operator(dt, rows, cols) {}
-    void local_apply(bool adjoint, const void *, void *out) const override
+    void local_apply(const Exec &e, bool adjoint, const void *, void *out, Work *) const override
     {
-        std::memset(out, 0, static_cast<size_t>(adjoint ? cols_ : rows_) * dtype_size(dtype_));
+        zero_out(e, dtype_, adjoint ? cols_ : rows_, out);
     }
+};
+
+// Buffers in the callback's memory space for data that lives in another one.
+struct StagingWork : Work {
+    Buffer in, out;
 };
 
 class Callback final : public Operator {
 public:
-    Callback(DType dt, int64_t rows, int64_t cols, CallbackFn matvec, CallbackFn rmatvec, void *ctx,
-             void (*destroy)(void *))
-        : Operator(dt, rows, cols), matvec_(matvec), rmatvec_(rmatvec), ctx_(ctx), destroy_(destroy)
+    Callback(DType dt, int64_t rows, int64_t cols, const CallbackFns &fns, void *ctx, void (*destroy)(void *))
+        : Operator(dt, rows, cols), memory_(fns.host[0] || fns.host[1] ? Space::host : Space::device), fns_(fns),
+          ctx_(ctx), destroy_(destroy)
     {
     }
     ~Callback() override
@@ -245,18 +391,49 @@ public:
         if (destroy_) destroy_(ctx_);
     }
     bool may_fail() const override { return true; }
-    void local_apply(bool adjoint, const void *in, void *out) const override
+    bool native(Space s) const override { return s == memory_; }
+    WorkPtr make_work(const Exec &e) const override
     {
-        CallbackFn f = adjoint ? rmatvec_ : matvec_;
-        PLM_REQUIRE(f, PLM_ERR_NOT_SUPPORTED, "this callback operator has no %s function",
+        if (e.space == memory_) return nullptr;
+        // Data in another space go through buffers in the callback's (host twins of device
+        // data for a host callback).
+        const size_t bytes = static_cast<size_t>(std::max(rows_, cols_)) * dtype_size(dtype_);
+        if (memory_ == Space::device) use_device(e.device);
+        auto w = std::make_unique<StagingWork>();
+        w->in = Buffer::allocate(memory_, bytes);
+        w->out = Buffer::allocate(memory_, bytes);
+        count_twin();
+        return w;
+    }
+    void local_apply(const Exec &e, bool adjoint, const void *in, void *out, Work *w) const override
+    {
+        const size_t k = adjoint ? 1 : 0;
+        PLM_REQUIRE(fns_.host[k] || fns_.device[k], PLM_ERR_NOT_SUPPORTED, "this callback operator has no %s function",
                     adjoint ? "rmatvec" : "matvec");
         const int64_t n_in = adjoint ? rows_ : cols_, n_out = adjoint ? cols_ : rows_;
-        const int rc = f(ctx_, in, n_in, out, n_out, to_public(dtype_), PLM_MEMORY_HOST);
+        const size_t es = dtype_size(dtype_);
+        const void *fin = in;
+        void *fout = out;
+        if (e.space != memory_) {
+            const auto *s = static_cast<StagingWork *>(w);
+            copy_bytes(memory_, s->in.data(), e.space, in, static_cast<size_t>(n_in) * es, e.stream);
+            fin = s->in.data();
+            fout = s->out.data();
+        }
+        // The user's code may allocate: its failure is agreed by the caller (may_fail()).
+        int rc = 0;
+        {
+            alloc::Allowed user_code;
+            rc = memory_ == Space::host ? fns_.host[k](ctx_, fin, n_in, fout, n_out, to_public(dtype_), PLM_MEMORY_HOST)
+                                        : fns_.device[k](ctx_, fin, n_in, fout, n_out, to_public(dtype_), e.stream.handle);
+        }
         PLM_REQUIRE(rc == 0, PLM_ERR_CALLBACK, "the user %s callback returned %d", adjoint ? "rmatvec" : "matvec", rc);
+        if (fout != out) copy_bytes(e.space, out, memory_, fout, static_cast<size_t>(n_out) * es, e.stream);
     }
 
 private:
-    CallbackFn matvec_, rmatvec_;
+    Space memory_;
+    CallbackFns fns_;
     void *ctx_;
     void (*destroy_)(void *);
 };
@@ -295,12 +472,14 @@ Operator::Ptr zero(DType dt, int64_t rows, int64_t cols)
     return std::make_shared<Zero>(dt, rows, cols);
 }
 
-Operator::Ptr callback(DType dt, int64_t rows, int64_t cols, CallbackFn matvec, CallbackFn rmatvec, void *ctx,
+Operator::Ptr callback(DType dt, int64_t rows, int64_t cols, const CallbackFns &fns, void *ctx,
                        void (*destroy)(void *))
 {
     require_local_shape(rows, cols);
-    PLM_REQUIRE(matvec || rmatvec, PLM_ERR_INVALID_ARG, "a callback operator needs matvec or rmatvec");
-    return std::make_shared<Callback>(dt, rows, cols, matvec, rmatvec, ctx, destroy);
+    const bool host = fns.host[0] || fns.host[1], device = fns.device[0] || fns.device[1];
+    PLM_REQUIRE(host || device, PLM_ERR_INVALID_ARG, "a callback operator needs matvec or rmatvec");
+    PLM_REQUIRE(!(host && device), PLM_ERR_INTERNAL, "a callback computes on host or on device memory, not both");
+    return std::make_shared<Callback>(dt, rows, cols, fns, ctx, destroy);
 }
 
 }  // namespace plm::ops

@@ -9,10 +9,15 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include <cblas.h>
 
 #include "ops/operator.hpp"
+#ifdef PLM_HAVE_CUDA
+#include "ops/device_blas.hpp"
+#endif
 
 namespace plm::ops {
 
@@ -34,8 +39,8 @@ char *at(const void *p, int64_t elems, DType dt)
 
 // C (rows x cols) = op(A) B, or += when accumulate; row-major, B and C contiguous. op(A) is A
 // (rows x inner) or, with adjoint, A^H of an (inner x rows) A; lda is A's row stride.
-void gemm(DType dt, bool adjoint, int64_t rows, int64_t cols, int64_t inner, const void *a, int64_t lda,
-          const void *b, bool accumulate, void *c)
+void host_gemm(DType dt, bool adjoint, int64_t rows, int64_t cols, int64_t inner, const void *a, int64_t lda,
+               const void *b, bool accumulate, void *c)
 {
     if (rows == 0 || cols == 0) return;
     if (inner == 0) {  // nothing to sum: BLAS need not touch C
@@ -77,31 +82,94 @@ struct Parts {
     const comm::Communicator *row = nullptr, *col = nullptr;
 };
 
-class BlockMatmul final : public Operator {
-public:
-    BlockMatmul(ArrayLayout::Ptr domain, ArrayLayout::Ptr range, Parts p, std::vector<int64_t> counts)
-        : Operator(p.dt, std::move(domain), std::move(range)), p_(std::move(p)), counts_(std::move(counts))
+// The Work of an apply: SUMMA's two panel buffer sets in the data's space; on device, this
+// rank's A block there and the cuBLAS handle of the apply.
+struct MatmulWork : Work {
+    Buffer panels;
+    std::shared_ptr<const Buffer> a;  // the A block in the data's space (host: none)
+#ifdef PLM_HAVE_CUDA
+    std::unique_ptr<BlasHandle> blas;
+#endif
+};
+
+MatmulWork &mw(Work *w) { return *static_cast<MatmulWork *>(w); }
+
+// gemm on host or device data (see host_gemm).
+void gemm(const Exec &e, Work *w, DType dt, bool adjoint, int64_t rows, int64_t cols, int64_t inner, const void *a,
+          int64_t lda, const void *b, bool accumulate, void *c)
+{
+#ifdef PLM_HAVE_CUDA
+    if (e.space == Space::device) return device_gemm(*mw(w).blas, e, dt, adjoint, rows, cols, inner, a, lda, b, accumulate, c);
+#endif
+    (void)e;
+    (void)w;
+    host_gemm(dt, adjoint, rows, cols, inner, a, lda, b, accumulate, c);
+}
+
+// The parts of a matmul Work both kinds share: A on the device (uploaded once per device, kept
+// by the operator) and the handle.
+class MatmulBase : public Operator {
+protected:
+    MatmulBase(ArrayLayout::Ptr domain, ArrayLayout::Ptr range, Parts p)
+        : Operator(p.dt, std::move(domain), std::move(range)), p_(std::move(p))
     {
     }
+    std::unique_ptr<MatmulWork> base_work(const Exec &e) const
+    {
+        auto w = std::make_unique<MatmulWork>();
+        if (e.space != Space::device) return w;
+#ifdef PLM_HAVE_CUDA
+        {
+            std::lock_guard<std::mutex> g(lock_);
+            std::shared_ptr<const Buffer> &slot = dev_[e.device];
+            if (!slot) {
+                use_device(e.device);
+                auto b = std::make_shared<Buffer>(Buffer::allocate(Space::device, p_.a.bytes()));
+                if (p_.a.bytes()) copy_bytes(Space::device, b->data(), Space::host, p_.a.data(), p_.a.bytes(), e.stream);
+                slot = std::move(b);
+            }
+            w->a = slot;
+        }
+        w->blas = std::make_unique<BlasHandle>(e.device);
+#endif
+        return w;
+    }
+    // This rank's A block in the space of e.
+    const void *a_block(const Exec &e, Work *w) const { return e.space == Space::device ? mw(w).a->data() : p_.a.data(); }
 
-    void apply(const DistributedArray &in, DistributedArray &out, bool adjoint) const override
+    Parts p_;
+
+private:
+    mutable std::mutex lock_;
+    mutable std::map<int, std::shared_ptr<const Buffer>> dev_;  // A by device
+};
+
+class BlockMatmul final : public MatmulBase {
+public:
+    BlockMatmul(ArrayLayout::Ptr domain, ArrayLayout::Ptr range, Parts p, std::vector<int64_t> counts)
+        : MatmulBase(std::move(domain), std::move(range), std::move(p)), counts_(std::move(counts))
+    {
+    }
+    WorkPtr make_work(const Exec &e) const override { return base_work(e); }
+
+    void apply(const DistributedArray &in, DistributedArray &out, bool adjoint, Work *w) const override
     {
         const int64_t nr = rows_of(p_.b.a), k = cols_of(p_.b.a), nc = cols_of(p_.b.x), r0 = p_.b.a[0];
         const Exec e = out.exec();
+        const void *a = a_block(e, w);
         if (!adjoint) {
             // My rows of Y in place, then every column's rows: Y (n x nc) in row-major order.
             void *mine = at(out.data(), r0 * nc, dtype_);
-            gemm(dtype_, false, nr, nc, k, p_.a.data(), k, in.data(), false, mine);
+            gemm(e, w, dtype_, false, nr, nc, k, a, k, in.data(), false, mine);
             if (nc) comm::allgatherv(*p_.row, e, mine, out.data(), counts_, dtype_);
             return;
         }
         // X (k x nc) = sum over the grid row of A_rows^H Y_rows.
-        gemm(dtype_, true, k, nc, nr, p_.a.data(), k, at(in.data(), r0 * nc, dtype_), false, out.data());
+        gemm(e, w, dtype_, true, k, nc, nr, a, k, at(in.data(), r0 * nc, dtype_), false, out.data());
         if (nc && k) comm::allreduce(*p_.row, e, out.data(), out.data(), k * nc, dtype_, comm::ReduceOp::sum);
     }
 
 private:
-    Parts p_;
     std::vector<int64_t> counts_;  // Y elements of each rank of the grid row
 };
 
@@ -132,20 +200,28 @@ int64_t widest(const std::vector<Segment> &segs)
     return w;
 }
 
-class Summa final : public Operator {
+class Summa final : public MatmulBase {
 public:
-    Summa(ArrayLayout::Ptr domain, ArrayLayout::Ptr range, Parts p, int64_t k, Buffer scratch)
-        : Operator(p.dt, std::move(domain), std::move(range)), p_(std::move(p)),
-          segs_(segments(k, p_.b.grid_rows, p_.b.grid_cols)), width_(widest(segs_)), scratch_(std::move(scratch))
+    Summa(ArrayLayout::Ptr domain, ArrayLayout::Ptr range, Parts p, int64_t k)
+        : MatmulBase(std::move(domain), std::move(range), std::move(p)),
+          segs_(segments(k, p_.b.grid_rows, p_.b.grid_cols)), width_(widest(segs_))
     {
     }
 
-    void apply(const DistributedArray &in, DistributedArray &out, bool adjoint) const override
+    WorkPtr make_work(const Exec &e) const override
+    {
+        std::unique_ptr<MatmulWork> w = base_work(e);
+        if (e.space == Space::device) use_device(e.device);
+        w->panels = Buffer::allocate(e.space, static_cast<size_t>(2 * (nr() + mc()) * width_) * dtype_size(dtype_));
+        return w;
+    }
+
+    void apply(const DistributedArray &in, DistributedArray &out, bool adjoint, Work *w) const override
     {
         if (adjoint)
-            backward(in, out);
+            backward(in, out, w);
         else
-            forward(in, out);
+            forward(in, out, w);
     }
 
 private:
@@ -153,34 +229,39 @@ private:
     int64_t mc() const { return cols_of(p_.b.y); }
 
     // Buffer set i: the A panel (nr x width) then the X panel or partial (width x mc).
-    char *a_buf(size_t i) const { return at(scratch_.data(), static_cast<int64_t>(i) * (nr() + mc()) * width_, dtype_); }
-    char *x_buf(size_t i) const { return at(a_buf(i), nr() * width_, dtype_); }
+    char *a_buf(Work *w, size_t i) const
+    {
+        return at(mw(w).panels.data(), static_cast<int64_t>(i) * (nr() + mc()) * width_, dtype_);
+    }
+    char *x_buf(Work *w, size_t i) const { return at(a_buf(w, i), nr() * width_, dtype_); }
 
     // Starts segment g's A panel broadcast along the grid row into set i; returns the panel
     // (nr x w, row stride w): the A block itself when the panel is all of it.
-    const void *post_a(const Segment &g, size_t i, comm::Request &r, const Exec &e) const
+    const void *post_a(const Segment &g, size_t i, comm::Request &r, const Exec &e, Work *work) const
     {
         const int64_t w = g.k1 - g.k0, ka = cols_of(p_.b.a), nr = this->nr();
-        const void *panel = a_buf(i);
+        const void *panel = a_buf(work, i);
         if (g.a_col == p_.b.col) {
+            const void *a = a_block(e, work);
             if (w == ka) {
-                panel = p_.a.data();
-            } else {
-                const size_t es = dtype_size(dtype_), bytes = static_cast<size_t>(w) * es;
-                for (int64_t q = 0; q < nr; ++q)
-                    std::memcpy(at(a_buf(i), q * w, dtype_), at(p_.a.data(), q * ka + g.k0 - p_.b.a[2], dtype_), bytes);
+                panel = a;
+            } else {  // columns [k0, k1) of the A block
+                const int64_t src_shape[2] = {nr, ka}, src_start[2] = {0, g.k0 - p_.b.a[2]}, box[2] = {nr, w},
+                              zero[2] = {0, 0};
+                kernels::copy_box(e, dtype_, 2, a, src_shape, src_start, a_buf(work, i), box, zero, box);
             }
         }
         if (nr) r = comm::ibcast(*p_.row, e, const_cast<void *>(panel), nr * w, dtype_, g.a_col);
         return panel;
     }
 
-    void forward(const DistributedArray &x, DistributedArray &y) const
+    void forward(const DistributedArray &x, DistributedArray &y, Work *work) const
     {
         const Exec e = x.exec();
         const int64_t nr = this->nr(), mc = this->mc();
         if (segs_.empty()) {  // k = 0: Y = 0
-            std::memset(y.data(), 0, static_cast<size_t>(nr * mc) * dtype_size(dtype_));
+            const unsigned char zero[16] = {};
+            kernels::fill(e, dtype_, nr * mc, zero, y.data());
             return;
         }
         comm::Request ra[2], rx[2];
@@ -188,9 +269,9 @@ private:
         auto post = [&](size_t s) {
             const Segment &g = segs_[s];
             const size_t i = s % 2;
-            pa[i] = post_a(g, i, ra[i], e);
+            pa[i] = post_a(g, i, ra[i], e, work);
             const bool owner = g.x_row == p_.b.row;
-            px[i] = owner ? at(x.data(), (g.k0 - p_.b.x[0]) * mc, dtype_) : x_buf(i);
+            px[i] = owner ? at(x.data(), (g.k0 - p_.b.x[0]) * mc, dtype_) : x_buf(work, i);
             if (mc) rx[i] = comm::ibcast(*p_.col, e, const_cast<void *>(px[i]), (g.k1 - g.k0) * mc, dtype_, g.x_row);
         };
         post(0);
@@ -200,38 +281,36 @@ private:
             ra[i].wait();
             rx[i].wait();
             const int64_t w = segs_[s].k1 - segs_[s].k0;
-            gemm(dtype_, false, nr, mc, w, pa[i], w, px[i], s > 0, y.data());
+            gemm(e, work, dtype_, false, nr, mc, w, pa[i], w, px[i], s > 0, y.data());
         }
     }
 
     // x (X block) = A^H y: per segment, the partial A_panel^H Y_block summed along the grid
     // column onto the X owner, in place in its rows of x.
-    void backward(const DistributedArray &y, DistributedArray &x) const
+    void backward(const DistributedArray &y, DistributedArray &x, Work *work) const
     {
         const Exec e = y.exec();
         const int64_t nr = this->nr(), mc = this->mc();
         comm::Request ra[2], rr[2];
         const void *pa[2] = {};
-        if (!segs_.empty()) pa[0] = post_a(segs_[0], 0, ra[0], e);
+        if (!segs_.empty()) pa[0] = post_a(segs_[0], 0, ra[0], e, work);
         for (size_t s = 0; s < segs_.size(); ++s) {
             const Segment &g = segs_[s];
             const size_t i = s % 2;
             const int64_t w = g.k1 - g.k0;
-            if (s + 1 < segs_.size()) pa[1 - i] = post_a(segs_[s + 1], 1 - i, ra[1 - i], e);
+            if (s + 1 < segs_.size()) pa[1 - i] = post_a(segs_[s + 1], 1 - i, ra[1 - i], e, work);
             ra[i].wait();
             rr[i].wait();  // segment s - 2's partial has left set i
-            void *part = g.x_row == p_.b.row ? at(x.data(), (g.k0 - p_.b.x[0]) * mc, dtype_) : x_buf(i);
-            gemm(dtype_, true, w, mc, nr, pa[i], w, y.data(), false, part);
+            void *part = g.x_row == p_.b.row ? at(x.data(), (g.k0 - p_.b.x[0]) * mc, dtype_) : x_buf(work, i);
+            gemm(e, work, dtype_, true, w, mc, nr, pa[i], w, y.data(), false, part);
             if (mc) rr[i] = comm::ireduce(*p_.col, e, part, part, w * mc, dtype_, comm::ReduceOp::sum, g.x_row);
         }
         rr[0].wait();
         rr[1].wait();
     }
 
-    Parts p_;
     std::vector<Segment> segs_;
-    int64_t width_;   // the widest segment
-    Buffer scratch_;  // two buffer sets
+    int64_t width_;  // the widest segment
 };
 
 }  // namespace
@@ -302,7 +381,8 @@ Operator::Ptr matrix_mult(comm::Agreement &ag, const CommPtr &c, int kind, int g
                           int64_t k, int64_t m, const void *a)
 {
     Parts p;
-    Buffer scratch;
+    std::vector<MatmulBlocks> all;  // every rank's blocks: they follow from the arguments alone
+    std::vector<int> rows, cols;
     ag.check([&] {
         p.dt = from_public(dtype);
         PLM_REQUIRE(p.dt == DType::f32 || p.dt == DType::f64 || is_complex(p.dt), PLM_ERR_INVALID_ARG,
@@ -319,33 +399,31 @@ Operator::Ptr matrix_mult(comm::Agreement &ag, const CommPtr &c, int kind, int g
         const size_t es = dtype_size(p.dt);
         p.a = Buffer::allocate(Space::host, static_cast<size_t>(plm::product_checked({na, static_cast<int64_t>(es)})));
         if (na) std::memcpy(p.a.data(), a, p.a.bytes());
-        if (kind == PLM_MATMUL_SUMMA) {
+        if (kind == PLM_MATMUL_SUMMA) {  // the panels an apply will need must fit
             const int64_t w = widest(segments(k, p.b.grid_rows, p.b.grid_cols));
-            const int64_t set = plm::product_checked({rows_of(p.b.y) + cols_of(p.b.y), w, static_cast<int64_t>(es)});
-            scratch = Buffer::allocate(Space::host, static_cast<size_t>(2 * set));
+            plm::product_checked({2, rows_of(p.b.y) + cols_of(p.b.y), w, static_cast<int64_t>(es)});
+        }
+        for (int r = 0; r < c->size(); ++r) {
+            all.push_back(matmul_blocks(kind, c->size(), r, p.b.grid_rows, n, k, m));
+            rows.push_back(all.back().row);
+            cols.push_back(all.back().col);
         }
     });
     for (int64_t v : {int64_t{kind}, int64_t{grid_rows}, int64_t{dtype}, n, k, m}) ag.fold(v);
     ag.run();
-    const int P = c->size();
-    std::vector<MatmulBlocks> all;
-    std::vector<int> rows, cols;
-    for (int r = 0; r < P; ++r) {
-        all.push_back(matmul_blocks(kind, P, r, grid_rows, n, k, m));
-        rows.push_back(all.back().row);
-        cols.push_back(all.back().col);
-    }
-    p.row = &c->mask_group(rows);
-    p.col = &c->mask_group(cols);
-    if (kind == PLM_MATMUL_SUMMA)
-        return std::make_shared<Summa>(blocks_layout(c, all, false, {}), blocks_layout(c, all, true, {}), std::move(p),
-                                       k, std::move(scratch));
-    // Y elements of each rank of my grid row, in column order.
-    std::vector<int64_t> counts;
-    for (int q = 0; q < p.b.grid_cols; ++q)
-        counts.push_back(rows_of(all[static_cast<size_t>(p.b.row * p.b.grid_cols + q)].a) * cols_of(p.b.y));
-    return std::make_shared<BlockMatmul>(blocks_layout(c, all, false, cols), blocks_layout(c, all, true, cols),
-                                         std::move(p), std::move(counts));
+    return comm::finish_collective(*c, "op_matrix_mult", {&rows, &cols}, [&]() -> Operator::Ptr {
+        p.row = &c->mask_group(rows);
+        p.col = &c->mask_group(cols);
+        if (kind == PLM_MATMUL_SUMMA)
+            return std::make_shared<Summa>(blocks_layout(c, all, false, {}), blocks_layout(c, all, true, {}),
+                                           std::move(p), k);
+        // Y elements of each rank of my grid row, in column order.
+        std::vector<int64_t> counts;
+        for (int q = 0; q < p.b.grid_cols; ++q)
+            counts.push_back(rows_of(all[static_cast<size_t>(p.b.row * p.b.grid_cols + q)].a) * cols_of(p.b.y));
+        return std::make_shared<BlockMatmul>(blocks_layout(c, all, false, cols), blocks_layout(c, all, true, cols),
+                                             std::move(p), std::move(counts));
+    });
 }
 
 }  // namespace plm::ops

@@ -2,16 +2,27 @@
 // maps a local buffer to a local buffer; a distributed operator (block-diagonal, vertical and
 // horizontal stacks) maps a DistributedArray on its domain layout to one on its range layout.
 // Composites (adjoint, scale, sum, product) combine either kind. Operators are immutable and
-// shared: a composite or stack keeps its parts alive. Scratch space is allocated when an
-// operator is made, never per apply. Only the communication layer talks to MPI.
+// shared: a composite or stack keeps its parts alive. Applies run on host or device data alike
+// (kernels dispatch on the memory space); their scratch is a Work made before the agreement of
+// the call. Only the communication layer talks to MPI.
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "array/distributed_array.hpp"
 
 namespace plm::ops {
+
+// Scratch of applies: made by Operator::make_work() before the agreement of the call that
+// applies (so a failure to allocate is agreed), then used by one apply at a time. Operators
+// keep no mutable state of their own: any number of threads may apply one operator at once,
+// each with its own Work. A solve makes one and reuses it every iteration.
+struct Work {
+    virtual ~Work() = default;
+};
+using WorkPtr = std::unique_ptr<Work>;
 
 class Operator {
 public:
@@ -28,23 +39,28 @@ public:
     // A user callback inside: a local apply may fail after the arguments were checked, so a
     // distributed apply agrees on its outcome.
     virtual bool may_fail() const { return false; }
+    // Whether applies on data in space s run there, with no host copy of the data (only user
+    // callbacks declared for another memory space stage their data).
+    virtual bool native(Space s) const;
 
-    // Local operators: out (rows) = A in (cols), or out (cols) = A^H in (rows). Host buffers of
-    // dtype() that do not overlap. Not collective.
-    virtual void local_apply(bool adjoint, const void *in, void *out) const;
-    // Whether the operator computes on device arrays itself (dense blocks through cuBLAS, and
-    // block-diagonals of those); the others get host twins of device arrays (HostStage).
-    virtual bool on_device() const { return false; }
-    // local_apply() on device buffers, ordered on e.stream; only where on_device().
-    virtual void local_apply_device(const Exec &e, bool adjoint, const void *in, void *out) const;
+    // The scratch an apply on data of the execution context e (its space and device) needs,
+    // either direction; nullptr when none. Not collective; may allocate (call it inside an
+    // agreement's check). For device data it also uploads what the operator keeps on the
+    // device (dense matrices, diagonals), once per device.
+    virtual WorkPtr make_work(const Exec &e) const;
+
+    // Local operators: out (rows) = A in (cols), or out (cols) = A^H in (rows), buffers of
+    // dtype() in e.space that do not overlap, work from make_work(e). Not collective.
+    virtual void local_apply(const Exec &e, bool adjoint, const void *in, void *out, Work *w) const;
 
     // Distributed operators: the layouts of x (domain) and of y = A x (range).
     const ArrayLayout::Ptr &domain() const { return domain_; }
     const ArrayLayout::Ptr &range() const { return range_; }
     const comm::Communicator &comm() const { return domain_->comm(); }
-    // y = A x, or y = A^H x. The arrays' layouts and dtype must be checked by the caller
-    // (check_parts). Collective: an error is thrown on every rank.
-    virtual void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const;
+    // y = A x, or y = A^H x, with work from make_work(x.exec()). The arrays' layouts, dtype and
+    // space must be checked by the caller (check_parts). Collective: an error is thrown on every
+    // rank.
+    virtual void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const;
 
     // Stacked operators map stacks (lists of arrays) to stacks: the parts of their domain and
     // range, one layout per member. A plain distributed operator has one part on each side.
@@ -54,45 +70,91 @@ public:
     std::vector<ArrayLayout::Ptr> domain_parts() const { return stacked() ? dparts_ : std::vector{domain_}; }
     std::vector<ArrayLayout::Ptr> range_parts() const { return stacked() ? rparts_ : std::vector{range_}; }
     // apply() on parts; the default (plain operators) takes one part on each side.
-    virtual void apply_parts(const In &x, const Out &y, bool adjoint) const;
-    // Throws SIZE_MISMATCH / DTYPE_MISMATCH unless every member of x is on the domain part
-    // (range when adjoint) and of y on the range part (domain), with this operator's dtype,
-    // and the member counts match. Distributed operators only. Not collective.
+    virtual void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const;
+    // Throws SIZE_MISMATCH / DTYPE_MISMATCH / INVALID_ARG unless every member of x is on the
+    // domain part (range when adjoint) and of y on the range part (domain), with this
+    // operator's dtype, all in one memory space, and the member counts match. Distributed
+    // operators only. Not collective.
     void check_parts(const In &x, const Out &y, bool adjoint) const;
 
-
 protected:
-    Operator(DType dt, int64_t rows, int64_t cols) : dtype_(dt), rows_(rows), cols_(cols) {}
+    Operator(DType dt, int64_t rows, int64_t cols);
     Operator(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range);
 
     DType dtype_;
     int64_t rows_, cols_;
     ArrayLayout::Ptr domain_, range_;  // null for local operators; a stacked one's first parts
     std::vector<ArrayLayout::Ptr> dparts_, rparts_;  // stacked operators only
+
+private:
+    friend class WorkLease;
+    // Works given back by leases, for the next apply (at most kCached, so giving one back
+    // never allocates).
+    static constexpr size_t kCached = 2;
+    mutable std::mutex cache_lock_;
+    mutable std::vector<std::pair<Exec, WorkPtr>> cached_;
 };
 
-// Operators and solvers compute on host memory; device arrays reach them through host twins.
-// The constructor copies device inputs (and outputs, when read_outputs: a solver's x0) to
-// host twins, in() and out() are what the operator or solver runs on, and finish() copies
-// the outputs back to their device arrays. Host arrays pass through untouched. Allocates:
-// callers construct it inside an agreement check. Not collective.
+// A Work made of the Works of several parts (stacks, block-diagonals, composites): part i's
+// Work, or nullptr.
+struct PartsWork : Work {
+    std::vector<WorkPtr> parts;
+};
+WorkPtr parts_work(const std::vector<Operator::Ptr> &parts, const Exec &e);
+Work *part_of(Work *w, size_t i);
+
+// A Work taken for one call (an apply, or a whole solve): from a cache the operator keeps
+// (so repeated applies of one operator allocate nothing), or made anew when the cached one is
+// in use by another thread; given back when the lease ends. Take it inside the call's
+// agreement check.
+class WorkLease {
+public:
+    WorkLease() = default;
+    WorkLease(const Operator &op, const Exec &e);
+    ~WorkLease();
+    WorkLease(WorkLease &&o) noexcept;
+    WorkLease &operator=(WorkLease &&o) noexcept;
+    Work *get() const { return work_.get(); }
+
+private:
+    void give_back() noexcept;
+    const Operator *op_ = nullptr;
+    Exec exec_{};
+    WorkPtr work_;
+};
+
+// Arrays in the memory spaces an operator computes in: operands in one space run there;
+// a mix of host and device operands runs on host twins of the device ones (made here, counted
+// by twins_made()), copied back by finish(). Allocates: construct it inside an agreement check.
 class HostStage {
 public:
     HostStage() = default;
-    // stage = false: every array passes through untouched (an operator that runs on device).
-    HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs = false, bool stage = true);
+    HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs = false);
     const Operator::In &in() const { return in_; }
     const Operator::Out &out() const { return out_; }
+    // The memory space the operands are in (host when staged).
+    Space space() const { return space_; }
     void finish() const;
 
 private:
     Operator::In in_;
     Operator::Out out_, device_out_;
     std::vector<DistributedArray::Ptr> twins_;
+    Space space_ = Space::host;
 };
 
+// Host twins made so far by this process (HostStage, and host-only callbacks on device data):
+// a device solve that never leaves the device makes none. For tests and benchmarks.
+int64_t twins_made();
+void count_twin();
+
+// y = Op x (or Op^H): continues the caller's agreement ag on op's communicator (the operands
+// resolved inside it), checks the operands, takes the Work, agrees, applies. Operands all in
+// one memory space run there; a mix of host and device runs on host twins. Collective.
+void apply(comm::Agreement &ag, const Operator &op, const Operator::In &x, const Operator::Out &y, bool adjoint);
+
 // Runs a local step of a distributed apply and makes its outcome collective when it may fail
-// (a user callback inside, or device work: uploads and CUDA calls can fail on one rank).
+// (a user callback inside, or device work: CUDA calls can fail on one rank). Allocates nothing.
 void agree_on(const Operator &op, const comm::Communicator &c, const std::optional<Error> &local,
               bool device = false);
 
@@ -103,11 +165,15 @@ Operator::Ptr dense(DType dt, int64_t rows, int64_t cols, const void *a, bool co
 Operator::Ptr diagonal(DType dt, int64_t n, const void *d);  // copied
 Operator::Ptr identity(DType dt, int64_t n);
 Operator::Ptr zero(DType dt, int64_t rows, int64_t cols);
-// fn(ctx, in, n_in, out, n_out, dtype, memory) returns 0 on success; destroy(ctx) runs when
-// the operator goes.
-using CallbackFn = int (*)(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dtype,
-                           plm_memory_t memory);
-Operator::Ptr callback(DType dt, int64_t rows, int64_t cols, CallbackFn matvec, CallbackFn rmatvec, void *ctx,
+// A user operator: host functions (the data in host memory) or device functions (device
+// pointers and the stream to order their work on); [0] matvec, [1] rmatvec, either may be null.
+// They return 0 on success; destroy(ctx) runs when the operator goes. Data in the other memory
+// space are staged to buffers in the functions' space around each call.
+struct CallbackFns {
+    plm_op_fn host[2] = {nullptr, nullptr};
+    plm_op_device_fn device[2] = {nullptr, nullptr};
+};
+Operator::Ptr callback(DType dt, int64_t rows, int64_t cols, const CallbackFns &fns, void *ctx,
                        void (*destroy)(void *));
 
 // The 1-D layout of distributed operators: per-rank sizes n (SCATTER) or one replicated

@@ -1,4 +1,5 @@
-// Distributed operators built from each rank's local operators: BlockDiag, VStack, HStack.
+// Distributed operators built from each rank's local operators: BlockDiag, VStack, HStack,
+// the broadcast wrapper, and the stacked operators over distributed parts.
 #include "ops/operator.hpp"
 
 namespace plm::ops {
@@ -34,106 +35,136 @@ bool any_may_fail(const std::vector<Operator::Ptr> &parts)
     return false;
 }
 
-// What the parts on every rank allow, agreed at construction: a callback block on one rank
-// makes every rank agree on an apply's outcome, and the device path needs device-capable
-// blocks on every rank (ranks must take the same path, or their collectives would not match).
-struct Traits {
-    bool may_fail = false, on_device = false;
-};
-struct TraitLanes {
-    size_t fail, device;
-};
-
-TraitLanes add_traits(comm::Agreement &ag, const std::vector<Operator::Ptr> &parts)
+bool all_native(const std::vector<Operator::Ptr> &parts, Space s)
 {
-    const TraitLanes t{ag.add_lanes(1, comm::LaneOp::max), ag.add_lanes(1, comm::LaneOp::min)};
-    if (!ag.ok()) return t;  // the parts may be invalid; the agreement fails anyway
-    bool dev = !parts.empty();
-    for (const Operator::Ptr &p : parts) dev = dev && p->on_device();
-    ag.set(t.fail, any_may_fail(parts));
-    ag.set(t.device, dev);
-    return t;
+    for (const Operator::Ptr &p : parts)
+        if (!p->native(s)) return false;
+    return true;
 }
 
-Traits read_traits(const comm::Agreement &ag, const TraitLanes &t) { return {ag.get(t.fail) > 0, ag.get(t.device) > 0}; }
+// Whether a local apply may fail on some rank (a callback part there), agreed at construction:
+// then every rank agrees on each apply's outcome.
+size_t add_may_fail(comm::Agreement &ag, const std::vector<Operator::Ptr> &parts)
+{
+    const size_t lane = ag.add_lanes(1, comm::LaneOp::max);
+    if (ag.ok()) ag.set(lane, any_may_fail(parts));
+    return lane;
+}
+
+// This rank's row and column sums, gathered through the agreement.
+struct SizeLanes {
+    size_t rows, cols;
+};
+
+SizeLanes add_sizes(comm::Agreement &ag, const std::vector<Operator::Ptr> &parts)
+{
+    int64_t rows = 0, cols = 0;
+    if (ag.ok())
+        for (const Operator::Ptr &p : parts) {
+            rows += p->rows();
+            cols += p->cols();
+        }
+    return {ag.add_gather(rows), ag.add_gather(cols)};
+}
+
+std::vector<int64_t> gathered(const comm::Agreement &ag, size_t lane)
+{
+    std::vector<int64_t> v;
+    for (int r = 0; r < ag.comm().size(); ++r) v.push_back(ag.gathered(lane, r));
+    return v;
+}
+
+// Applies each part to its slice of in and out, then agrees on the outcome when a part may fail.
+void apply_local_parts(const Operator &op, const std::vector<Operator::Ptr> &parts, const DistributedArray &x,
+                       DistributedArray &y, bool adjoint, Work *w)
+{
+    const DType dt = op.dtype();
+    const Exec e = x.exec();
+    const std::optional<Error> err = comm::capture([&] {
+        int64_t in = 0, out = 0;
+        for (size_t i = 0; i < parts.size(); ++i) {
+            const Operator &p = *parts[i];
+            p.local_apply(e, adjoint, at(x.data(), in, dt), at(y.data(), out, dt), part_of(w, i));
+            in += adjoint ? p.rows() : p.cols();
+            out += adjoint ? p.cols() : p.rows();
+        }
+    });
+    agree_on(op, op.comm(), err, e.space == Space::device);
+}
 
 class BlockDiag final : public Operator {
 public:
-    BlockDiag(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range, std::vector<Operator::Ptr> parts, Traits t)
-        : Operator(dt, std::move(domain), std::move(range)), parts_(std::move(parts)), traits_(t)
-    {
-    }
-    bool may_fail() const override { return traits_.may_fail; }
-    bool on_device() const override { return traits_.on_device; }
-    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
-    {
-        const bool device = x.space() == Space::device;
-        const std::optional<Error> err = comm::capture([&] {
-            int64_t in = 0, out = 0;
-            for (const Operator::Ptr &p : parts_) {
-                void *to = at(y.data(), out, dtype_);
-                const void *from = at(x.data(), in, dtype_);
-                if (device)
-                    p->local_apply_device(x.exec(), adjoint, from, to);
-                else
-                    p->local_apply(adjoint, from, to);
-                in += adjoint ? p->rows() : p->cols();
-                out += adjoint ? p->cols() : p->rows();
-            }
-        });
-        agree_on(*this, comm(), err, device);
-    }
-
-private:
-    std::vector<Operator::Ptr> parts_;
-    Traits traits_;
-};
-
-class VStack final : public Operator {
-public:
-    VStack(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range, std::vector<Operator::Ptr> parts, Buffer scratch,
-           bool fails)
-        : Operator(dt, std::move(domain), std::move(range)), parts_(std::move(parts)), fails_(fails),
-          scratch_(std::move(scratch))
+    BlockDiag(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range, std::vector<Operator::Ptr> parts, bool fails)
+        : Operator(dt, std::move(domain), std::move(range)), parts_(std::move(parts)), fails_(fails)
     {
     }
     bool may_fail() const override { return fails_; }
-    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    bool native(Space s) const override { return all_native(parts_, s); }
+    WorkPtr make_work(const Exec &e) const override { return parts_work(parts_, e); }
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
     {
-        if (!adjoint) {  // every rank has all of x: its parts fill its rows of y
-            const std::optional<Error> err = comm::capture([&] {
-                int64_t out = 0;
-                for (const Operator::Ptr &p : parts_) {
-                    p->local_apply(false, x.data(), at(y.data(), out, dtype_));
-                    out += p->rows();
-                }
-            });
-            agree_on(*this, comm(), err);
-            return;
-        }
-        // Adjoint: the local sum of A_i^H x_i, then one allreduce over the ranks, in place.
-        const std::optional<Error> err = comm::capture([&] {
-            int64_t in = 0;
-            for (size_t i = 0; i < parts_.size(); ++i) {
-                const Operator &p = *parts_[i];
-                if (i == 0) {
-                    p.local_apply(true, at(x.data(), in, dtype_), y.data());
-                } else {
-                    p.local_apply(true, at(x.data(), in, dtype_), scratch_.data());
-                    const Scalar one = make_scalar(dtype_, 1, 0, "vstack");
-                    kernels::axpby(y.exec(), dtype_, cols_, one.data(), scratch_.data(), one.data(), y.data());
-                }
-                in += p.rows();
-            }
-        });
-        agree_on(*this, comm(), err);
-        comm::allreduce(comm(), y.exec(), y.data(), y.data(), cols_, dtype_, comm::ReduceOp::sum);
+        apply_local_parts(*this, parts_, x, y, adjoint, w);
     }
 
 private:
     std::vector<Operator::Ptr> parts_;
     bool fails_;
-    Buffer scratch_;  // cols elements, for the adjoint's local sum
+};
+
+// The Work of a vstack: its parts' Works and, for the adjoint's local sum, a vector of cols.
+struct VStackWork : PartsWork {
+    Buffer sum;
+};
+
+class VStack final : public Operator {
+public:
+    VStack(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range, std::vector<Operator::Ptr> parts, bool fails)
+        : Operator(dt, std::move(domain), std::move(range)), parts_(std::move(parts)), fails_(fails)
+    {
+    }
+    bool may_fail() const override { return fails_; }
+    bool native(Space s) const override { return all_native(parts_, s); }
+    WorkPtr make_work(const Exec &e) const override
+    {
+        auto w = std::make_unique<VStackWork>();
+        for (const Operator::Ptr &p : parts_) w->parts.push_back(p->make_work(e));
+        if (e.space == Space::device) use_device(e.device);
+        w->sum = Buffer::allocate(e.space, static_cast<size_t>(cols_) * dtype_size(dtype_));
+        return w;
+    }
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
+    {
+        const Exec e = x.exec();
+        if (!adjoint) {  // every rank has all of x: its parts fill its rows of y
+            const std::optional<Error> err = comm::capture([&] {
+                int64_t out = 0;
+                for (size_t i = 0; i < parts_.size(); ++i) {
+                    parts_[i]->local_apply(e, false, x.data(), at(y.data(), out, dtype_), part_of(w, i));
+                    out += parts_[i]->rows();
+                }
+            });
+            agree_on(*this, comm(), err, e.space == Space::device);
+            return;
+        }
+        // Adjoint: the local sum of A_i^H x_i, then one allreduce over the ranks, in place.
+        void *sum = static_cast<VStackWork *>(w)->sum.data();
+        const std::optional<Error> err = comm::capture([&] {
+            int64_t in = 0;
+            const Scalar one = make_scalar(dtype_, 1, 0, "vstack");
+            for (size_t i = 0; i < parts_.size(); ++i) {
+                const Operator &p = *parts_[i];
+                p.local_apply(e, true, at(x.data(), in, dtype_), i == 0 ? y.data() : sum, part_of(w, i));
+                if (i > 0) kernels::axpby(e, dtype_, cols_, one.data(), sum, one.data(), y.data());
+                in += p.rows();
+            }
+        });
+        agree_on(*this, comm(), err, e.space == Space::device);
+        comm::allreduce(comm(), e, y.data(), y.data(), cols_, dtype_, comm::ReduceOp::sum);
+    }
+
+private:
+    std::vector<Operator::Ptr> parts_;
+    bool fails_;
 };
 
 class Broadcast final : public Operator {
@@ -143,32 +174,18 @@ public:
     {
     }
     bool may_fail() const override { return local_->may_fail(); }
-    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    bool native(Space s) const override { return local_->native(s); }
+    WorkPtr make_work(const Exec &e) const override { return local_->make_work(e); }
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
     {
-        agree_on(*this, comm(), comm::capture([&] { local_->local_apply(adjoint, x.data(), y.data()); }));
+        const Exec e = x.exec();
+        agree_on(*this, comm(), comm::capture([&] { local_->local_apply(e, adjoint, x.data(), y.data(), w); }),
+                 e.space == Space::device);
     }
 
 private:
     Operator::Ptr local_;
 };
-
-// Per-rank sums of rows and columns of the parts, gathered after the agreement.
-std::vector<int64_t> gathered_sizes(const comm::Communicator &c, const std::vector<Operator::Ptr> &parts)
-{
-    int64_t rows = 0, cols = 0;
-    for (const Operator::Ptr &p : parts) {
-        rows += p->rows();
-        cols += p->cols();
-    }
-    return comm::allgather_i64(c, {rows, cols});
-}
-
-std::vector<int64_t> column(const std::vector<int64_t> &pairs, int k)
-{
-    std::vector<int64_t> v;
-    for (size_t i = static_cast<size_t>(k); i < pairs.size(); i += 2) v.push_back(pairs[i]);
-    return v;
-}
 
 void require_stackable(const std::vector<Operator::Ptr> &parts)
 {
@@ -212,13 +229,20 @@ public:
         rparts_ = ranges(parts_);
     }
     bool may_fail() const override { return any_may_fail(parts_); }
-    void apply_parts(const In &x, const Out &y, bool adjoint) const override
+    bool native(Space s) const override { return all_native(parts_, s); }
+    WorkPtr make_work(const Exec &e) const override { return parts_work(parts_, e); }
+    void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
     {
-        for (size_t i = 0; i < parts_.size(); ++i) parts_[i]->apply(*x[i], *y[i], adjoint);
+        for (size_t i = 0; i < parts_.size(); ++i) parts_[i]->apply(*x[i], *y[i], adjoint, part_of(w, i));
     }
 
 private:
     std::vector<Operator::Ptr> parts_;
+};
+
+// The Work of a stacked vstack: its parts' Works and the adjoint's running sum.
+struct StackedVStackWork : PartsWork {
+    DistributedArray::Ptr sum;
 };
 
 // One array through every part into a stack; the adjoint sums the parts' adjoints.
@@ -231,27 +255,35 @@ public:
         for (const Operator::Ptr &p : parts_) rows_ += p->rows();
         dparts_ = {domain_};
         rparts_ = ranges(parts_);
-        sum_ = DistributedArray::create_from_layout(domain_, to_public(dtype_), PLM_MEMORY_HOST, nullptr);
     }
     bool may_fail() const override { return any_may_fail(parts_); }
-    void apply_parts(const In &x, const Out &y, bool adjoint) const override
+    bool native(Space s) const override { return all_native(parts_, s); }
+    WorkPtr make_work(const Exec &e) const override
+    {
+        auto w = std::make_unique<StackedVStackWork>();
+        for (const Operator::Ptr &p : parts_) w->parts.push_back(p->make_work(e));
+        w->sum = DistributedArray::create_from_layout(domain_, to_public(dtype_), space_to_public(e.space), nullptr);
+        return w;
+    }
+    void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
     {
         if (!adjoint) {
-            for (size_t i = 0; i < parts_.size(); ++i) parts_[i]->apply(*x[0], *y[i], false);
+            for (size_t i = 0; i < parts_.size(); ++i) parts_[i]->apply(*x[0], *y[i], false, part_of(w, i));
             return;
         }
+        DistributedArray &sum = *static_cast<StackedVStackWork *>(w)->sum;
         const Scalar one = make_scalar(dtype_, 1, 0, "stacked vstack");
         for (size_t i = 0; i < parts_.size(); ++i) {
-            DistributedArray &out = i == 0 ? *y[0] : *sum_;
-            parts_[i]->apply(*x[i], out, true);
-            if (i > 0) kernels::axpby(y[0]->exec(), dtype_, y[0]->local_size(), one.data(), sum_->data(), one.data(),
-                                      y[0]->data());
+            DistributedArray &out = i == 0 ? *y[0] : sum;
+            parts_[i]->apply(*x[i], out, true, part_of(w, i));
+            if (i > 0)
+                kernels::axpby(y[0]->exec(), dtype_, y[0]->local_size(), one.data(), sum.data(), one.data(),
+                               y[0]->data());
         }
     }
 
 private:
     std::vector<Operator::Ptr> parts_;
-    DistributedArray::Ptr sum_;
 };
 
 }  // namespace
@@ -294,40 +326,54 @@ Operator::Ptr block_diag(comm::Agreement &ag, const CommPtr &c, std::vector<Oper
         for (int m : mask) PLM_REQUIRE(m >= 0, PLM_ERR_INVALID_ARG, "mask group id %d is negative", m);
     });
     ag.fold_all(mask);
-    const TraitLanes t = add_traits(ag, parts);
+    const size_t fails = add_may_fail(ag, parts);
+    const SizeLanes sz = add_sizes(ag, parts);
     ag.run();
-    const std::vector<int64_t> sizes = gathered_sizes(*c, parts);
-    ArrayLayout::Ptr domain = vector_layout(c, column(sizes, 1), PLM_PARTITION_SCATTER, mask);
-    ArrayLayout::Ptr range = vector_layout(c, column(sizes, 0), PLM_PARTITION_SCATTER, mask);
-    return std::make_shared<BlockDiag>(dt, std::move(domain), std::move(range), std::move(parts), read_traits(ag, t));
+    return comm::finish_collective(*c, "op_blockdiag", {&mask}, [&] {
+        ArrayLayout::Ptr domain = vector_layout(c, gathered(ag, sz.cols), PLM_PARTITION_SCATTER, mask);
+        ArrayLayout::Ptr range = vector_layout(c, gathered(ag, sz.rows), PLM_PARTITION_SCATTER, mask);
+        return std::make_shared<BlockDiag>(dt, std::move(domain), std::move(range), std::move(parts),
+                                           ag.get(fails) > 0);
+    });
 }
 
-Operator::Ptr vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts)
+namespace {
+// A vstack, or (adjoint) the hstack of the parts' adjoints.
+Operator::Ptr make_vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts, bool adjoint_of)
 {
     const DType dt = check_parts(ag, parts);
     int64_t cols = 0;
-    Buffer scratch;
     ag.check([&] {
         cols = parts.front()->cols();
         for (const Operator::Ptr &p : parts)
             PLM_REQUIRE(p->cols() == cols, PLM_ERR_SIZE_MISMATCH, "vstack parts with %lld and %lld columns",
                         static_cast<long long>(cols), static_cast<long long>(p->cols()));
-        scratch = Buffer::allocate(Space::host, static_cast<size_t>(cols) * dtype_size(dt));
     });
     ag.fold(cols);  // every rank's parts have the same columns
-    const TraitLanes t = add_traits(ag, parts);
+    const size_t fails = add_may_fail(ag, parts);
+    const SizeLanes sz = add_sizes(ag, parts);
     ag.run();
-    const std::vector<int64_t> sizes = gathered_sizes(*c, parts);
-    ArrayLayout::Ptr domain = vector_layout(c, std::vector<int64_t>(static_cast<size_t>(c->size()), cols),
-                                            PLM_PARTITION_BROADCAST, {});
-    ArrayLayout::Ptr range = vector_layout(c, column(sizes, 0), PLM_PARTITION_SCATTER, {});
-    return std::make_shared<VStack>(dt, std::move(domain), std::move(range), std::move(parts), std::move(scratch),
-                                    read_traits(ag, t).may_fail);
+    return comm::finish_collective(*c, adjoint_of ? "op_hstack" : "op_vstack", {}, [&] {
+        ArrayLayout::Ptr domain = vector_layout(c, std::vector<int64_t>(static_cast<size_t>(c->size()), cols),
+                                                PLM_PARTITION_BROADCAST, {});
+        ArrayLayout::Ptr range = vector_layout(c, gathered(ag, sz.rows), PLM_PARTITION_SCATTER, {});
+        Operator::Ptr v =
+            std::make_shared<VStack>(dt, std::move(domain), std::move(range), std::move(parts), ag.get(fails) > 0);
+        return adjoint_of ? adjoint(v) : v;
+    });
+}
+}  // namespace
+
+Operator::Ptr vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts)
+{
+    return make_vstack(ag, c, std::move(parts), false);
 }
 
 Operator::Ptr broadcast(comm::Agreement &ag, const CommPtr &c, Operator::Ptr local)
 {
-    check_parts(ag, {local});
+    std::vector<Operator::Ptr> parts;
+    ag.check([&] { parts.push_back(local); });
+    check_parts(ag, parts);
     int64_t rows = 0, cols = 0;
     ag.check([&] {
         rows = local->rows();
@@ -336,10 +382,12 @@ Operator::Ptr broadcast(comm::Agreement &ag, const CommPtr &c, Operator::Ptr loc
     ag.fold(rows);  // the same operator shape on every rank
     ag.fold(cols);
     ag.run();
-    const size_t P = static_cast<size_t>(c->size());
-    ArrayLayout::Ptr domain = vector_layout(c, std::vector<int64_t>(P, cols), PLM_PARTITION_BROADCAST, {});
-    ArrayLayout::Ptr range = vector_layout(c, std::vector<int64_t>(P, rows), PLM_PARTITION_BROADCAST, {});
-    return std::make_shared<Broadcast>(std::move(domain), std::move(range), std::move(local));
+    return comm::finish_collective(*c, "op_broadcast", {}, [&] {
+        const size_t P = static_cast<size_t>(c->size());
+        ArrayLayout::Ptr domain = vector_layout(c, std::vector<int64_t>(P, cols), PLM_PARTITION_BROADCAST, {});
+        ArrayLayout::Ptr range = vector_layout(c, std::vector<int64_t>(P, rows), PLM_PARTITION_BROADCAST, {});
+        return std::make_shared<Broadcast>(std::move(domain), std::move(range), std::move(local));
+    });
 }
 
 Operator::Ptr hstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts)
@@ -350,7 +398,7 @@ Operator::Ptr hstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator
         for (const Operator::Ptr &p : parts) adj.push_back(p && p->is_local() ? adjoint(p) : p);
     });
     if (!ag.ok()) adj = parts;
-    return adjoint(vstack(ag, c, std::move(adj)));
+    return make_vstack(ag, c, std::move(adj), true);
 }
 
 }  // namespace plm::ops

@@ -184,6 +184,11 @@ GhostCounts ghost_counts(const std::vector<int64_t> &rows, int me, int64_t row_l
     return g;
 }
 
+// The rows received along axis 0 in one apply.
+struct GhostWork : Work {
+    Buffer ghost;
+};
+
 class Stencil final : public Operator {
 public:
     Stencil(DType dt, ArrayLayout::Ptr model, Shape dims, std::vector<int64_t> rows, std::vector<AxisPart> parts)
@@ -201,18 +206,32 @@ public:
         GhostCounts g = ghost_counts(rows, c.rank(), row_len_, reach);
         before_ = g.before;
         after_ = g.after;
-        ghost_ = Buffer::allocate(Space::host, static_cast<size_t>((before_ + after_) * row_len_ * esize_));
         plan_ = std::make_unique<comm::AlltoallvPlan>(c, dt, std::move(g.sc), std::move(g.sd), std::move(g.rc),
                                                       std::move(g.rd));
     }
+    // After the constructing call's agreement: the plan's tag (every Stencil of that call in turn).
+    void bind(comm::Agreement &fin) const
+    {
+        if (plan_) plan_->bind(fin.plan_tags(comm::AlltoallvPlan::kTags));
+    }
 
-    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint) const override
+    WorkPtr make_work(const Exec &e) const override
+    {
+        if (!plan_) return nullptr;
+        if (e.space == Space::device) use_device(e.device);
+        auto w = std::make_unique<GhostWork>();
+        w->ghost = Buffer::allocate(e.space, static_cast<size_t>((before_ + after_) * row_len_ * esize_));
+        return w;
+    }
+
+    void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
     {
         const Exec e = x.exec();
         const char *in = static_cast<const char *>(x.data());
         char *out = static_cast<char *>(y.data());
+        const char *ghost = plan_ ? static_cast<const char *>(static_cast<GhostWork *>(w)->ghost.data()) : nullptr;
         comm::Request r;
-        if (plan_) r = plan_->start(e, in, ghost_.data());
+        if (plan_) r = plan_->start(e, in, const_cast<char *>(ghost));
         bool acc = false;  // the first part writes y, the others add to it
         const AxisPart *along0 = nullptr;
         for (const AxisPart &p : parts_) {
@@ -234,8 +253,8 @@ public:
         r.wait();
         for (auto [g0, g1] : {std::pair{s_, i0}, std::pair{i1, e_}})
             for (int64_t g = g0; g < g1; ++g)
-                combine_row(e, row_len_, b.row(g), along0->scale, acc, [&](int off) { return row_at(in, g + off); },
-                            out + (g - s_) * row_len_ * esize_);
+                combine_row(e, row_len_, b.row(g), along0->scale, acc,
+                            [&](int off) { return row_at(in, ghost, g + off); }, out + (g - s_) * row_len_ * esize_);
     }
 
 private:
@@ -253,11 +272,10 @@ private:
     }
 
     // Row g of axis 0: in this block, or received.
-    const char *row_at(const char *x, int64_t g) const
+    const char *row_at(const char *x, const char *gh, int64_t g) const
     {
         const int64_t bytes = row_len_ * esize_;
         if (g >= s_ && g < e_) return x + (g - s_) * bytes;
-        const char *gh = static_cast<const char *>(ghost_.data());
         return g < s_ ? gh + (g - (s_ - before_)) * bytes : gh + (before_ + g - e_) * bytes;
     }
 
@@ -285,9 +303,8 @@ private:
     std::vector<AxisPart> parts_;
     int64_t esize_;
     int64_t row_len_ = 0, s_ = 0, e_ = 0;  // this rank's rows [s_, e_) of axis 0, row_len_ elements each
-    std::unique_ptr<comm::AlltoallvPlan> plan_;
-    Buffer ghost_;  // (before_ + after_) rows received
-    int64_t before_ = 0, after_ = 0;
+    std::unique_ptr<comm::AlltoallvPlan> plan_;  // tag bound once, after construction
+    int64_t before_ = 0, after_ = 0;             // rows received ahead of and past this block
 };
 
 struct Model {
@@ -351,32 +368,56 @@ void check_kind(comm::Agreement &ag, int kind, int order, bool edge)
     ag.fold(edge);
 }
 
-// After the agreement: every rank's rows, and the model layout (1-D SCATTER of whole rows).
-ArrayLayout::Ptr model_layout(const CommPtr &c, const Model &m, std::vector<int64_t> *rows)
+// Every rank's rows along axis 0: the default split, or the ones gathered by the agreement
+// (lane from add_rows). The same on every rank: all refuse a bad sum alike.
+std::vector<int64_t> model_rows(const comm::Agreement &ag, const Model &m, size_t lane)
 {
-    const int P = c->size();
-    if (m.local_rows == -1) {
-        rows->clear();
-        for (int r = 0; r < P; ++r) rows->push_back(split_count(m.dims[0], P, r));
-    } else {
-        *rows = comm::allgather_i64(*c, {m.local_rows});
-    }
+    const int P = ag.comm().size();
+    std::vector<int64_t> rows;
+    for (int r = 0; r < P; ++r) rows.push_back(m.local_rows == -1 ? split_count(m.dims[0], P, r) : ag.gathered(lane, r));
     int64_t total = 0;
-    for (int64_t v : *rows) total += v;  // the same sum on every rank: all throw alike
+    for (int64_t v : rows) total += v;
     PLM_REQUIRE(total == m.dims[0], PLM_ERR_SIZE_MISMATCH, "local_rows sum to %lld over the ranks, dims[0] is %lld",
                 static_cast<long long>(total), static_cast<long long>(m.dims[0]));
+    return rows;
+}
+
+// The model layout: a 1-D SCATTER of whole rows.
+ArrayLayout::Ptr model_layout(const CommPtr &c, const Model &m, const std::vector<int64_t> &rows)
+{
     const int64_t row_len = plm::product(Shape(m.dims.begin() + 1, m.dims.end()));
     std::vector<int64_t> sizes;
-    for (int64_t v : *rows) sizes.push_back(v * row_len);
+    for (int64_t v : rows) sizes.push_back(v * row_len);
     return vector_layout(c, sizes, PLM_PARTITION_SCATTER, {});
 }
 
-Operator::Ptr build(const CommPtr &c, const Model &m, std::vector<AxisPart> parts)
+// One stencil operator per entry of members (each a set of axis parts) on one model layout,
+// made after ag ran; a stacked vstack of them when stack. Agreed a second time: the objects and
+// the plans are made then, and the plans' tags bound after it.
+Operator::Ptr build(comm::Agreement &ag, const CommPtr &c, const Model &m, size_t rows_lane,
+                    std::vector<std::vector<AxisPart>> members, bool stack)
 {
-    std::vector<int64_t> rows;
-    ArrayLayout::Ptr l = model_layout(c, m, &rows);
-    return std::make_shared<Stencil>(m.dt, std::move(l), m.dims, std::move(rows), std::move(parts));
+    std::vector<std::shared_ptr<const Stencil>> made;
+    return comm::finish_collective(
+        *c, "stencil operator",  {},
+        [&]() -> Operator::Ptr {
+            const std::vector<int64_t> rows = model_rows(ag, m, rows_lane);
+            ArrayLayout::Ptr l = model_layout(c, m, rows);
+            std::vector<Operator::Ptr> ops;
+            for (std::vector<AxisPart> &parts : members) {
+                made.push_back(std::make_shared<Stencil>(m.dt, l, m.dims, rows, std::move(parts)));
+                ops.push_back(made.back());
+            }
+            return stack ? stacked_vstack(std::move(ops)) : ops.front();
+        },
+        [&](const Operator::Ptr &, comm::Agreement &fin) {
+            for (const auto &s : made) s->bind(fin);
+        });
 }
+
+// This rank's rows through the agreement, when they are given (not the default split).
+// (Always P lanes: the words of an agreement must not depend on the arguments.)
+size_t add_rows(comm::Agreement &ag, const Model &m) { return ag.add_gather(m.local_rows); }
 
 }  // namespace
 
@@ -387,10 +428,11 @@ Operator::Ptr first_derivative(comm::Agreement &ag, const CommPtr &c, const Sten
     const int a = check_axis(ag, m, axis);
     check_kind(ag, kind, order, edge);
     const double f = check_factor(ag, sampling, 1, 1.0);
-    std::vector<AxisPart> parts;
-    ag.check([&] { parts.push_back(first_part(a, m.dims[static_cast<size_t>(a)], kind, order, edge, f)); });
+    std::vector<std::vector<AxisPart>> members;
+    ag.check([&] { members.push_back({first_part(a, m.dims[static_cast<size_t>(a)], kind, order, edge, f)}); });
+    const size_t rows = add_rows(ag, m);
     ag.run();
-    return build(c, m, std::move(parts));
+    return build(ag, c, m, rows, std::move(members), false);
 }
 
 Operator::Ptr second_derivative(comm::Agreement &ag, const CommPtr &c, const StencilModel &s, int axis,
@@ -400,10 +442,11 @@ Operator::Ptr second_derivative(comm::Agreement &ag, const CommPtr &c, const Ste
     const int a = check_axis(ag, m, axis);
     check_kind(ag, kind, 3, edge);
     const double f = check_factor(ag, sampling, 2, 1.0);
-    std::vector<AxisPart> parts;
-    ag.check([&] { parts.push_back(second_part(a, m.dims[static_cast<size_t>(a)], kind, edge, f)); });
+    std::vector<std::vector<AxisPart>> members;
+    ag.check([&] { members.push_back({second_part(a, m.dims[static_cast<size_t>(a)], kind, edge, f)}); });
+    const size_t rows = add_rows(ag, m);
     ag.run();
-    return build(c, m, std::move(parts));
+    return build(ag, c, m, rows, std::move(members), false);
 }
 
 Operator::Ptr laplacian(comm::Agreement &ag, const CommPtr &c, const StencilModel &s, const std::vector<int> &axes,
@@ -428,8 +471,11 @@ Operator::Ptr laplacian(comm::Agreement &ag, const CommPtr &c, const StencilMode
             parts.push_back(second_part(a, m.dims[static_cast<size_t>(a)], kind, edge, f));
         });
     }
+    std::vector<std::vector<AxisPart>> members;  // one operator of every axis' part
+    ag.check([&] { members.push_back(std::move(parts)); });
+    const size_t rows = add_rows(ag, m);
     ag.run();
-    return build(c, m, std::move(parts));
+    return build(ag, c, m, rows, std::move(members), false);
 }
 
 Operator::Ptr gradient(comm::Agreement &ag, const CommPtr &c, const StencilModel &s, const std::vector<double> &sampling,
@@ -441,17 +487,14 @@ Operator::Ptr gradient(comm::Agreement &ag, const CommPtr &c, const StencilModel
         PLM_REQUIRE(sampling.empty() || sampling.size() == m.dims.size(), PLM_ERR_INVALID_ARG,
                     "the gradient takes one sampling per axis");
     });
-    std::vector<AxisPart> parts;
+    std::vector<std::vector<AxisPart>> members;  // one first derivative per axis, on one domain
     for (size_t a = 0; a < m.dims.size() && ag.ok(); ++a) {
         const double f = check_factor(ag, sampling.empty() ? 1.0 : sampling[a], 1, 1.0);
-        ag.check([&] { parts.push_back(first_part(static_cast<int>(a), m.dims[a], kind, 3, edge, f)); });
+        ag.check([&] { members.push_back({first_part(static_cast<int>(a), m.dims[a], kind, 3, edge, f)}); });
     }
+    const size_t rows = add_rows(ag, m);
     ag.run();
-    std::vector<int64_t> rows;
-    ArrayLayout::Ptr l = model_layout(c, m, &rows);  // one domain, shared by the members
-    std::vector<Operator::Ptr> ops;
-    for (AxisPart &p : parts) ops.push_back(std::make_shared<Stencil>(m.dt, l, m.dims, rows, std::vector{std::move(p)}));
-    return stacked_vstack(std::move(ops));
+    return build(ag, c, m, rows, std::move(members), true);
 }
 
 }  // namespace plm::ops

@@ -8,34 +8,47 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
+
+#include "core/alloc.hpp"
 
 namespace plm::solvers {
 
 namespace {
 
-// A solver vector: one array, or the members of a stack (the parts of an operator's domain
-// or range). Work vectors own their arrays.
+using cplx = std::complex<double>;
+
+// ---- solver vectors -------------------------------------------------------------------------
+
+// A solver vector: one array, or the members of a stack (the parts of an operator's domain or
+// range), on one side of the operator. Work vectors own their arrays.
 struct Vec {
     std::vector<DistributedArray *> p;
+    ops::Operator::In in;  // p, as an operator's input
     std::vector<DistributedArray::Ptr> own;
+    bool range = false;  // which side of the operator: its parts' layouts
     const DistributedArray &front() const { return *p.front(); }
-    ops::Operator::In in() const { return ops::Operator::In(p.begin(), p.end()); }
 };
 
-Vec on(const std::vector<ArrayLayout::Ptr> &layouts, DType dt)
-{
-    Vec v;
-    for (const ArrayLayout::Ptr &l : layouts) {
-        v.own.push_back(DistributedArray::create_from_layout(l, to_public(dt), PLM_MEMORY_HOST, nullptr));
-        v.p.push_back(v.own.back().get());
-    }
-    return v;
-}
-
-Vec view(const Parts &a)
+Vec view(const Parts &a, bool range)
 {
     Vec v;
     v.p = a;
+    v.in.assign(a.begin(), a.end());
+    v.range = range;
+    return v;
+}
+
+// New vectors on the operator's domain or range parts, in memory space s.
+Vec on(const ops::Operator &op, bool range, DType dt, Space s)
+{
+    Vec v;
+    v.range = range;
+    for (const ArrayLayout::Ptr &l : range ? op.range_parts() : op.domain_parts()) {
+        v.own.push_back(DistributedArray::create_from_layout(l, to_public(dt), space_to_public(s), nullptr));
+        v.p.push_back(v.own.back().get());
+        v.in.push_back(v.p.back());
+    }
     return v;
 }
 
@@ -55,72 +68,185 @@ void copy(const Vec &x, Vec &y)
         kernels::copy(y.p[i]->exec(), y.p[i]->dtype(), y.p[i]->local_size(), x.p[i]->data(), y.p[i]->data());
 }
 
-// Solver vectors are host arrays (the C API stages device arrays to host twins).
-void apply(const ops::Operator &op, const Vec &x, Vec &y, bool adjoint) { op.apply_parts(x.in(), y.p, adjoint); }
+// ---- the mask groups of a solve -------------------------------------------------------------
 
-// Several reductions in one agreement: add them, run, then read each. A stack's dot product
-// or 1-norm is the sum over its members (each over its own mask group).
-class Dots {
+// The ranks that solve together: those in the same mask group of every part of both sides.
+// For a rank of group g and member m of a side, the ranks whose partials make up its
+// reductions over that member are ranks(side, m, g), ascending.
+class Groups {
 public:
-    explicit Dots(const Vec &any) : ag_(any.front().base(), "solver reductions") {}
-    // Adds a^H b and returns its index.
-    size_t add(const Vec &a, const Vec &b)
+    Groups(const ops::Operator &op)
     {
-        std::vector<std::pair<const DistributedArray *, size_t>> e;
-        for (size_t i = 0; i < a.p.size(); ++i) e.emplace_back(a.p[i], a.p[i]->add_dot(ag_, b.p[i], true));
-        dots_.push_back(std::move(e));
-        return dots_.size() - 1;
-    }
-    std::complex<double> get(size_t i) const
-    {
-        std::complex<double> s = 0;
-        for (const auto &[a, lane] : dots_[i]) {
-            double re = 0, im = 0;
-            a->read_dot(ag_, lane, &re, &im);
-            s += std::complex<double>(re, im);
+        const std::vector<ArrayLayout::Ptr> sides[2] = {op.domain_parts(), op.range_parts()};
+        const int P = op.comm().size();
+        for (const auto &side : sides)
+            for (const ArrayLayout::Ptr &l : side) masked_ = masked_ || !l->mask().empty();
+        std::vector<std::vector<int>> keys;  // each rank's group in every part
+        for (int q = 0; q < P; ++q) {
+            std::vector<int> key;
+            for (const auto &side : sides)
+                for (const ArrayLayout::Ptr &l : side) key.push_back(l->group_of(q));
+            keys.push_back(key);
         }
-        return s;
+        std::vector<std::vector<int>> distinct;
+        for (int q = 0; q < P; ++q) {
+            auto it = std::find(distinct.begin(), distinct.end(), keys[static_cast<size_t>(q)]);
+            if (it == distinct.end()) {
+                distinct.push_back(keys[static_cast<size_t>(q)]);
+                rep_.push_back(q);
+                it = distinct.end() - 1;
+            }
+            if (q == op.comm().rank()) mine_ = static_cast<int>(it - distinct.begin());
+        }
+        for (int side = 0; side < 2; ++side) {
+            for (const ArrayLayout::Ptr &l : sides[side]) {
+                std::vector<std::vector<int>> by_group;
+                for (int g : rep_) {
+                    std::vector<int> r;
+                    for (int q = 0; q < P; ++q)
+                        if (l->group_of(q) == l->group_of(g)) r.push_back(q);
+                    by_group.push_back(r);
+                }
+                ranks_[side].push_back(by_group);
+            }
+        }
     }
-    double norm2(size_t i) const { return get(i).real(); }  // a^H a
-    // Adds the 1-norm of a and returns its index among the norms.
-    size_t add_norm1(const Vec &a)
+    bool masked() const { return masked_; }
+    int count() const { return static_cast<int>(rep_.size()); }
+    int mine() const { return mine_; }
+    const std::vector<int> &ranks(bool range, size_t member, int g) const
     {
-        std::vector<std::pair<const DistributedArray *, DistributedArray::NormLanes>> e;
-        for (const DistributedArray *m : a.p) e.emplace_back(m, m->add_norm(ag_, 1.0));
-        norms_.push_back(std::move(e));
-        return norms_.size() - 1;
+        return ranks_[range][member][static_cast<size_t>(g)];
     }
-    double norm1(size_t i) const
-    {
-        double s = 0;
-        for (const auto &[a, lanes] : norms_[i]) s += a->read_norm(ag_, lanes);
-        return s;
-    }
-    // Adds a flag that is true after run() when it was true on any rank.
-    size_t add_flag(bool v)
-    {
-        const size_t lane = ag_.add_lanes(1, comm::LaneOp::max);
-        ag_.set(lane, v ? 1 : 0);
-        flags_.push_back(lane);
-        return flags_.size() - 1;
-    }
-    bool flag(size_t i) const { return ag_.get(flags_[i]) != 0; }
-    void add_error(const std::optional<Error> &e) { ag_.add_error(e); }
-    void run() { ag_.run(); }
 
 private:
-    comm::Agreement ag_;
-    std::vector<std::vector<std::pair<const DistributedArray *, size_t>>> dots_;
-    std::vector<std::vector<std::pair<const DistributedArray *, DistributedArray::NormLanes>>> norms_;
-    std::vector<size_t> flags_;
+    bool masked_ = false;
+    int mine_ = 0;
+    std::vector<int> rep_;  // a rank of each group
+    std::vector<std::vector<std::vector<int>>> ranks_[2];
 };
 
-// The iteration table of show (rank 0, like PyLops: the first 10 iterations, every 10th,
-// and the last 10) and the user's stop callback, agreed over the ranks.
+// ---- reduction points -----------------------------------------------------------------------
+
+// One reduction point of an iteration: its dot products and 1-norms, the stop callback's
+// answer, made before the solve's agreement and re-run every iteration. Without masks each
+// entry is one sum over the ranks; with masks every rank's partial has its own lanes, added in
+// rank order within each group.
+class Step {
+public:
+    Step(const comm::Communicator &c, const Groups &g, const char *what) : ag_(c, what), g_(g)
+    {
+        stop_ = ag_.add_lanes(1, comm::LaneOp::max);
+    }
+    // a^H b (a and b on one side) or sum |a| (b null); returns the entry's index.
+    size_t add(const Vec &a, const Vec *b)
+    {
+        Entry e{&a, b, 0};
+        const size_t per = b ? 2 : 1;  // re, im
+        const size_t P = static_cast<size_t>(ag_.comm().size());
+        e.lane = ag_.add_lanes(g_.masked() ? per * P * a.p.size() : per, comm::LaneOp::sum);
+        entries_.push_back(e);
+        return entries_.size() - 1;
+    }
+    // Computes this rank's partials, carries the callback's answer (stop, or its error), agrees.
+    void run(bool stop = false, const std::optional<Error> &err = std::nullopt)
+    {
+        ag_.rearm();
+        ag_.add_error(err);
+        ag_.set(stop_, stop);
+        // Outside check(): the partials run every iteration and must not allocate; a device
+        // error in them is agreed here like any other.
+        ag_.add_error(comm::capture([&] {
+            for (const Entry &e : entries_) partials(e);
+        }));
+        ag_.run();
+    }
+    bool stopped() const { return ag_.get(stop_) > 0; }
+    // Entry k's value for group g (a real entry's imaginary part is 0).
+    cplx value(size_t k, int g) const
+    {
+        const Entry &e = entries_[k];
+        const size_t per = e.b ? 2 : 1;
+        if (!g_.masked()) return {ag_.get(e.lane), e.b ? ag_.get(e.lane + 1) : 0.0};
+        const size_t P = static_cast<size_t>(ag_.comm().size());
+        cplx s = 0;
+        for (size_t m = 0; m < e.a->p.size(); ++m)
+            for (int q : g_.ranks(e.a->range, m, g)) {
+                const size_t at = e.lane + per * (m * P + static_cast<size_t>(q));
+                s += cplx(ag_.get(at), e.b ? ag_.get(at + 1) : 0.0);
+            }
+        return s;
+    }
+    double real(size_t k, int g) const { return value(k, g).real(); }
+
+private:
+    struct Entry {
+        const Vec *a, *b;
+        size_t lane;
+    };
+    void partials(const Entry &e)
+    {
+        const size_t P = static_cast<size_t>(ag_.comm().size()), me = static_cast<size_t>(ag_.comm().rank());
+        double sum[2] = {0, 0};
+        for (size_t m = 0; m < e.a->p.size(); ++m) {
+            const DistributedArray &a = *e.a->p[m];
+            int64_t begin = 0, count = 0;
+            a.reduce_share(&begin, &count);
+            const size_t es = dtype_size(a.dtype());
+            const char *pa = static_cast<const char *>(a.data()) + begin * static_cast<int64_t>(es);
+            double part[2] = {0, 0};
+            if (e.b) {
+                const char *pb = static_cast<const char *>(e.b->p[m]->data()) + begin * static_cast<int64_t>(es);
+                alignas(16) unsigned char r[16] = {};
+                kernels::dot(a.exec(), a.dtype(), count, pa, pb, true, r);
+                dispatch_float(a.dtype(), [&](auto t) {
+                    using T = decltype(t);
+                    T v;
+                    std::memcpy(&v, r, sizeof v);
+                    part[0] = static_cast<double>(std::real(v));
+                    part[1] = static_cast<double>(std::imag(v));
+                });
+            } else {
+                kernels::norm_partial(a.exec(), a.dtype(), kernels::NormKind::pow_sum, 1.0, 1, count, 1, pa, part);
+            }
+            const size_t per = e.b ? 2 : 1;
+            for (size_t i = 0; i < per; ++i) {
+                if (g_.masked()) ag_.set(e.lane + per * (m * P + me) + i, part[i]);
+                sum[i] += part[i];
+            }
+        }
+        if (!g_.masked())
+            for (size_t i = 0; i < (e.b ? 2u : 1u); ++i) ag_.set(e.lane + i, sum[i]);
+    }
+
+    comm::Agreement ag_;
+    const Groups &g_;
+    size_t stop_;
+    std::vector<Entry> entries_;
+};
+
+// ---- a solve's common state -----------------------------------------------------------------
+
+// The operator, the execution context of the operands, the groups and the operator's Work.
+struct Solve {
+    Solve(const ops::Operator &op, const Exec &e) : op(op), e(e), groups(op), work(op, e) {}
+    const ops::Operator &op;
+    Exec e;
+    Groups groups;
+    ops::WorkLease work;
+    void apply(const Vec &x, Vec &y, bool adjoint) const { op.apply_parts(x.in, y.p, adjoint, work.get()); }
+    int G() const { return groups.count(); }
+    int mine() const { return groups.mine(); }
+};
+
+bool any(const std::vector<char> &v) { return std::find(v.begin(), v.end(), 1) != v.end(); }
+
+// The stop callback and the show table, with the callback's answer kept for the next
+// reduction point (which carries it to every rank).
 class Progress {
 public:
-    Progress(const Monitor &m, const Vec &x, const char *name, int64_t niter, double tol)
-        : m_(m), x_(x), niter_(niter), print_(m.show && x.front().base().rank() == 0)
+    Progress(const Monitor &m, const Vec &x, const char *name, int64_t niter, double tol, bool print_ok)
+        : m_(m), x_(x), niter_(niter), print_(m.show && print_ok && x.front().base().rank() == 0)
     {
         if (!print_) return;
         int64_t n = 0;
@@ -135,37 +261,62 @@ public:
     {
         if (print_) std::printf("%s\n", std::string(72, '-').c_str());
     }
-    // After iteration it (1-based): prints, then asks the callback. True: stop.
-    bool after(int64_t it, double r1, double r2)
+    // After iteration it (1-based) of this rank's group: prints, then asks the callback.
+    void after(int64_t it, double r1, double r2)
     {
-        if (print_ && (it <= 10 || it % 10 == 0 || it > niter_ - 10)) {
-            double x0 = 0;
-            const DistributedArray &a = x_.front();
-            if (a.local_size() > 0)
-                dispatch_float(a.dtype(), [&](auto t) { x0 = std::real(static_cast<const decltype(t) *>(a.data())[0]); });
-            std::printf("%8lld %14.6e %14.6e %14.6e\n", static_cast<long long>(it), x0, r1, r2);
-        }
-        if (!m_.stop) return false;
-        bool mine = false;
-        Dots d(x_);
-        d.add_error(comm::capture([&] { mine = m_.stop(it, r2); }));  // a failure fails every rank
-        const size_t f = d.add_flag(mine);
-        d.run();
-        return d.flag(f);
+        if (print_ && (it <= 10 || it % 10 == 0 || it > niter_ - 10))
+            std::printf("%8lld %14.6e %14.6e %14.6e\n", static_cast<long long>(it), first(), r1, r2);
+        if (!m_.stop || err_) return;
+        alloc::Allowed user_code;  // its failure is agreed at the next reduction point
+        err_ = comm::capture([&] { stop_ = m_.stop(it, r2) || stop_; });
     }
+    // The answer for the next reduction point, then cleared.
+    bool take_stop() { return std::exchange(stop_, false); }
+    std::optional<Error> take_error() { return std::exchange(err_, std::nullopt); }
 
 private:
+    double first() const
+    {
+        const DistributedArray &a = x_.front();
+        double x0 = 0;
+        if (a.local_size() == 0) return 0;
+        dispatch_float(a.dtype(), [&](auto t) {
+            using T = decltype(t);
+            T v{};
+            copy_bytes(Space::host, &v, a.space(), a.data(), sizeof v, a.exec().stream);
+            x0 = static_cast<double>(std::real(v));
+        });
+        return x0;
+    }
     const Monitor &m_;
     const Vec &x_;
     int64_t niter_;
     bool print_;
+    bool stop_ = false;
+    std::optional<Error> err_;
 };
 
-void require_solvable(const ops::Operator &op, const Parts &y, const Parts &x, int64_t niter)
+// The callback's last answer (an error on some rank after the final iteration) agreed: fin is a
+// reduction point with no entries.
+void settle(Step &fin, Progress &progress) { fin.run(progress.take_stop(), progress.take_error()); }
+
+// Checks shared by the solvers and resolves the operands' execution context.
+Exec check_operands(comm::Agreement &ag, const ops::Operator &op, const Parts &y, const Parts &x, int64_t niter,
+                    const char *what)
 {
-    PLM_REQUIRE(niter >= 0, PLM_ERR_INVALID_ARG, "niter %lld is negative", static_cast<long long>(niter));
-    PLM_REQUIRE(!op.is_local(), PLM_ERR_INVALID_ARG, "solvers need a distributed operator");
-    op.check_parts(ops::Operator::In(x.begin(), x.end()), y, false);
+    Exec e{};
+    ag.check([&] {
+        PLM_REQUIRE(niter >= 0, PLM_ERR_INVALID_ARG, "%s: niter %lld is negative", what, static_cast<long long>(niter));
+        PLM_REQUIRE(!op.is_local(), PLM_ERR_INVALID_ARG, "%s needs a distributed operator", what);
+        op.check_parts(ops::Operator::In(x.begin(), x.end()), y, false);
+        const Space s = x.front()->space();
+        for (const DistributedArray *a : x) PLM_REQUIRE(a->space() == s, PLM_ERR_INVALID_ARG, "%s: x mixes memory spaces", what);
+        for (const DistributedArray *a : y)
+            PLM_REQUIRE(a->space() == s, PLM_ERR_INVALID_ARG, "%s: y and x must be in one memory space", what);
+        e = x.front()->exec();
+    });
+    ag.fold(niter);
+    return e;
 }
 
 bool square(const ops::Operator &op)
@@ -177,109 +328,199 @@ bool square(const ops::Operator &op)
     return true;
 }
 
+void reset(Info &info, int64_t niter)
+{
+    info = Info{};
+    info.cost.reserve(static_cast<size_t>(niter) + 1);  // no growth inside the loop
+}
+
 }  // namespace
 
-void cg(const ops::Operator &op, const Parts &yp, const Parts &xp, int64_t niter, double tol, Info &info,
-        const Monitor &mon)
+// ---- CG ---------------------------------------------------------------------------------------
+
+void cg(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const Parts &xp, int64_t niter, double tol,
+        Info &info, const Monitor &mon)
 {
-    require_solvable(op, yp, xp, niter);
-    PLM_REQUIRE(square(op), PLM_ERR_SIZE_MISMATCH, "CG needs a square operator (domain == range)");
+    const Exec e = check_operands(ag, op, yp, xp, niter, "CG");
+    ag.check([&] { PLM_REQUIRE(square(op), PLM_ERR_SIZE_MISMATCH, "CG needs a square operator (domain == range)"); });
+    ag.fold_double(tol);
     const DType dt = op.dtype();
-    const Vec y = view(yp);
-    Vec x = view(xp), r = on(op.range_parts(), dt), c = on(op.domain_parts(), dt), opc = on(op.range_parts(), dt);
-    info = Info{};
-    apply(op, x, r, false);
-    axpby(1, y, -1, r);  // r = y - Op x
-    copy(r, c);
-    Dots d0(x);
-    d0.add(r, r);
-    d0.run();
-    double kold = d0.norm2(0);
-    info.cost.push_back(std::sqrt(kold));
-    Progress progress(mon, x, "CG", niter, tol);
-    int64_t it = 0;
-    while (it < niter && kold > tol) {
-        apply(op, c, opc, false);
-        Dots d1(x);
-        d1.add(c, opc);
-        d1.run();
-        const double a = kold / std::abs(d1.get(0));
-        axpby(a, c, 1, x);
-        axpby(-a, opc, 1, r);
-        Dots d2(x);
-        d2.add(r, r);
-        d2.run();
-        const double knew = d2.norm2(0), b = knew / kold;
-        axpby(1, r, b, c);  // c = r + b c
-        kold = knew;
-        ++it;
-        info.cost.push_back(std::sqrt(kold));
-        if (progress.after(it, kold, std::sqrt(kold))) break;
+    std::optional<Vec> yv, xv;
+    std::optional<Solve> s;
+    std::optional<Vec> r, c, opc;
+    std::optional<Step> s0, s1, s2, fin;
+    ag.check([&] {
+        yv.emplace(view(yp, true));
+        xv.emplace(view(xp, false));
+        s.emplace(op, e);
+        fin.emplace(op.comm(), s->groups, "CG end");
+        r.emplace(on(op, true, dt, e.space));
+        c.emplace(on(op, false, dt, e.space));
+        opc.emplace(on(op, true, dt, e.space));
+        s0.emplace(op.comm(), s->groups, "CG r.r");
+        s1.emplace(op.comm(), s->groups, "CG c.Opc");
+        s2.emplace(op.comm(), s->groups, "CG r.r");
+        s0->add(*r, &*r);
+        s1->add(*c, &*opc);
+        s2->add(*r, &*r);
+        reset(info, niter);
+    });
+    std::vector<double> kold;
+    std::vector<char> active;
+    std::vector<int64_t> its;
+    ag.check([&] {
+        for (auto *v : {&kold}) v->resize(static_cast<size_t>(s->G()));
+        active.resize(static_cast<size_t>(s->G()));
+        its.resize(static_cast<size_t>(s->G()));
+    });
+    ag.run();
+    const Vec &y = *yv;
+    Vec &x = *xv;
+    const int G = s->G(), me = s->mine();
+    s->apply(x, *r, false);
+    axpby(1, y, -1, *r);  // r = y - Op x
+    copy(*r, *c);
+    s0->run();
+    for (int g = 0; g < G; ++g) {
+        kold[static_cast<size_t>(g)] = s0->real(0, g);
+        active[static_cast<size_t>(g)] = niter > 0 && kold[static_cast<size_t>(g)] > tol;
     }
-    info.iterations = it;
-    info.istop = kold <= tol ? 1 : 2;
-    info.r1norm = kold;
-    info.r2norm = std::sqrt(kold);
+    info.cost.push_back(std::sqrt(kold[static_cast<size_t>(me)]));
+    Progress progress(mon, x, "CG", niter, tol, true);
+    while (any(active)) {
+        s->apply(*c, *opc, false);
+        s1->run(progress.take_stop(), progress.take_error());
+        if (s1->stopped()) break;
+        const bool mine = active[static_cast<size_t>(me)];
+        if (mine) {
+            const double a = kold[static_cast<size_t>(me)] / std::abs(s1->value(0, me));
+            axpby(a, *c, 1, x);
+            axpby(-a, *opc, 1, *r);
+        }
+        s2->run();
+        if (mine) {
+            const double b = s2->real(0, me) / kold[static_cast<size_t>(me)];
+            axpby(1, *r, b, *c);  // c = r + b c
+        }
+        for (int g = 0; g < G; ++g) {
+            const size_t i = static_cast<size_t>(g);
+            if (!active[i]) continue;
+            kold[i] = s2->real(0, g);
+            active[i] = ++its[i] < niter && kold[i] > tol;
+        }
+        if (mine) {
+            info.cost.push_back(std::sqrt(kold[static_cast<size_t>(me)]));
+            progress.after(its[static_cast<size_t>(me)], kold[static_cast<size_t>(me)],
+                           std::sqrt(kold[static_cast<size_t>(me)]));
+        }
+    }
+    settle(*fin, progress);
+    const double k = kold[static_cast<size_t>(me)];
+    info.iterations = its[static_cast<size_t>(me)];
+    info.istop = static_cast<int>(k <= tol ? Stop::tolerance : Stop::iterations);
+    info.r1norm = k;
+    info.r2norm = std::sqrt(k);
 }
 
-void cgls(const ops::Operator &op, const Parts &yp, const Parts &xp, int64_t niter, double damp, double tol,
-          Info &info, const Monitor &mon)
+// ---- CGLS -------------------------------------------------------------------------------------
+
+void cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const Parts &xp, int64_t niter, double damp,
+          double tol, Info &info, const Monitor &mon)
 {
-    require_solvable(op, yp, xp, niter);
+    const Exec e = check_operands(ag, op, yp, xp, niter, "CGLS");
+    ag.fold_double(damp);
+    ag.fold_double(tol);
     const DType dt = op.dtype();
     const double d2 = damp * damp;
-    const Vec y = view(yp);
-    Vec x = view(xp), s = on(op.range_parts(), dt), q = on(op.range_parts(), dt), r = on(op.domain_parts(), dt),
-        c = on(op.domain_parts(), dt);
-    info = Info{};
-    apply(op, x, s, false);
-    axpby(1, y, -1, s);  // s = y - Op x
-    apply(op, s, r, true);
-    if (d2 != 0) axpby(-d2, x, 1, r);  // r = Op^H s - damp^2 x (PyLops: damp, unsquared)
-    copy(r, c);
-    apply(op, c, q, false);
+    std::optional<Vec> yv, xv;
+    std::optional<Solve> sv;
+    std::optional<Vec> s, q, r, c;
+    std::optional<Step> s0, s1, s3, fin;
     // ||x||^2 and ||c||^2 only matter with damping: without it they are not reduced.
-    Dots d0(x);
-    d0.add(r, r);
-    d0.add(s, s);
-    if (d2 != 0) d0.add(x, x);
-    d0.run();
-    double kold = d0.norm2(0), ss = d0.norm2(1), xx = d2 != 0 ? d0.norm2(2) : 0;
-    info.cost.push_back(std::sqrt(ss));
-    double r2 = std::sqrt(ss + d2 * xx);
-    Progress progress(mon, x, "CGLS", niter, tol);
-    int64_t it = 0;
-    while (it < niter && kold > tol) {
-        Dots d1(x);
-        d1.add(q, q);
-        if (d2 != 0) d1.add(c, c);
-        d1.run();
-        const double a = kold / (d1.norm2(0) + (d2 != 0 ? d2 * d1.norm2(1) : 0));
-        axpby(a, c, 1, x);
-        axpby(-a, q, 1, s);
-        apply(op, s, r, true);
-        if (d2 != 0) axpby(-d2, x, 1, r);
-        Dots d3(x);
-        d3.add(r, r);
-        d3.add(s, s);
-        if (d2 != 0) d3.add(x, x);
-        d3.run();
-        const double k = d3.norm2(0), b = k / kold;
-        axpby(1, r, b, c);  // c = r + b c
-        apply(op, c, q, false);
-        kold = k;
-        ss = d3.norm2(1);
-        xx = d2 != 0 ? d3.norm2(2) : 0;
-        ++it;
-        info.cost.push_back(std::sqrt(ss));
-        r2 = std::sqrt(ss + d2 * xx);
-        if (progress.after(it, kold, r2)) break;
+    size_t k_xx = 0, k_cc = 0;
+    std::vector<double> kold, r2;
+    std::vector<char> active;
+    std::vector<int64_t> its;
+    ag.check([&] {
+        yv.emplace(view(yp, true));
+        xv.emplace(view(xp, false));
+        sv.emplace(op, e);
+        fin.emplace(op.comm(), sv->groups, "CGLS end");
+        s.emplace(on(op, true, dt, e.space));
+        q.emplace(on(op, true, dt, e.space));
+        r.emplace(on(op, false, dt, e.space));
+        c.emplace(on(op, false, dt, e.space));
+        s0.emplace(op.comm(), sv->groups, "CGLS r.r, s.s");
+        s1.emplace(op.comm(), sv->groups, "CGLS q.q");
+        s3.emplace(op.comm(), sv->groups, "CGLS r.r, s.s");
+        for (Step *st : {&*s0, &*s3}) {
+            st->add(*r, &*r);
+            st->add(*s, &*s);
+            if (d2 != 0) k_xx = st->add(*xv, &*xv);
+        }
+        s1->add(*q, &*q);
+        if (d2 != 0) k_cc = s1->add(*c, &*c);
+        reset(info, niter);
+        const size_t G = static_cast<size_t>(sv->G());
+        kold.resize(G);
+        r2.resize(G);
+        active.resize(G);
+        its.resize(G);
+    });
+    ag.run();
+    const Vec &y = *yv;
+    Vec &x = *xv;
+    const int G = sv->G(), me = sv->mine();
+    const size_t mi = static_cast<size_t>(me);
+    sv->apply(x, *s, false);
+    axpby(1, y, -1, *s);  // s = y - Op x
+    sv->apply(*s, *r, true);
+    if (d2 != 0) axpby(-d2, x, 1, *r);  // r = Op^H s - damp^2 x (PyLops: damp, unsquared)
+    copy(*r, *c);
+    sv->apply(*c, *q, false);
+    s0->run();
+    for (int g = 0; g < G; ++g) {
+        const size_t i = static_cast<size_t>(g);
+        kold[i] = s0->real(0, g);
+        r2[i] = std::sqrt(s0->real(1, g) + (d2 != 0 ? d2 * s0->real(k_xx, g) : 0));
+        active[i] = niter > 0 && kold[i] > tol;
     }
-    info.iterations = it;
-    info.istop = kold < tol ? 1 : 2;
-    info.r1norm = kold;
-    info.r2norm = r2;
+    info.cost.push_back(std::sqrt(s0->real(1, me)));
+    Progress progress(mon, x, "CGLS", niter, tol, true);
+    while (any(active)) {
+        s1->run(progress.take_stop(), progress.take_error());
+        if (s1->stopped()) break;
+        const bool mine = active[mi];
+        if (mine) {
+            const double a = kold[mi] / (s1->real(0, me) + (d2 != 0 ? d2 * s1->real(k_cc, me) : 0));
+            axpby(a, *c, 1, x);
+            axpby(-a, *q, 1, *s);
+        }
+        sv->apply(*s, *r, true);
+        if (mine && d2 != 0) axpby(-d2, x, 1, *r);
+        s3->run();
+        if (mine) axpby(1, *r, s3->real(0, me) / kold[mi], *c);  // c = r + b c
+        sv->apply(*c, *q, false);
+        for (int g = 0; g < G; ++g) {
+            const size_t i = static_cast<size_t>(g);
+            if (!active[i]) continue;
+            kold[i] = s3->real(0, g);
+            r2[i] = std::sqrt(s3->real(1, g) + (d2 != 0 ? d2 * s3->real(k_xx, g) : 0));
+            active[i] = ++its[i] < niter && kold[i] > tol;
+        }
+        if (mine) {
+            info.cost.push_back(std::sqrt(s3->real(1, me)));
+            progress.after(its[mi], kold[mi], r2[mi]);
+        }
+    }
+    settle(*fin, progress);
+    info.iterations = its[mi];
+    info.istop = static_cast<int>(kold[mi] < tol ? Stop::tolerance : Stop::iterations);
+    info.r1norm = kold[mi];
+    info.r2norm = r2[mi];
 }
+
+// ---- dot test and power iteration -------------------------------------------------------------
 
 namespace {
 
@@ -306,17 +547,29 @@ int64_t noise_offset(const DistributedArray &a)
     return off;
 }
 
-// Fills operator vectors from their global indices within the mask group (replicated data
-// stay equal; member i draws from seed + 100 i).
-void fill_noise(Vec &v, int seed)
+// Host buffers the noise of a vector is drawn into before it goes to device arrays.
+std::vector<Buffer> noise_staging(const Vec &v)
 {
+    std::vector<Buffer> b;
+    for (const DistributedArray *a : v.p)
+        if (a->space() != Space::host)
+            b.push_back(Buffer::allocate(Space::host, static_cast<size_t>(a->local_size()) * dtype_size(a->dtype())));
+    return b;
+}
+
+// Fills vectors from their global indices within the mask group (replicated data stay equal;
+// member i draws from seed + 100 i), through host staging for device arrays.
+void fill_noise(Vec &v, int seed, std::vector<Buffer> &staging)
+{
+    size_t next = 0;
     for (size_t m = 0; m < v.p.size(); ++m) {
         DistributedArray &a = *v.p[m];
         const int64_t off = noise_offset(a);
         const int sd = seed + 100 * static_cast<int>(m);
+        void *dst = a.space() == Space::host ? a.data() : staging[next++].data();
         dispatch_float(a.dtype(), [&](auto t) {
             using T = decltype(t);
-            T *p = static_cast<T *>(a.data());
+            T *p = static_cast<T *>(dst);
             for (int64_t i = 0; i < a.local_size(); ++i) {
                 const int64_t g = off + i;
                 if constexpr (is_complex_v<T>)
@@ -325,76 +578,140 @@ void fill_noise(Vec &v, int seed)
                     p[i] = static_cast<T>(noise(g, sd));
             }
         });
+        if (dst != a.data())
+            copy_bytes(a.space(), a.data(), Space::host, dst, static_cast<size_t>(a.local_size()) * dtype_size(a.dtype()),
+                       a.exec().stream);
     }
 }
 
+Exec exec_of(const ops::Operator &op, Space s) { return op.comm().exec(s); }
+
+// Power iteration on a square operator, planned inside an agreement's check (so that ISTA can
+// plan it as part of its own solve) and run after it.
+class Power {
+public:
+    Power(const ops::Operator &op, const Exec &e, uint64_t seed)
+        : s_(op, e), b_(on(op, false, op.dtype(), e.space)), b1_(on(op, true, op.dtype(), e.space)),
+          staging_(noise_staging(b_)), st0_(op.comm(), s_.groups, "power iteration b.b"),
+          st_(op.comm(), s_.groups, "power iteration b.Ob, Ob.Ob"), seed_(seed),
+          lambda_(static_cast<size_t>(s_.G())), active_(static_cast<size_t>(s_.G())), its_(static_cast<size_t>(s_.G()))
+    {
+        st0_.add(b_, &b_);
+        st_.add(b_, &b1_);
+        st_.add(b1_, &b1_);
+    }
+    Eigen run(int64_t niter, double tol)
+    {
+        const int G = s_.G(), me = s_.mine();
+        std::vector<cplx> &lambda = lambda_;
+        std::vector<char> &active = active_;
+        std::vector<int64_t> &its = its_;
+        std::fill(lambda.begin(), lambda.end(), cplx(0));
+        std::fill(active.begin(), active.end(), niter > 0);
+        std::fill(its.begin(), its.end(), 0);
+        fill_noise(b_, static_cast<int>(seed_ % 1000003) + 11, staging_);
+        st0_.run();
+        axpby(0, b_, 1 / std::sqrt(st0_.real(0, me)), b_);  // b /= ||b||
+        while (any(active)) {
+            s_.apply(b_, b1_, false);
+            st_.run();
+            const double n1 = std::sqrt(st_.real(1, me));
+            if (active[static_cast<size_t>(me)] && n1 != 0) axpby(1 / n1, b1_, 0, b_);
+            for (int g = 0; g < G; ++g) {
+                const size_t i = static_cast<size_t>(g);
+                if (!active[i]) continue;
+                const cplx old = lambda[i];
+                lambda[i] = st_.value(0, g);  // lambda = b^H Op b
+                ++its[i];
+                // Op b = 0: lambda is 0. Converged, or niter: this group is done.
+                active[i] = st_.real(1, g) != 0 && its[i] < niter && !(std::abs(lambda[i] - old) < tol * std::abs(lambda[i]));
+            }
+        }
+        const cplx l = lambda[static_cast<size_t>(me)];
+        return {l.real(), l.imag(), its[static_cast<size_t>(me)]};
+    }
+
+private:
+    Solve s_;
+    Vec b_, b1_;
+    std::vector<Buffer> staging_;
+    Step st0_, st_;
+    uint64_t seed_;
+    std::vector<cplx> lambda_;  // per group, kept between iterations
+    std::vector<char> active_;
+    std::vector<int64_t> its_;
+};
+
 }  // namespace
 
-DotTest dottest(const ops::Operator &op, double rtol)
+DotTest dottest(comm::Agreement &ag, const ops::Operator &op, double rtol)
 {
-    PLM_REQUIRE(!op.is_local(), PLM_ERR_INVALID_ARG, "dottest needs a distributed operator");
-    PLM_REQUIRE(rtol >= 0, PLM_ERR_INVALID_ARG, "rtol is negative");
+    ag.check([&] {
+        PLM_REQUIRE(!op.is_local(), PLM_ERR_INVALID_ARG, "dottest needs a distributed operator");
+        PLM_REQUIRE(rtol >= 0, PLM_ERR_INVALID_ARG, "rtol %g is negative or NaN", rtol);
+    });
+    ag.fold_double(rtol);
     const DType dt = op.dtype();
-    Vec u = on(op.domain_parts(), dt), v = on(op.range_parts(), dt), y = on(op.range_parts(), dt),
-        x = on(op.domain_parts(), dt);
-    fill_noise(u, 1);
-    fill_noise(v, 2);
-    apply(op, u, y, false);
-    apply(op, v, x, true);
-    Dots d(u);
-    d.add(y, v);  // (Op u)^H v
-    d.add(u, x);  // u^H Op^H v
-    d.run();
-    const std::complex<double> yy = d.get(0), xx = d.get(1);
+    std::optional<Solve> s;
+    std::optional<Vec> u, v, y, x;
+    std::optional<Step> st;
+    std::vector<Buffer> su, sv;
+    ag.check([&] {
+        const Exec e = exec_of(op, Space::host);
+        s.emplace(op, e);
+        u.emplace(on(op, false, dt, e.space));
+        v.emplace(on(op, true, dt, e.space));
+        y.emplace(on(op, true, dt, e.space));
+        x.emplace(on(op, false, dt, e.space));
+        st.emplace(op.comm(), s->groups, "dottest");
+        st->add(*y, &*v);  // (Op u)^H v
+        st->add(*u, &*x);  // u^H Op^H v
+        su = noise_staging(*u);
+        sv = noise_staging(*v);
+    });
+    ag.run();
+    fill_noise(*u, 1, su);
+    fill_noise(*v, 2, sv);
+    s->apply(*u, *y, false);
+    s->apply(*v, *x, true);
+    st->run();
+    const cplx yy = st->value(0, s->mine()), xx = st->value(1, s->mine());
     DotTest t{yy.real(), yy.imag(), xx.real(), xx.imag(), false};
     t.passed = std::abs(xx - yy) <= rtol * std::max(std::abs(xx), std::abs(yy)) + 1e-300;
     return t;
 }
 
-Eigen power_iteration(const ops::Operator &op, int64_t niter, double tol, uint64_t seed)
+Eigen power_iteration(comm::Agreement &ag, const ops::Operator &op, int64_t niter, double tol, uint64_t seed)
 {
-    PLM_REQUIRE(!op.is_local(), PLM_ERR_INVALID_ARG, "power iteration needs a distributed operator");
-    PLM_REQUIRE(square(op), PLM_ERR_SIZE_MISMATCH, "power iteration needs a square operator (domain == range)");
-    PLM_REQUIRE(niter >= 0 && tol >= 0, PLM_ERR_INVALID_ARG, "niter and tol must be non-negative");
-    const DType dt = op.dtype();
-    Vec b = on(op.domain_parts(), dt), b1 = on(op.range_parts(), dt);
-    fill_noise(b, static_cast<int>(seed % 1000003) + 11);
-    Dots d0(b);
-    d0.add(b, b);
-    d0.run();
-    axpby(0, b, 1 / std::sqrt(d0.norm2(0)), b);  // b /= ||b||
-    std::complex<double> lambda = 0;
-    int64_t it = 0;
-    while (it < niter) {
-        apply(op, b, b1, false);
-        Dots d(b);
-        d.add(b, b1);  // lambda = b^H Op b
-        d.add(b1, b1);
-        d.run();
-        const std::complex<double> old = lambda;
-        lambda = d.get(0);
-        ++it;
-        const double n1 = std::sqrt(d.norm2(1));
-        if (n1 == 0) break;  // Op b = 0: lambda is 0
-        axpby(1 / n1, b1, 0, b);
-        if (std::abs(lambda - old) < tol * std::abs(lambda)) break;
-    }
-    return {lambda.real(), lambda.imag(), it};
+    ag.check([&] {
+        PLM_REQUIRE(!op.is_local(), PLM_ERR_INVALID_ARG, "power iteration needs a distributed operator");
+        PLM_REQUIRE(niter >= 0 && tol >= 0, PLM_ERR_INVALID_ARG, "niter and tol must be non-negative");
+        PLM_REQUIRE(square(op), PLM_ERR_SIZE_MISMATCH, "power iteration needs a square operator (domain == range)");
+    });
+    ag.fold(niter);
+    ag.fold_double(tol);
+    ag.fold(static_cast<int64_t>(seed));
+    std::optional<Power> p;
+    ag.check([&] { p.emplace(op, exec_of(op, Space::host), seed); });
+    ag.run();
+    return p->run(niter, tol);
 }
+
+// ---- ISTA / FISTA -----------------------------------------------------------------------------
 
 namespace {
 
 // PyLops' thresholds on one element (complex: applied to the magnitude, phase kept).
-template <typename T> T threshold(T v, double t, Thresh kind)
+template <typename T> T threshold(T v, double t, int kind)
 {
     const double a = std::abs(v);
     switch (kind) {
-    case Thresh::soft: {
+    case PLM_THRESH_SOFT: {
         const double m = std::max(a - t, 0.0);
         return a == 0 ? T(0) : static_cast<T>(v * static_cast<real_t<T>>(m / a));
     }
-    case Thresh::hard: return a <= std::sqrt(2 * t) ? T(0) : v;
-    case Thresh::half: {
+    case PLM_THRESH_HARD: return a <= std::sqrt(2 * t) ? T(0) : v;
+    case PLM_THRESH_HALF: {
         if (a <= std::cbrt(54.0) / 4 * std::pow(t, 2.0 / 3)) return T(0);
         const double arg = std::clamp(t / 8 * std::pow(a / 3, -1.5), -1.0, 1.0);
         const double phi = 2.0 / 3 * std::acos(arg);
@@ -404,84 +721,143 @@ template <typename T> T threshold(T v, double t, Thresh kind)
     return v;
 }
 
-void threshold_all(Vec &x, double t, Thresh kind)
+void threshold_all(Vec &x, double t, int kind)
 {
-    for (DistributedArray *a : x.p)
+    for (DistributedArray *a : x.p) {
+        PLM_REQUIRE(a->space() == Space::host, PLM_ERR_NOT_SUPPORTED, "ISTA/FISTA thresholds on device arrays");
         dispatch_float(a->dtype(), [&](auto z) {
             using T = decltype(z);
             T *p = static_cast<T *>(a->data());
             for (int64_t i = 0; i < a->local_size(); ++i) p[i] = threshold(p[i], t, kind);
         });
+    }
 }
 
 }  // namespace
 
-void ista(const ops::Operator::Ptr &opp, const Parts &yp, const Parts &xp, const Sparse &o, Info &info,
-          const Monitor &mon)
+void ista(comm::Agreement &ag, const ops::Operator::Ptr &opp, const Parts &yp, const Parts &xp, const Sparse &o,
+          Info &info, const Monitor &mon)
 {
     const ops::Operator &op = *opp;
-    require_solvable(op, yp, xp, o.niter);
-    PLM_REQUIRE(o.decay.empty() || static_cast<int64_t>(o.decay.size()) >= o.niter, PLM_ERR_SIZE_MISMATCH,
-                "decay has %zu values for %lld iterations", o.decay.size(), static_cast<long long>(o.niter));
+    const char *name = o.fista ? "FISTA" : "ISTA";
+    const Exec e = check_operands(ag, op, yp, xp, o.niter, name);
+    ag.check([&] {
+        PLM_REQUIRE(o.kind >= PLM_THRESH_SOFT && o.kind <= PLM_THRESH_HALF, PLM_ERR_INVALID_ARG,
+                    "unknown threshold kind %d", o.kind);
+        PLM_REQUIRE(o.decay.empty() || static_cast<int64_t>(o.decay.size()) >= o.niter, PLM_ERR_SIZE_MISMATCH,
+                    "decay has %zu values for %lld iterations", o.decay.size(), static_cast<long long>(o.niter));
+    });
+    for (double v : {o.eps, o.alpha, o.tol}) ag.fold_double(v);
+    ag.fold(o.kind);
+    ag.fold(o.monitorres);
+    ag.fold(o.fista);
+    for (double v : o.decay) ag.fold_double(v);  // equal on every rank
+    const DType dt = op.dtype();
+    std::optional<Vec> yv, xv;
+    std::optional<Solve> s;
+    std::optional<Vec> res, grad, xold, z;
+    ops::Operator::Ptr normal;   // Op^H Op for the automatic step (outlives its power iteration)
+    std::optional<Step> smon, st, fin;
+    std::optional<Power> power;
+    size_t k_dx = 0, k_rr = 0, k_l1 = 0;
+    std::vector<double> normres, last_res, xupdate;
+    std::vector<char> active;
+    std::vector<int64_t> its;
+    ag.check([&] {
+        yv.emplace(view(yp, true));
+        xv.emplace(view(xp, false));
+        s.emplace(op, e);
+        fin.emplace(op.comm(), s->groups, "ISTA end");
+        res.emplace(on(op, true, dt, e.space));
+        grad.emplace(on(op, false, dt, e.space));
+        xold.emplace(on(op, false, dt, e.space));
+        z.emplace(on(op, false, dt, e.space));
+        smon.emplace(op.comm(), s->groups, "ISTA monitorres");
+        st.emplace(op.comm(), s->groups, "ISTA step");
+        smon->add(*res, &*res);
+        k_dx = st->add(*xold, &*xold);
+        k_rr = st->add(*res, &*res);
+        k_l1 = st->add(*xv, nullptr);
+        if (o.alpha <= 0) {
+            normal = ops::product(ops::adjoint(opp), opp);
+            power.emplace(*normal, e, 0);
+        }
+        reset(info, o.niter);
+        const size_t G = static_cast<size_t>(s->G());
+        normres.assign(G, std::numeric_limits<double>::infinity());
+        xupdate.assign(G, std::numeric_limits<double>::infinity());
+        last_res.assign(G, 0.0);
+        active.assign(G, o.niter > 0);
+        its.assign(G, 0);
+    });
+    ag.run();
+    const Vec &y = *yv;
+    Vec &x = *xv;
     double alpha = o.alpha;
-    if (alpha <= 0) {  // 1 / |lambda_max(Op^H Op)|
-        const Eigen e = power_iteration(*ops::product(ops::adjoint(opp), opp), 30, 1e-5, 0);
-        alpha = 1 / std::abs(std::complex<double>(e.re, e.im));
+    if (power) {  // 1 / |lambda_max(Op^H Op)|
+        const Eigen ev = power->run(30, 1e-5);
+        alpha = 1 / std::abs(cplx(ev.re, ev.im));
     }
     const double thresh = o.eps * alpha * 0.5;
-    const DType dt = op.dtype();
-    const Vec y = view(yp);
-    Vec x = view(xp), res = on(op.range_parts(), dt), grad = on(op.domain_parts(), dt),
-        xold = on(op.domain_parts(), dt), z = on(op.domain_parts(), dt);
-    copy(x, z);
-    info = Info{};
-    Progress progress(mon, x, o.fista ? "FISTA" : "ISTA", o.niter, o.tol);
-    double t = 1, xupdate = std::numeric_limits<double>::infinity(), normres_old = std::numeric_limits<double>::infinity();
-    double last_res = 0;
-    int64_t it = 0;
-    while (it < o.niter && xupdate > o.tol) {
-        copy(x, xold);
-        const Vec &base = o.fista ? z : x;
-        apply(op, base, res, false);
-        axpby(1, y, -1, res);  // res = y - Op base
+    const int G = s->G(), me = s->mine();
+    const size_t mi = static_cast<size_t>(me);
+    copy(x, *z);
+    Progress progress(mon, x, name, o.niter, o.tol, true);
+    double t = 1;
+    while (any(active)) {
+        const bool mine = active[mi];
+        copy(x, *xold);
+        const Vec &base = o.fista ? *z : x;
+        s->apply(base, *res, false);
+        axpby(1, y, -1, *res);  // res = y - Op base
         if (o.monitorres) {
-            Dots d(x);
-            d.add(res, res);
-            d.run();
-            const double nr = std::sqrt(d.norm2(0));
-            PLM_REQUIRE(nr <= normres_old, PLM_ERR_NOT_CONVERGED,
-                        "%s: the residual norm grew from %g to %g at iteration %lld (monitorres)",
-                        o.fista ? "FISTA" : "ISTA", normres_old, nr, static_cast<long long>(it + 1));
-            normres_old = nr;
+            smon->run(progress.take_stop(), progress.take_error());
+            if (smon->stopped()) break;
+            for (int g = 0; g < G; ++g) {
+                const size_t i = static_cast<size_t>(g);
+                if (!active[i]) continue;
+                const double nr = std::sqrt(smon->real(0, g));  // the same verdict on every rank
+                PLM_REQUIRE(nr <= normres[i], PLM_ERR_NOT_CONVERGED,
+                            "%s: the residual norm grew from %g to %g at iteration %lld (monitorres%s)", name,
+                            normres[i], nr, static_cast<long long>(its[i] + 1), G > 1 ? ", in one mask group" : "");
+                normres[i] = nr;
+            }
         }
-        apply(op, res, grad, true);
-        copy(base, x);
-        axpby(alpha, grad, 1, x);  // x = base + alpha Op^H res
-        threshold_all(x, (o.decay.empty() ? 1.0 : o.decay[static_cast<size_t>(it)]) * thresh, o.kind);
+        s->apply(*res, *grad, true);
+        if (mine) {
+            copy(base, x);
+            axpby(alpha, *grad, 1, x);  // x = base + alpha Op^H res
+            threshold_all(x, (o.decay.empty() ? 1.0 : o.decay[static_cast<size_t>(its[mi])]) * thresh, o.kind);
+        }
         if (o.fista) {
             const double told = t;
             t = (1 + std::sqrt(1 + 4 * t * t)) / 2;
-            copy(x, z);
-            axpby(-(told - 1) / t, xold, 1 + (told - 1) / t, z);  // z = x + (told-1)/t (x - xold)
-            apply(op, x, res, false);                             // FISTA's cost: a fresh residual
-            axpby(1, y, -1, res);
+            if (mine) {
+                copy(x, *z);
+                axpby(-(told - 1) / t, *xold, 1 + (told - 1) / t, *z);  // z = x + (told-1)/t (x - xold)
+            }
+            s->apply(x, *res, false);  // FISTA's cost: a fresh residual
+            axpby(1, y, -1, *res);
         }
-        axpby(1, x, -1, xold);  // xold = x - xold
-        Dots d(x);
-        d.add(xold, xold);
-        d.add(res, res);
-        const size_t l1 = d.add_norm1(x);
-        d.run();
-        xupdate = std::sqrt(d.norm2(0));
-        last_res = d.norm2(1);
-        info.cost.push_back(0.5 * last_res + o.eps * d.norm1(l1));
-        ++it;
-        if (progress.after(it, info.cost.back(), std::sqrt(last_res))) break;
+        axpby(1, x, -1, *xold);  // xold = x - xold
+        if (o.monitorres) st->run();
+        else st->run(progress.take_stop(), progress.take_error());
+        if (st->stopped()) break;
+        for (int g = 0; g < G; ++g) {
+            const size_t i = static_cast<size_t>(g);
+            if (!active[i]) continue;
+            xupdate[i] = std::sqrt(st->real(k_dx, g));
+            last_res[i] = st->real(k_rr, g);
+            active[i] = ++its[i] < o.niter && xupdate[i] > o.tol;
+            if (g == me) info.cost.push_back(0.5 * last_res[i] + o.eps * st->real(k_l1, g));
+        }
+        if (mine) progress.after(its[mi], info.cost.back(), std::sqrt(last_res[mi]));
     }
-    info.iterations = it;
-    info.istop = xupdate <= o.tol ? 1 : 2;
-    info.r1norm = xupdate;
-    info.r2norm = std::sqrt(last_res);
+    settle(*fin, progress);
+    info.iterations = its[mi];
+    info.istop = static_cast<int>(xupdate[mi] <= o.tol ? Stop::tolerance : Stop::iterations);
+    info.r1norm = xupdate[mi];
+    info.r2norm = std::sqrt(last_res[mi]);
 }
 
 }  // namespace plm::solvers

@@ -165,8 +165,15 @@ void test_plans_in_flight(void **)
         HaloCase<int64_t> h1(1, 4, 0);
         A2ACase<double> a0(0, 0);
         A2ACase<c128> a1(1, 0);
-        const HaloPlan hp0 = h0.plan(), hp1 = h1.plan();
-        const AlltoallvPlan ap0 = a0.plan(), ap1 = a1.plan();
+        HaloPlan hp0 = h0.plan(), hp1 = h1.plan();
+        AlltoallvPlan ap0 = a0.plan(), ap1 = a1.plan();
+        // Tags come from the agreement of the call that makes the plans.
+        Agreement ag(C(), "plans");
+        ag.run();
+        hp0.bind(ag.plan_tags(HaloPlan::kTags));
+        hp1.bind(ag.plan_tags(HaloPlan::kTags));
+        ap0.bind(ag.plan_tags(AlltoallvPlan::kTags));
+        ap1.bind(ag.plan_tags(AlltoallvPlan::kTags));
         const int tags[] = {hp0.tag(), hp0.tag() + 1, hp1.tag(), hp1.tag() + 1, ap0.tag(), ap1.tag()};
         for (int i = 0; i < 6; ++i)
             for (int j = i + 1; j < 6; ++j) ck.expect(tags[i] != tags[j], "plans share tag %d", tags[i]);
