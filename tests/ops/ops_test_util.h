@@ -127,6 +127,63 @@ static TU_UNUSED void check_against(plm_const_op_t op, const double complex *G, 
     plm_layout_destroy(&ran);
 }
 
+/* Serial CGLS with PyLops' rules (damp squared throughout), on the global dense G. */
+static TU_UNUSED void serial_cgls(const double *G, int64_t M, int64_t N, const double *y, int64_t niter, double damp, double tol,
+                        double *x, int *istop, int64_t *iters, double *r1, double *r2)
+{
+    double *s = calloc((size_t)M, 8), *q = calloc((size_t)M, 8), *r = calloc((size_t)N, 8), *c = calloc((size_t)N, 8);
+    const double d2 = damp * damp;
+    for (int64_t j = 0; j < N; j++) x[j] = 0;
+    for (int64_t i = 0; i < M; i++) s[i] = y[i];
+    for (int64_t j = 0; j < N; j++) {
+        r[j] = 0;
+        for (int64_t i = 0; i < M; i++) r[j] += G[i * N + j] * s[i];
+        c[j] = r[j];
+    }
+    double kold = 0;
+    for (int64_t j = 0; j < N; j++) kold += r[j] * r[j];
+    for (int64_t i = 0; i < M; i++) {
+        q[i] = 0;
+        for (int64_t j = 0; j < N; j++) q[i] += G[i * N + j] * c[j];
+    }
+    int64_t it = 0;
+    double r2n = 0;
+    while (it < niter && kold > tol) {
+        double qq = 0, cc = 0;
+        for (int64_t i = 0; i < M; i++) qq += q[i] * q[i];
+        for (int64_t j = 0; j < N; j++) cc += c[j] * c[j];
+        const double a = kold / (qq + d2 * cc);
+        for (int64_t j = 0; j < N; j++) x[j] += a * c[j];
+        for (int64_t i = 0; i < M; i++) s[i] -= a * q[i];
+        double k = 0;
+        for (int64_t j = 0; j < N; j++) {
+            r[j] = -d2 * x[j];
+            for (int64_t i = 0; i < M; i++) r[j] += G[i * N + j] * s[i];
+            k += r[j] * r[j];
+        }
+        const double b = k / kold;
+        for (int64_t j = 0; j < N; j++) c[j] = r[j] + b * c[j];
+        for (int64_t i = 0; i < M; i++) {
+            q[i] = 0;
+            for (int64_t j = 0; j < N; j++) q[i] += G[i * N + j] * c[j];
+        }
+        kold = k;
+        it++;
+    }
+    double ss = 0, xx = 0;
+    for (int64_t i = 0; i < M; i++) ss += s[i] * s[i];
+    for (int64_t j = 0; j < N; j++) xx += x[j] * x[j];
+    r2n = sqrt(ss + d2 * xx);
+    *istop = kold < tol ? 1 : 2;
+    *iters = it;
+    *r1 = kold;
+    *r2 = r2n;
+    free(s);
+    free(q);
+    free(r);
+    free(c);
+}
+
 /* ---- stacks ------------------------------------------------------------------------------- */
 
 /* A stack of arrays on an operator's parts (domain or range), seeded per member. */
