@@ -405,7 +405,7 @@ int64_t DistributedArray::gathered_size(bool masked) const
 
 DistributedArray::Gather DistributedArray::plan_asarray(bool masked) const
 {
-    if (!lay_->layout().scattered()) return Gather{&lay_->comm(), {}, 0, {}};
+    if (!lay_->layout().scattered()) return Gather{&lay_->comm(), {}, 0, {}, {}, {}};
     std::vector<Shape> shapes;
     for (int r = 0; r < lay_->comm().size(); ++r)
         if (!masked || !has_mask() || lay_->mask()[static_cast<size_t>(r)] == lay_->mask()[static_cast<size_t>(rank())])

@@ -34,7 +34,7 @@ echo "== building pylopsmpi (CUDA arch ${CUDA_ARCH:-90}) into $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPLM_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
       -DPLM_BUILD_TESTS=ON -DPLM_BUILD_EXAMPLES=OFF -DPLM_BUILD_BENCH=ON \
       -DMPI_C_COMPILER="$DEPS/ompi/bin/mpicc" -DMPI_CXX_COMPILER="$DEPS/ompi/bin/mpicxx" \
-      -DMPIEXEC_EXECUTABLE="$DEPS/ompi/bin/mpiexec" > "$BUILD.configure.log"
+      -DMPIEXEC_EXECUTABLE="$DEPS/ompi/bin/mpiexec" > "$DEPS/configure.log"
 GPU_PROGRAMS=(tests/gpu/test_device bench/bench_device)
 cmake --build "$BUILD" -j "$JOBS" --target $(for p in "${GPU_PROGRAMS[@]}"; do basename "$p"; done)
 
