@@ -17,7 +17,7 @@ ArrayLayout::Draft ArrayLayout::check(comm::Agreement &ag, const LayoutSpec &s)
                     PLM_MAX_NDIM);
         for (int64_t e : s.global)
             PLM_REQUIRE(e >= 0, PLM_ERR_INVALID_ARG, "global extent %lld is negative", static_cast<long long>(e));
-        product_checked(s.global);
+        checked_product(s.global, "the element count of the global shape");
         l.global = s.global;
         l.axis = normalize_axis(s.axis, ndim);
         PLM_REQUIRE(s.partition >= PLM_PARTITION_SCATTER && s.partition <= PLM_PARTITION_UNSAFE_BROADCAST,
@@ -50,7 +50,9 @@ ArrayLayout::Ptr ArrayLayout::finish(Draft d)
         for (int r = 0; r < c.size(); ++r)
             l.local.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(r * ndim),
                                  all.begin() + static_cast<std::ptrdiff_t>((r + 1) * ndim));
-        validate_local_shapes(l);  // the same data on every rank: the same verdict
+        // The same data on every rank, so the same verdict, agreed once more: the gathered
+        // extents may sum past 64 bits, which no rank could see before.
+        comm::check_gathered(c, "layout local shapes", [&] { validate_local_shapes(l); });
     } else {
         l.local = default_local_shapes(l.global, l.axis, l.partition, c.size());
     }

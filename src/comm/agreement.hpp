@@ -92,6 +92,17 @@ private:
     std::vector<Word> heap_;                   // the words once they do not
 };
 
+// A check of data every rank holds alike once the call's agreement has run (sizes gathered
+// from every rank, whose sum may overflow): f runs inside a second agreement over c, so its
+// error is agreed like an argument check and every rank returns it. f may allocate.
+// Collective on c.
+template <typename F> void check_gathered(const Communicator &c, const char *what, F &&f)
+{
+    Agreement ag(c, what);
+    ag.check(std::forward<F>(f));
+    ag.run();
+}
+
 // Same ranks in the same order (MPI_Comm_compare IDENT or CONGRUENT). Not collective.
 bool same_ranks(const Communicator &a, const Communicator &b);
 

@@ -21,7 +21,7 @@ Scratch make_scratch(DType dt, int64_t n_local, const ArrayLayout::Ptr &layout)
 {
     Scratch s;
     if (layout) s.array = DistributedArray::create_from_layout(layout, to_public(dt), PLM_MEMORY_HOST, nullptr);
-    else s.host = Buffer::allocate(Space::host, static_cast<size_t>(n_local) * dtype_size(dt));
+    else s.host = Buffer::allocate(Space::host, checked_bytes(n_local, dt, "an intermediate vector in bytes"));
     return s;
 }
 

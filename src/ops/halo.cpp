@@ -87,10 +87,11 @@ void check_widths(const Grid &g, const std::vector<int64_t> &all, int P)
         }
 }
 
+// A block grown by its widths. Widths at the grid boundary are bounded by nothing but this.
 Shape extent_of(const Shape &core, const int64_t *w)
 {
     Shape s = core;
-    for (size_t d = 0; d < s.size(); ++d) s[d] += w[2 * d] + w[2 * d + 1];
+    for (size_t d = 0; d < s.size(); ++d) s[d] = checked_sum({s[d], w[2 * d], w[2 * d + 1]}, "a halo-grown extent");
     return s;
 }
 
@@ -126,7 +127,7 @@ public:
             a.plan = std::make_unique<comm::AlltoallvPlan>(c, dt, sc, sd, rc, rd);
             axes_.push_back(std::move(a));
         }
-        const size_t bytes = static_cast<size_t>(most) * dtype_size(dt);
+        const size_t bytes = checked_bytes(most, dt, "the halo exchange buffer");
         send_ = Buffer::allocate(Space::host, bytes);
         recv_ = Buffer::allocate(Space::host, bytes);
     }
@@ -205,7 +206,7 @@ Operator::Ptr halo(comm::Agreement &ag, const CommPtr &c, int dtype, const std::
         PLM_REQUIRE(!dims.empty(), PLM_ERR_INVALID_ARG, "halo needs ndim >= 1 dims");
         for (int64_t d : dims) PLM_REQUIRE(d >= 1, PLM_ERR_INVALID_ARG, "dimensions must be >= 1 (got %lld)",
                                            static_cast<long long>(d));
-        plm::product_checked(dims);
+        checked_product(dims, "the halo's element count");
         g.dims = dims;
         g.p = grid;
         if (g.p.empty()) {
@@ -223,19 +224,27 @@ Operator::Ptr halo(comm::Agreement &ag, const CommPtr &c, int dtype, const std::
         PLM_REQUIRE(n == P, PLM_ERR_INVALID_ARG, "the process grid holds %lld ranks, the communicator has %d",
                     static_cast<long long>(n), P);
         mine = side_widths(g, c->rank(), widths);
+        // This rank's grown block, and its bytes (the exchange buffers are at most that).
+        checked_bytes(checked_product(extent_of(g.core(c->rank()), mine.data()), "this rank's halo-grown block"), dt,
+                      "this rank's halo-grown block in bytes");
     });
     ag.fold(static_cast<int64_t>(dt));
     ag.fold_all(dims);
     ag.fold_all(g.p);
     ag.run();
     const std::vector<int64_t> all = comm::allgather_i64(*c, mine);
-    check_widths(g, all, P);
     std::vector<int64_t> core_sizes, ext_sizes;
-    for (int r = 0; r < P; ++r) {
-        const Shape core = g.core(r);
-        core_sizes.push_back(plm::product(core));
-        ext_sizes.push_back(plm::product(extent_of(core, all.data() + static_cast<size_t>(r) * 2 * dims.size())));
-    }
+    // Every rank checks the same gathered widths, in a second agreement: the grown blocks may
+    // sum past 64 bits, which no rank could see alone.
+    comm::check_gathered(*c, "halo widths", [&] {
+        check_widths(g, all, P);
+        for (int r = 0; r < P; ++r) {
+            const Shape core = g.core(r);
+            core_sizes.push_back(plm::product(core));
+            ext_sizes.push_back(plm::product(extent_of(core, all.data() + static_cast<size_t>(r) * 2 * dims.size())));
+        }
+        checked_sum(ext_sizes, "the halo-grown blocks summed over the ranks", PLM_ERR_SIZE_MISMATCH);
+    });
     return std::make_shared<Halo>(dt, vector_layout(c, core_sizes, PLM_PARTITION_SCATTER, {}),
                                   vector_layout(c, ext_sizes, PLM_PARTITION_SCATTER, {}), g, std::move(mine));
 }

@@ -128,7 +128,7 @@ public:
     {
         require_blas_size(rows, cols);
         PLM_REQUIRE(a || rows * cols == 0, PLM_ERR_INVALID_ARG, "dense matrix data is NULL");
-        const size_t bytes = static_cast<size_t>(rows * cols) * dtype_size(dt);
+        const size_t bytes = checked_bytes(rows * cols, dt, "the dense matrix in bytes");
         if (wrap) {
             data_ = Buffer::wrap(Space::host, const_cast<void *>(a), bytes);
         } else {
@@ -203,7 +203,7 @@ public:
     Diagonal(DType dt, int64_t n, const void *d) : Operator(dt, n, n)
     {
         PLM_REQUIRE(d || n == 0, PLM_ERR_INVALID_ARG, "diagonal data is NULL");
-        const size_t bytes = static_cast<size_t>(n) * dtype_size(dt);
+        const size_t bytes = checked_bytes(n, dt, "the diagonal in bytes");
         d_ = Buffer::allocate(Space::host, bytes);
         dc_ = Buffer::allocate(Space::host, bytes);
         if (bytes) std::memcpy(d_.data(), d, bytes);
@@ -265,8 +265,7 @@ void require_local_shape(int64_t rows, int64_t cols)
 {
     PLM_REQUIRE(rows >= 0 && cols >= 0, PLM_ERR_INVALID_ARG, "operator shape %lld x %lld is negative",
                 static_cast<long long>(rows), static_cast<long long>(cols));
-    int64_t n = 0;
-    PLM_REQUIRE(!__builtin_mul_overflow(rows, cols, &n), PLM_ERR_INVALID_ARG, "operator shape overflows 64 bits");
+    checked_mul(rows, cols, "the operator's element count (rows x cols)");
 }
 
 }  // namespace

@@ -152,15 +152,14 @@ private:
     Operator::Ptr local_;
 };
 
-// Per-rank sums of rows and columns of the parts, gathered after the agreement.
-std::vector<int64_t> gathered_sizes(const comm::Communicator &c, const std::vector<Operator::Ptr> &parts)
+// The sum of this rank's parts' rows (or columns): checked inside the agreement, as the
+// rank's own argument.
+int64_t local_sum(const std::vector<Operator::Ptr> &parts, bool rows)
 {
-    int64_t rows = 0, cols = 0;
-    for (const Operator::Ptr &p : parts) {
-        rows += p->rows();
-        cols += p->cols();
-    }
-    return comm::allgather_i64(c, {rows, cols});
+    int64_t n = 0;
+    for (const Operator::Ptr &p : parts)
+        n = checked_add(n, rows ? p->rows() : p->cols(), "the sizes of this rank's local operators summed");
+    return n;
 }
 
 std::vector<int64_t> column(const std::vector<int64_t> &pairs, int k)
@@ -168,6 +167,20 @@ std::vector<int64_t> column(const std::vector<int64_t> &pairs, int k)
     std::vector<int64_t> v;
     for (size_t i = static_cast<size_t>(k); i < pairs.size(); i += 2) v.push_back(pairs[i]);
     return v;
+}
+
+// Every rank's (rows, cols) sums, gathered after the agreement. Their totals over the ranks
+// (the rows, and the columns when they are summed too) are the global lengths: checked in a
+// second agreement, which every rank, holding the same sums, passes or fails alike.
+std::vector<int64_t> gathered_sizes(const comm::Communicator &c, int64_t rows, int64_t cols, bool sum_cols)
+{
+    std::vector<int64_t> all = comm::allgather_i64(c, {rows, cols});
+    comm::check_gathered(c, "operator sizes", [&] {
+        for (int k = 0; k < (sum_cols ? 2 : 1); ++k)
+            checked_sum(column(all, k), "the sizes of the local operators summed over the ranks",
+                        PLM_ERR_SIZE_MISMATCH);
+    });
+    return all;
 }
 
 void require_stackable(const std::vector<Operator::Ptr> &parts)
@@ -205,8 +218,8 @@ public:
     {
         rows_ = cols_ = 0;
         for (const Operator::Ptr &p : parts_) {
-            rows_ += p->rows();
-            cols_ += p->cols();
+            rows_ = checked_add(rows_, p->rows(), "the stacked block-diagonal's rows");
+            cols_ = checked_add(cols_, p->cols(), "the stacked block-diagonal's columns");
         }
         dparts_ = domains(parts_);
         rparts_ = ranges(parts_);
@@ -228,7 +241,7 @@ public:
         : Operator(parts.front()->dtype(), parts.front()->domain(), parts.front()->range()), parts_(std::move(parts))
     {
         rows_ = 0;
-        for (const Operator::Ptr &p : parts_) rows_ += p->rows();
+        for (const Operator::Ptr &p : parts_) rows_ = checked_add(rows_, p->rows(), "the stacked vstack's rows");
         dparts_ = {domain_};
         rparts_ = ranges(parts_);
         sum_ = DistributedArray::create_from_layout(domain_, to_public(dtype_), PLM_MEMORY_HOST, nullptr);
@@ -261,9 +274,9 @@ ArrayLayout::Ptr vector_layout(const CommPtr &c, const std::vector<int64_t> &n, 
 {
     Layout l;
     l.partition = part;
-    int64_t total = 0;
-    for (int64_t v : n) total += v;
-    l.global = {part == PLM_PARTITION_SCATTER ? total : n.front()};
+    l.global = {part == PLM_PARTITION_SCATTER ? checked_sum(n, "the local sizes summed over the ranks",
+                                                            PLM_ERR_SIZE_MISMATCH)
+                                              : n.front()};
     for (int64_t v : n) l.local.push_back({v});
     return ArrayLayout::make(c, std::move(l), std::move(mask));
 }
@@ -287,7 +300,10 @@ Operator::Ptr block_diag(comm::Agreement &ag, const CommPtr &c, std::vector<Oper
                          std::vector<int> mask)
 {
     const DType dt = check_parts(ag, parts);
+    int64_t rows = 0, cols = 0;
     ag.check([&] {
+        rows = local_sum(parts, true);
+        cols = local_sum(parts, false);
         if (mask.empty()) return;
         PLM_REQUIRE(static_cast<int>(mask.size()) == c->size(), PLM_ERR_SIZE_MISMATCH,
                     "mask has %zu entries, the communicator has %d ranks", mask.size(), c->size());
@@ -296,7 +312,7 @@ Operator::Ptr block_diag(comm::Agreement &ag, const CommPtr &c, std::vector<Oper
     ag.fold_all(mask);
     const TraitLanes t = add_traits(ag, parts);
     ag.run();
-    const std::vector<int64_t> sizes = gathered_sizes(*c, parts);
+    const std::vector<int64_t> sizes = gathered_sizes(*c, rows, cols, true);
     ArrayLayout::Ptr domain = vector_layout(c, column(sizes, 1), PLM_PARTITION_SCATTER, mask);
     ArrayLayout::Ptr range = vector_layout(c, column(sizes, 0), PLM_PARTITION_SCATTER, mask);
     return std::make_shared<BlockDiag>(dt, std::move(domain), std::move(range), std::move(parts), read_traits(ag, t));
@@ -305,19 +321,20 @@ Operator::Ptr block_diag(comm::Agreement &ag, const CommPtr &c, std::vector<Oper
 Operator::Ptr vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts)
 {
     const DType dt = check_parts(ag, parts);
-    int64_t cols = 0;
+    int64_t rows = 0, cols = 0;
     Buffer scratch;
     ag.check([&] {
         cols = parts.front()->cols();
         for (const Operator::Ptr &p : parts)
             PLM_REQUIRE(p->cols() == cols, PLM_ERR_SIZE_MISMATCH, "vstack parts with %lld and %lld columns",
                         static_cast<long long>(cols), static_cast<long long>(p->cols()));
-        scratch = Buffer::allocate(Space::host, static_cast<size_t>(cols) * dtype_size(dt));
+        rows = local_sum(parts, true);
+        scratch = Buffer::allocate(Space::host, checked_bytes(cols, dt, "the vstack's scratch vector"));
     });
     ag.fold(cols);  // every rank's parts have the same columns
     const TraitLanes t = add_traits(ag, parts);
     ag.run();
-    const std::vector<int64_t> sizes = gathered_sizes(*c, parts);
+    const std::vector<int64_t> sizes = gathered_sizes(*c, rows, cols, false);
     ArrayLayout::Ptr domain = vector_layout(c, std::vector<int64_t>(static_cast<size_t>(c->size()), cols),
                                             PLM_PARTITION_BROADCAST, {});
     ArrayLayout::Ptr range = vector_layout(c, column(sizes, 0), PLM_PARTITION_SCATTER, {});

@@ -201,7 +201,8 @@ public:
         GhostCounts g = ghost_counts(rows, c.rank(), row_len_, reach);
         before_ = g.before;
         after_ = g.after;
-        ghost_ = Buffer::allocate(Space::host, static_cast<size_t>((before_ + after_) * row_len_ * esize_));
+        ghost_ = Buffer::allocate(Space::host, checked_bytes(checked_mul(before_ + after_, row_len_, "the ghost rows"),
+                                                             dt, "the ghost rows in bytes"));
         plan_ = std::make_unique<comm::AlltoallvPlan>(c, dt, std::move(g.sc), std::move(g.sd), std::move(g.rc),
                                                       std::move(g.rd));
     }
@@ -305,7 +306,8 @@ Model check_model(comm::Agreement &ag, const StencilModel &s)
         m.dims.assign(s.dims, s.dims + s.ndim);
         for (int64_t d : m.dims) PLM_REQUIRE(d >= 1, PLM_ERR_INVALID_ARG, "model dimensions must be >= 1 (got %lld)",
                                              static_cast<long long>(d));
-        plm::product_checked(m.dims);
+        // The model's bytes bound every buffer the operator makes (ghost rows are model rows).
+        checked_bytes(checked_product(m.dims, "the model's element count"), m.dt, "the model in bytes");
         PLM_REQUIRE(s.local_rows == -1 || (s.local_rows >= 0 && s.local_rows <= m.dims[0]), PLM_ERR_INVALID_ARG,
                     "local_rows %lld is not -1 or in 0..%lld", static_cast<long long>(s.local_rows),
                     static_cast<long long>(m.dims[0]));
@@ -360,11 +362,14 @@ ArrayLayout::Ptr model_layout(const CommPtr &c, const Model &m, std::vector<int6
         for (int r = 0; r < P; ++r) rows->push_back(split_count(m.dims[0], P, r));
     } else {
         *rows = comm::allgather_i64(*c, {m.local_rows});
+        // The same rows on every rank, checked in a second agreement (their sum may overflow).
+        comm::check_gathered(*c, "stencil local_rows", [&] {
+            const int64_t total = checked_sum(*rows, "local_rows summed over the ranks", PLM_ERR_SIZE_MISMATCH);
+            PLM_REQUIRE(total == m.dims[0], PLM_ERR_SIZE_MISMATCH,
+                        "local_rows sum to %lld over the ranks, dims[0] is %lld", static_cast<long long>(total),
+                        static_cast<long long>(m.dims[0]));
+        });
     }
-    int64_t total = 0;
-    for (int64_t v : *rows) total += v;  // the same sum on every rank: all throw alike
-    PLM_REQUIRE(total == m.dims[0], PLM_ERR_SIZE_MISMATCH, "local_rows sum to %lld over the ranks, dims[0] is %lld",
-                static_cast<long long>(total), static_cast<long long>(m.dims[0]));
     const int64_t row_len = plm::product(Shape(m.dims.begin() + 1, m.dims.end()));
     std::vector<int64_t> sizes;
     for (int64_t v : *rows) sizes.push_back(v * row_len);
