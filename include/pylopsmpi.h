@@ -18,6 +18,11 @@
  *   is no communicator to agree on. Calls before MPI_Init or after MPI_Finalize return
  *   PLM_ERR_INVALID_ARG.
  * - "Not collective": a rank may call it alone.
+ * - Sizes: every extent, element count and byte count the arguments lead to is checked. One
+ *   that overflows 64 bits on a rank is PLM_ERR_INVALID_ARG; sizes that fit on every rank but
+ *   overflow once summed over the ranks (an operator's global length from per-rank sizes,
+ *   local extents, halo-grown blocks) are PLM_ERR_SIZE_MISMATCH. A collective call returns
+ *   either on every rank.
  * - Threads: handles are not thread-safe; one handle per thread is fine. Calls made at the
  *   same time from several threads need MPI_THREAD_MULTIPLE; calls from one thread at a time
  *   need MPI_THREAD_SERIALIZED (MPI_THREAD_FUNNELED if always the main thread).
@@ -564,7 +569,8 @@ PLM_API plm_status_t plm_array_dot(plm_const_array_t x, plm_const_array_t y, int
  * Global vector norm of all elements, over the caller's mask group, as float64:
  * ord 2: sqrt(sum |x|^2); 1: sum |x|; INFINITY: max |x|; -INFINITY: min |x|;
  * 0: number of non-zeros; any other p: (sum |x|^p)^(1/p). NaN ord: PLM_ERR_INVALID_ARG.
- * NaN data give NaN on every rank of the group, for every ord (also INFINITY/-INFINITY).
+ * NaN data give NaN on every rank of the group for every ord but 0 (also INFINITY and
+ * -INFINITY); ord 0 counts a NaN as a non-zero, as numpy.count_nonzero does.
  * Collective on the whole communicator: ord must be equal on every rank.
  */
 PLM_API plm_status_t plm_array_norm(plm_const_array_t x, double ord, double *result);
@@ -650,7 +656,14 @@ PLM_API plm_status_t plm_array_redistribute(plm_const_array_t x, int axis, plm_a
 /**
  * Stack of arrays treated as one vector (their concatenation). The stack keeps a reference
  * to each member: a member handle may be destroyed while the stack lives. All members must
- * share dtype and memory space and live on communicators of the same size. Not collective.
+ * share dtype (else PLM_ERR_DTYPE_MISMATCH) and memory space, and live on the same ranks in
+ * the same order: separate communicator handles over the same ranks (two plm_comm_create()
+ * of one MPI communicator) are fine; a communicator of another size is
+ * PLM_ERR_SIZE_MISMATCH; one of the same size with other ranks or another rank order (a
+ * plm_comm_split() with other keys) is PLM_ERR_INVALID_ARG. Why: a stack's dot and norm
+ * reduce every member in one agreement on member 0's communicator, and stacks meet operators
+ * and other stacks member by member, whose operands must be on the same ranks in the same
+ * order (as arrays' operands). Not collective.
  * @param[in] n       1 or more
  * @param[in] arrays  n arrays (the handles stay the caller's)
  */

@@ -17,7 +17,7 @@ ArrayLayout::Draft ArrayLayout::check(comm::Agreement &ag, const LayoutSpec &s)
                     PLM_MAX_NDIM);
         for (int64_t e : s.global)
             PLM_REQUIRE(e >= 0, PLM_ERR_INVALID_ARG, "global extent %lld is negative", static_cast<long long>(e));
-        product_checked(s.global);
+        checked_product(s.global, "the element count of the global shape");
         l.global = s.global;
         l.axis = normalize_axis(s.axis, ndim);
         PLM_REQUIRE(s.partition >= PLM_PARTITION_SCATTER && s.partition <= PLM_PARTITION_UNSAFE_BROADCAST,

@@ -41,14 +41,6 @@ double finish_norm(kernels::NormKind kind, double p, double v)
     return std::pow(v, 1.0 / p);
 }
 
-// a * b, or INVALID_ARG naming what overflowed.
-int64_t checked_mul(int64_t a, int64_t b, const char *what)
-{
-    int64_t r = 0;
-    PLM_REQUIRE(!__builtin_mul_overflow(a, b, &r), PLM_ERR_INVALID_ARG, "%s overflows 64 bits", what);
-    return r;
-}
-
 // Element alignment a dtype's data need (complex: that of its real part).
 size_t element_alignment(DType dt) { return is_complex(dt) ? dtype_size(dt) / 2 : dtype_size(dt); }
 
@@ -81,7 +73,7 @@ void DistributedArray::set_data(const comm::Communicator &c, const Shape &mine, 
         use_device(c.device());  // allocate on the communicator's device
         (void)c.stream();        // made here, inside the agreement, not later inside a collective
     }
-    const size_t bytes = static_cast<size_t>(product(mine)) * dtype_size(dtype_);
+    const size_t bytes = checked_bytes(product(mine), dtype_, "the local block in bytes");
     if (user_data) {
         PLM_REQUIRE(reinterpret_cast<uintptr_t>(user_data) % element_alignment(dtype_) == 0, PLM_ERR_INVALID_ARG,
                     "user_data %p is not aligned for %s elements", user_data, dtype_name(dtype_));
@@ -111,8 +103,7 @@ DistributedArray::Ptr DistributedArray::create(comm::Agreement &ag, const ArrayS
     Ptr a;
     ArrayLayout::Draft d = ArrayLayout::check(ag, s.layout);
     ag.check([&] {
-        checked_mul(product(d.layout.global), static_cast<int64_t>(dtype_size(from_public(s.dtype))),
-                    "global size in bytes");
+        checked_bytes(product(d.layout.global), from_public(s.dtype), "the global array in bytes");
         // Allocate before agreeing, so a failed allocation fails every rank.
         a.reset(new DistributedArray());
         a->set_data(*s.layout.comm, d.mine, s.dtype, s.memory, s.user_data);
@@ -126,8 +117,7 @@ DistributedArray::Ptr DistributedArray::create(comm::Agreement &ag, const ArrayS
 
 DistributedArray::Ptr DistributedArray::create_from_layout(ArrayLayout::Ptr l, int dtype, int memory, void *user_data)
 {
-    checked_mul(product(l->layout().global), static_cast<int64_t>(dtype_size(from_public(dtype))),
-                "global size in bytes");
+    checked_bytes(product(l->layout().global), from_public(dtype), "the global array in bytes");
     Ptr a(new DistributedArray());
     a->set_data(l->comm(), l->local_shape(), dtype, memory, user_data);
     a->lay_ = std::move(l);
@@ -139,7 +129,7 @@ DistributedArray::Ptr DistributedArray::with_layout(ArrayLayout::Ptr l, Space s)
     Ptr a(new DistributedArray());
     a->dtype_ = dtype_;
     a->space_ = s;
-    a->buffer_ = scratch(s, static_cast<size_t>(l->local_size()) * dtype_size(dtype_));  // l: same communicator
+    a->buffer_ = scratch(s, checked_bytes(l->local_size(), dtype_, "the local block in bytes"));  // l: same communicator
     a->lay_ = std::move(l);
     return a;
 }
@@ -363,10 +353,10 @@ DistributedArray::Gather DistributedArray::plan_gather(const comm::Communicator 
     for (const Shape &s : g.shapes) {
         g.counts.push_back(product(s));
         g.displs.push_back(total);
-        total += g.counts.back();
+        total = checked_add(total, g.counts.back(), "the gathered element count");
     }
     if (Layout::outer(g.shapes[0], axis) != 1)  // blocks interleave: gather into scratch, then place
-        g.scratch = scratch(sp, static_cast<size_t>(total) * dtype_size(dt));
+        g.scratch = scratch(sp, checked_bytes(total, dt, "the gathered array in bytes"));
     return g;
 }
 
@@ -399,7 +389,7 @@ int64_t DistributedArray::gathered_size(bool masked) const
     int64_t n = 0;
     for (int r = 0; r < lay_->comm().size(); ++r)
         if (!masked || !has_mask() || lay_->mask()[static_cast<size_t>(r)] == lay_->mask()[static_cast<size_t>(rank())])
-            n += lay_->layout().local_size(r);
+            n = checked_add(n, lay_->layout().local_size(r), "the gathered element count");
     return n;
 }
 
@@ -467,7 +457,7 @@ DistributedArray::Blocks DistributedArray::blocks() const
     for (int r = 0; r < l.nranks(); ++r) {
         b.count.push_back(l.local_size(r));
         b.displ.push_back(b.total);
-        b.total += b.count.back();
+        b.total = checked_add(b.total, b.count.back(), "the global element count");
     }
     return b;
 }
@@ -507,7 +497,7 @@ void DistributedArray::gather_to(comm::Agreement &ag, int root, void *out, int64
         PLM_REQUIRE(out || want == 0, PLM_ERR_INVALID_ARG, "gather_to: out is NULL on the root");
         if (!l.scattered()) return;
         b = blocks();
-        const size_t bytes = static_cast<size_t>(b.total) * dtype_size(dtype_);
+        const size_t bytes = checked_bytes(b.total, dtype_, "the global array in bytes");
         packed = scratch(space_, bytes);
         if (space_ != Space::host) host = scratch(Space::host, bytes);
     });
@@ -555,7 +545,7 @@ void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *g
         PLM_REQUIRE(global || product(l.global) == 0, PLM_ERR_INVALID_ARG, "scatter_from: global is NULL on the root");
         if (!l.scattered()) return;
         b = blocks();
-        const size_t bytes = static_cast<size_t>(b.total) * dtype_size(dtype_);
+        const size_t bytes = checked_bytes(b.total, dtype_, "the global array in bytes");
         packed = scratch(Space::host, bytes);
         if (space_ != Space::host) dev = scratch(space_, bytes);
     });
@@ -595,13 +585,14 @@ Shape DistributedArray::ghost_shape(int64_t before, int64_t after) const
     PLM_REQUIRE(lay_->layout().scattered(), PLM_ERR_INVALID_ARG, "ghost cells need a SCATTER array");
     PLM_REQUIRE(before >= 0 && after >= 0, PLM_ERR_INVALID_ARG, "ghost cell counts must be non-negative");
     const int64_t n = lay_->layout().global[static_cast<size_t>(lay_->layout().axis)];
-    // Bounded by the global extent, so the grown shape below cannot overflow.
     PLM_REQUIRE(before <= n && after <= n, PLM_ERR_SIZE_MISMATCH,
                 "ghost cell counts %lld and %lld exceed the global extent %lld along axis %d",
                 static_cast<long long>(before), static_cast<long long>(after), static_cast<long long>(n), lay_->layout().axis);
     Shape s = local_shape();
     const int P = lay_->comm().size();
-    s[static_cast<size_t>(lay_->layout().axis)] += (rank() > 0 ? before : 0) + (rank() < P - 1 ? after : 0);
+    int64_t &e = s[static_cast<size_t>(lay_->layout().axis)];
+    e = checked_sum({e, rank() > 0 ? before : 0, rank() < P - 1 ? after : 0}, "the ghost block's extent");
+    checked_product(s, "the ghost block's element count");
     return s;
 }
 
@@ -633,8 +624,9 @@ void DistributedArray::add_ghost_cells(comm::Agreement &ag, int64_t before, int6
         const Shape &L = local_shape();
         if (Layout::outer(L, ax) != 1) {  // slabs are strided: pack; neighbours take at most my block each
             const int64_t slab = Layout::outer(L, ax) * Layout::inner(L, ax);
-            pack = scratch(space_, static_cast<size_t>((2 * held(me) + recv_prev + recv_next) * slab) *
-                                                dtype_size(dtype_));
+            const int64_t rows = checked_sum({held(me), held(me), recv_prev, recv_next}, "the ghost pack");
+            pack = scratch(space_, checked_bytes(checked_mul(rows, slab, "the ghost pack"), dtype_,
+                                                 "the ghost pack in bytes"));
         }
     });
     fold_layout(ag);
@@ -721,11 +713,11 @@ DistributedArray::Ptr DistributedArray::redistribute(comm::Agreement &ag, int ax
             rc[r] = product(rbox[r]);
             sd[r] = soff;
             rd[r] = roff;
-            soff += sc[r];
-            roff += rc[r];
+            soff = checked_add(soff, sc[r], "the redistribution send count");
+            roff = checked_add(roff, rc[r], "the redistribution receive count");
         }
-        sbuf = scratch(space_, static_cast<size_t>(soff) * dtype_size(dtype_));
-        rbuf = scratch(space_, static_cast<size_t>(roff) * dtype_size(dtype_));
+        sbuf = scratch(space_, checked_bytes(soff, dtype_, "the redistribution send buffer"));
+        rbuf = scratch(space_, checked_bytes(roff, dtype_, "the redistribution receive buffer"));
     });
     fold_layout(ag);
     ag.fold(b);

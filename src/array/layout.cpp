@@ -12,15 +12,6 @@ int64_t product(const Shape &s)
     return p;
 }
 
-int64_t product_checked(const Shape &s)
-{
-    int64_t p = 1;
-    for (int64_t v : s)
-        PLM_REQUIRE(!__builtin_mul_overflow(p, v, &p), PLM_ERR_INVALID_ARG,
-                    "the number of elements of a %zu-dimensional shape overflows 64 bits", s.size());
-    return p;
-}
-
 int64_t split_count(int64_t n, int nranks, int rank) { return n / nranks + (rank < n % nranks ? 1 : 0); }
 
 int64_t ceil_split_start(int64_t n, int64_t nparts, int64_t i)
@@ -90,7 +81,9 @@ void validate_local_shapes(const Layout &l)
                         str(l.global).c_str(),
                         l.scattered() ? "outside the distributed axis" : "(BROADCAST kinds hold it all)");
         }
-        if (l.scattered()) sum += s[static_cast<size_t>(l.axis)];
+        if (l.scattered())
+            sum = checked_add(sum, s[static_cast<size_t>(l.axis)], "the local extents along the distributed axis",
+                              PLM_ERR_SIZE_MISMATCH);
     }
     PLM_REQUIRE(!l.scattered() || sum == l.global[static_cast<size_t>(l.axis)], PLM_ERR_SIZE_MISMATCH,
                 "local extents along axis %d sum to %lld, global extent is %lld", l.axis, static_cast<long long>(sum),

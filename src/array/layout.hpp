@@ -5,15 +5,14 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/checked.hpp"
 
 namespace plm {
 
 using Shape = std::vector<int64_t>;
 
+// The element count of a shape already known to fit (checked_product for caller-given shapes).
 int64_t product(const Shape &s);
-// product(s), or INVALID_ARG when it overflows int64.
-int64_t product_checked(const Shape &s);
 
 // PyLops-MPI's local_split: the first n % P ranks get one extra entry.
 int64_t split_count(int64_t n, int nranks, int rank);
@@ -43,7 +42,7 @@ struct Layout {
 std::vector<Shape> default_local_shapes(const Shape &global, int axis, plm_partition_t p, int nranks);
 
 // Checks a full set of local shapes against the global shape (SIZE_MISMATCH with the
-// offending rank named).
+// offending rank named, also when the extents along the axis sum past 64 bits).
 void validate_local_shapes(const Layout &l);
 
 // Checks the caller's own local shape before any gather: non-negative, equal to the global

@@ -115,7 +115,7 @@ double StackedArray::norm(comm::Agreement &ag, double ord) const
 int64_t StackedArray::global_size() const
 {
     int64_t n = 0;
-    for (const auto &m : members_) n += product(m->layout().global);
+    for (const auto &m : members_) n = checked_add(n, product(m->layout().global), "the stack's element count");
     return n;
 }
 

@@ -1,5 +1,7 @@
 #include "comm/distributed.hpp"
 
+#include "core/checked.hpp"
+
 namespace plm::comm {
 
 namespace {
@@ -27,7 +29,7 @@ std::vector<int64_t> exclusive_sum(const std::vector<int64_t> &v)
     int64_t off = 0;
     for (size_t i = 0; i < v.size(); ++i) {
         out[i] = off;
-        off += v[i];
+        off = checked_add(off, v[i], "the displacements of a gather");
     }
     return out;
 }

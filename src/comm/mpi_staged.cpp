@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "comm/backend.hpp"
+#include "core/checked.hpp"
 #include "core/error.hpp"
 
 namespace plm::comm {
@@ -71,14 +72,14 @@ struct Loan {
     char *data() const { return static_cast<char *>(buf.data()); }
 };
 
-std::size_t bytes_of(int64_t n, DType dt) { return static_cast<std::size_t>(std::max<int64_t>(n, 0)) * dtype_size(dt); }
+std::size_t bytes_of(int64_t n, DType dt) { return checked_bytes(std::max<int64_t>(n, 0), dt, "a staged message in bytes"); }
 
 // Elements spanned by blocks (count, displ): the extent a v-collective touches.
 int64_t extent(const int64_t *counts, const int64_t *displs, int n)
 {
     int64_t e = 0;
     for (int k = 0; k < n; ++k)
-        if (counts[k] > 0) e = std::max(e, displs[k] + counts[k]);
+        if (counts[k] > 0) e = std::max(e, checked_add(displs[k], counts[k], "the extent of a staged exchange"));
     return e;
 }
 

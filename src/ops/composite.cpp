@@ -26,7 +26,7 @@ Temp make_temp(DType dt, const Exec &e, int64_t n_local, const ArrayLayout::Ptr 
         t.array = DistributedArray::create_from_layout(layout, to_public(dt), space_to_public(e.space), nullptr);
     } else {
         if (e.space == Space::device) use_device(e.device);
-        t.host = Buffer::allocate(e.space, static_cast<size_t>(n_local) * dtype_size(dt));
+        t.host = Buffer::allocate(e.space, checked_bytes(n_local, dt, "an intermediate vector in bytes"));
     }
     return t;
 }

@@ -88,10 +88,11 @@ void check_widths(const Grid &g, const std::vector<int64_t> &all, int P)
         }
 }
 
+// A block grown by its widths. Widths at the grid boundary are bounded by nothing but this.
 Shape extent_of(const Shape &core, const int64_t *w)
 {
     Shape s = core;
-    for (size_t d = 0; d < s.size(); ++d) s[d] += w[2 * d] + w[2 * d + 1];
+    for (size_t d = 0; d < s.size(); ++d) s[d] = checked_sum({s[d], w[2 * d], w[2 * d + 1]}, "a halo-grown extent");
     return s;
 }
 
@@ -140,7 +141,7 @@ public:
 
     WorkPtr make_work(const Exec &e) const override
     {
-        const size_t bytes = static_cast<size_t>(most_) * dtype_size(dtype_);
+        const size_t bytes = checked_bytes(most_, dtype_, "the halo exchange buffer");
         if (e.space == Space::device) use_device(e.device);
         auto w = std::make_unique<HaloWork>();
         w->send = Buffer::allocate(e.space, bytes);
@@ -222,7 +223,7 @@ Operator::Ptr halo(comm::Agreement &ag, const CommPtr &c, int dtype, const std::
         PLM_REQUIRE(!dims.empty(), PLM_ERR_INVALID_ARG, "halo needs ndim >= 1 dims");
         for (int64_t d : dims) PLM_REQUIRE(d >= 1, PLM_ERR_INVALID_ARG, "dimensions must be >= 1 (got %lld)",
                                            static_cast<long long>(d));
-        plm::product_checked(dims);
+        checked_product(dims, "the halo's element count");
         g.dims = dims;
         g.p = grid;
         if (g.p.empty()) {
@@ -240,6 +241,9 @@ Operator::Ptr halo(comm::Agreement &ag, const CommPtr &c, int dtype, const std::
         PLM_REQUIRE(n == P, PLM_ERR_INVALID_ARG, "the process grid holds %lld ranks, the communicator has %d",
                     static_cast<long long>(n), P);
         mine = side_widths(g, c->rank(), widths);
+        // This rank's grown block, and its bytes (the exchange buffers are at most that).
+        checked_bytes(checked_product(extent_of(g.core(c->rank()), mine.data()), "this rank's halo-grown block"), dt,
+                      "this rank's halo-grown block in bytes");
     });
     ag.fold(static_cast<int64_t>(dt));
     ag.fold_all(dims);
@@ -260,6 +264,7 @@ Operator::Ptr halo(comm::Agreement &ag, const CommPtr &c, int dtype, const std::
                 core_sizes.push_back(plm::product(core));
                 ext_sizes.push_back(plm::product(extent_of(core, all.data() + static_cast<size_t>(r) * 2 * dims.size())));
             }
+            checked_sum(ext_sizes, "the halo-grown blocks summed over the ranks", PLM_ERR_SIZE_MISMATCH);
             made = std::make_shared<Halo>(dt, vector_layout(c, core_sizes, PLM_PARTITION_SCATTER, {}),
                                           vector_layout(c, ext_sizes, PLM_PARTITION_SCATTER, {}), g, std::move(mine));
             return made;

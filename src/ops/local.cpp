@@ -250,7 +250,7 @@ public:
     {
         require_blas_size(rows, cols);
         PLM_REQUIRE(a || rows * cols == 0, PLM_ERR_INVALID_ARG, "dense matrix data is NULL");
-        const size_t bytes = static_cast<size_t>(rows * cols) * dtype_size(dt);
+        const size_t bytes = checked_bytes(rows * cols, dt, "the dense matrix in bytes");
         if (wrap) {
             data_ = Buffer::wrap(Space::host, const_cast<void *>(a), bytes);
         } else {
@@ -345,7 +345,7 @@ private:
     // The diagonal (host memory) and its conjugate, in e's space.
     DiagonalData copy_to(const Exec &e, const void *d) const
     {
-        const size_t bytes = static_cast<size_t>(rows_) * dtype_size(dtype_);
+        const size_t bytes = checked_bytes(rows_, dtype_, "the diagonal in bytes");
         if (e.space == Space::device) use_device(e.device);
         DiagonalData out{Buffer::allocate(e.space, bytes), Buffer::allocate(e.space, bytes)};
         if (bytes) copy_bytes(e.space, out.d.data(), Space::host, d, bytes, e.stream);
@@ -397,7 +397,7 @@ public:
         if (e.space == memory_) return nullptr;
         // Data in another space go through buffers in the callback's (host twins of device
         // data for a host callback).
-        const size_t bytes = static_cast<size_t>(std::max(rows_, cols_)) * dtype_size(dtype_);
+        const size_t bytes = checked_bytes(std::max(rows_, cols_), dtype_, "a callback's staging buffer");
         if (memory_ == Space::device) use_device(e.device);
         auto w = std::make_unique<StagingWork>();
         w->in = Buffer::allocate(memory_, bytes);
@@ -442,8 +442,7 @@ void require_local_shape(int64_t rows, int64_t cols)
 {
     PLM_REQUIRE(rows >= 0 && cols >= 0, PLM_ERR_INVALID_ARG, "operator shape %lld x %lld is negative",
                 static_cast<long long>(rows), static_cast<long long>(cols));
-    int64_t n = 0;
-    PLM_REQUIRE(!__builtin_mul_overflow(rows, cols, &n), PLM_ERR_INVALID_ARG, "operator shape overflows 64 bits");
+    checked_mul(rows, cols, "the operator's element count (rows x cols)");
 }
 
 }  // namespace

@@ -357,7 +357,7 @@ MatmulBlocks matmul_blocks(int kind, int nranks, int rank, int grid_rows, int64_
 
 namespace {
 
-int64_t block_size(const int64_t *b) { return plm::product_checked({rows_of(b), cols_of(b)}); }
+int64_t block_size(const int64_t *b) { return checked_mul(rows_of(b), cols_of(b), "a matrix-mult block"); }
 
 // 1-D SCATTER layout of each rank's X (domain) or Y (range) block.
 ArrayLayout::Ptr blocks_layout(const CommPtr &c, const std::vector<MatmulBlocks> &all, bool range,
@@ -391,17 +391,20 @@ Operator::Ptr matrix_mult(comm::Agreement &ag, const CommPtr &c, int kind, int g
         require_blas_sizes(p.b);
         // The global vectors: X and Y once (SUMMA) or once per grid column (block).
         const int64_t copies = kind == PLM_MATMUL_SUMMA ? 1 : p.b.grid_cols;
-        plm::product_checked({copies, k, m});
-        plm::product_checked({copies, n, m});
+        checked_product({copies, k, m}, "the matrix-mult domain (X once per grid column)");
+        checked_product({copies, n, m}, "the matrix-mult range (Y once per grid column)");
         const int64_t na = block_size(p.b.a);
         PLM_REQUIRE(a || na == 0, PLM_ERR_INVALID_ARG, "a is NULL but this rank's block of A has %lld elements",
                     static_cast<long long>(na));
-        const size_t es = dtype_size(p.dt);
-        p.a = Buffer::allocate(Space::host, static_cast<size_t>(plm::product_checked({na, static_cast<int64_t>(es)})));
+        p.a = Buffer::allocate(Space::host, checked_bytes(na, p.dt, "this rank's block of A in bytes"));
         if (na) std::memcpy(p.a.data(), a, p.a.bytes());
         if (kind == PLM_MATMUL_SUMMA) {  // the panels an apply will need must fit
             const int64_t w = widest(segments(k, p.b.grid_rows, p.b.grid_cols));
-            plm::product_checked({2, rows_of(p.b.y) + cols_of(p.b.y), w, static_cast<int64_t>(es)});
+            checked_bytes(checked_mul(2,
+                                      checked_product({checked_add(rows_of(p.b.y), cols_of(p.b.y), "a SUMMA panel"), w},
+                                                      "a SUMMA panel set"),
+                                      "two SUMMA panel sets"),
+                          p.dt, "two SUMMA panel sets in bytes");
         }
         for (int r = 0; r < c->size(); ++r) {
             all.push_back(matmul_blocks(kind, c->size(), r, p.b.grid_rows, n, k, m));

@@ -59,11 +59,12 @@ struct SizeLanes {
 SizeLanes add_sizes(comm::Agreement &ag, const std::vector<Operator::Ptr> &parts)
 {
     int64_t rows = 0, cols = 0;
-    if (ag.ok())
+    ag.check([&] {  // this rank's own sums: its argument
         for (const Operator::Ptr &p : parts) {
-            rows += p->rows();
-            cols += p->cols();
+            rows = checked_add(rows, p->rows(), "the sizes of this rank's local operators summed");
+            cols = checked_add(cols, p->cols(), "the sizes of this rank's local operators summed");
         }
+    });
     return {ag.add_gather(rows), ag.add_gather(cols)};
 }
 
@@ -222,8 +223,8 @@ public:
     {
         rows_ = cols_ = 0;
         for (const Operator::Ptr &p : parts_) {
-            rows_ += p->rows();
-            cols_ += p->cols();
+            rows_ = checked_add(rows_, p->rows(), "the stacked block-diagonal's rows");
+            cols_ = checked_add(cols_, p->cols(), "the stacked block-diagonal's columns");
         }
         dparts_ = domains(parts_);
         rparts_ = ranges(parts_);
@@ -252,7 +253,7 @@ public:
         : Operator(parts.front()->dtype(), parts.front()->domain(), parts.front()->range()), parts_(std::move(parts))
     {
         rows_ = 0;
-        for (const Operator::Ptr &p : parts_) rows_ += p->rows();
+        for (const Operator::Ptr &p : parts_) rows_ = checked_add(rows_, p->rows(), "the stacked vstack's rows");
         dparts_ = {domain_};
         rparts_ = ranges(parts_);
     }
@@ -293,9 +294,9 @@ ArrayLayout::Ptr vector_layout(const CommPtr &c, const std::vector<int64_t> &n, 
 {
     Layout l;
     l.partition = part;
-    int64_t total = 0;
-    for (int64_t v : n) total += v;
-    l.global = {part == PLM_PARTITION_SCATTER ? total : n.front()};
+    l.global = {part == PLM_PARTITION_SCATTER ? checked_sum(n, "the local sizes summed over the ranks",
+                                                            PLM_ERR_SIZE_MISMATCH)
+                                              : n.front()};
     for (int64_t v : n) l.local.push_back({v});
     return ArrayLayout::make(c, std::move(l), std::move(mask));
 }
@@ -348,6 +349,7 @@ Operator::Ptr make_vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Ope
         for (const Operator::Ptr &p : parts)
             PLM_REQUIRE(p->cols() == cols, PLM_ERR_SIZE_MISMATCH, "vstack parts with %lld and %lld columns",
                         static_cast<long long>(cols), static_cast<long long>(p->cols()));
+        checked_bytes(cols, dt, "the vstack's replicated domain in bytes");  // every rank holds it whole
     });
     ag.fold(cols);  // every rank's parts have the same columns
     const size_t fails = add_may_fail(ag, parts);

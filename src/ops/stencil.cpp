@@ -220,7 +220,8 @@ public:
         if (!plan_) return nullptr;
         if (e.space == Space::device) use_device(e.device);
         auto w = std::make_unique<GhostWork>();
-        w->ghost = Buffer::allocate(e.space, static_cast<size_t>((before_ + after_) * row_len_ * esize_));
+        w->ghost = Buffer::allocate(e.space, checked_bytes(checked_mul(before_ + after_, row_len_, "the ghost rows"),
+                                                           dtype_, "the ghost rows in bytes"));
         return w;
     }
 
@@ -322,7 +323,8 @@ Model check_model(comm::Agreement &ag, const StencilModel &s)
         m.dims.assign(s.dims, s.dims + s.ndim);
         for (int64_t d : m.dims) PLM_REQUIRE(d >= 1, PLM_ERR_INVALID_ARG, "model dimensions must be >= 1 (got %lld)",
                                              static_cast<long long>(d));
-        plm::product_checked(m.dims);
+        // The model's bytes bound every buffer the operator makes (ghost rows are model rows).
+        checked_bytes(checked_product(m.dims, "the model's element count"), m.dt, "the model in bytes");
         PLM_REQUIRE(s.local_rows == -1 || (s.local_rows >= 0 && s.local_rows <= m.dims[0]), PLM_ERR_INVALID_ARG,
                     "local_rows %lld is not -1 or in 0..%lld", static_cast<long long>(s.local_rows),
                     static_cast<long long>(m.dims[0]));
@@ -375,8 +377,7 @@ std::vector<int64_t> model_rows(const comm::Agreement &ag, const Model &m, size_
     const int P = ag.comm().size();
     std::vector<int64_t> rows;
     for (int r = 0; r < P; ++r) rows.push_back(m.local_rows == -1 ? split_count(m.dims[0], P, r) : ag.gathered(lane, r));
-    int64_t total = 0;
-    for (int64_t v : rows) total += v;
+    const int64_t total = checked_sum(rows, "local_rows summed over the ranks", PLM_ERR_SIZE_MISMATCH);
     PLM_REQUIRE(total == m.dims[0], PLM_ERR_SIZE_MISMATCH, "local_rows sum to %lld over the ranks, dims[0] is %lld",
                 static_cast<long long>(total), static_cast<long long>(m.dims[0]));
     return rows;

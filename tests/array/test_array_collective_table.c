@@ -332,6 +332,57 @@ static plm_status_t row_halo(int bad)
     return st;
 }
 
+/* Sizes past 64 bits on the bad rank alone: its grown block (a width near INT64_MAX), its
+ * blocks' row sum (two zero blocks of 2^62 rows). */
+static plm_status_t row_halo_huge(int bad)
+{
+    const int64_t dims[1] = {4 * (int64_t)tu_size};
+    const int64_t w[2] = {bad ? INT64_MAX - 1 : (tu_rank > 0), tu_rank < tu_size - 1};
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_halo(tu_comm, PLM_FLOAT64, 1, dims, NULL, 2, w, &op);
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_op_blockdiag_huge(int bad)
+{
+    plm_op_t z[2] = {NULL, NULL}, d = dense_block(PLM_FLOAT64), op = NULL;
+    TU_OK(plm_op_zero(PLM_FLOAT64, (int64_t)1 << 62, 1, &z[0]));
+    TU_OK(plm_op_zero(PLM_FLOAT64, (int64_t)1 << 62, 1, &z[1]));
+    plm_status_t st = plm_op_blockdiag(tu_comm, bad ? 2 : 1, (const plm_const_op_t *)(bad ? z : &d), 0, NULL, &op);
+    plm_op_destroy(&z[0]);
+    plm_op_destroy(&z[1]);
+    plm_op_destroy(&d);
+    plm_op_destroy(&op);
+    return st;
+}
+
+/* Sizes that fit on every rank but not summed over the ranks: the bad rank's rows (vstack) or
+ * local extent (layout) near INT64_MAX. One rank alone: valid. */
+static plm_status_t row_op_vstack_sum(int bad)
+{
+    plm_op_t z = NULL, d = NULL, op = NULL;
+    TU_OK(plm_op_zero(PLM_FLOAT64, INT64_MAX - 2, 1, &z));
+    TU_OK(plm_op_zero(PLM_FLOAT64, 3, 1, &d));
+    plm_status_t st = plm_op_vstack(tu_comm, 1, (const plm_const_op_t *)(bad ? &z : &d), &op);
+    plm_op_destroy(&z);
+    plm_op_destroy(&d);
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_layout_extents_sum(int bad)
+{
+    const int64_t g[1] = {INT64_MAX};
+    int64_t rows[TU_MAX_RANKS];
+    for (int r = 0; r < tu_size; r++) rows[r] = 1;
+    if (bad) rows[tu_rank] = INT64_MAX;
+    plm_layout_t l = NULL;
+    plm_status_t st = plm_layout_create(tu_comm, 1, g, 0, PLM_PARTITION_SCATTER, tu_size, rows, 0, NULL, &l);
+    plm_layout_destroy(&l);
+    return st;
+}
+
 static plm_status_t row_op_apply(int bad, int adjoint)
 {
     plm_op_t op = block_op();
@@ -554,11 +605,14 @@ static const row_t ROWS[] = {
     {"plm_array_set_global", "NULL global", A, 0, row_set_global},
     {"plm_layout_create", "another axis", A, 1, row_layout_create},
     {"plm_layout_create", "NULL out", A, 0, row_layout_create_null_out},
+    {"plm_layout_create", "local extents summing past INT64_MAX", S, 1, row_layout_extents_sum},
     {"plm_array_gather_to", "root differs", A, 1, row_gather_to_root_differs},
     {"plm_array_gather_to", "root out of range", A, 0, row_gather_to_root_invalid},
     {"plm_array_scatter_from", "root differs", A, 1, row_scatter_from},
     {"plm_op_blockdiag", "another dtype", PLM_ERR_INVALID_ARG, 1, row_op_blockdiag},
+    {"plm_op_blockdiag", "rows of one rank's blocks summing past INT64_MAX", A, 0, row_op_blockdiag_huge},
     {"plm_op_vstack", "no parts", A, 0, row_op_vstack},
+    {"plm_op_vstack", "rows summing past INT64_MAX over the ranks", S, 1, row_op_vstack_sum},
     {"plm_op_hstack", "no parts", A, 0, row_op_hstack},
     {"plm_op_matrix_mult", "n differs", A, 1, row_matrix_mult_n},
     {"plm_op_matrix_mult", "NULL a with a non-empty block", A, 0, row_matrix_mult_null_a},
@@ -573,6 +627,7 @@ static const row_t ROWS[] = {
     {"plm_op_laplacian", "kind differs", A, 1, row_laplacian},
     {"plm_op_gradient", "edge differs", A, 1, row_gradient},
     {"plm_op_halo", "a negative width", A, 0, row_halo},
+    {"plm_op_halo", "a width near INT64_MAX", A, 0, row_halo_huge},
     {"plm_op_apply_stacked", "a stack of one member", S, 0, row_apply_stacked},
     {"plm_op_apply_adjoint_stacked", "a stack of one member", S, 0, row_apply_adjoint_stacked},
     {"plm_solve_cgls_stacked", "niter differs", A, 1, row_cgls_stacked},

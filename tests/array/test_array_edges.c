@@ -1,6 +1,7 @@
 /* Edge cases of v0.2: sizes that overflow, misaligned wrapped memory, ghost-cell counts near
  * INT64_MAX, operands on communicators with another rank order, a config struct shorter than
- * any release, invalid Fortran handles, NaN data across ranks, typed scalars. */
+ * any release, invalid Fortran handles, NaN data across ranks, typed scalars; the contracts of
+ * stack members' communicators and of ord 0 with NaN. */
 #include <stdint.h>
 
 #include "array_test_util.h"
@@ -111,6 +112,57 @@ static void test_operands_on_other_communicators(void **state)
     TU_DONE();
 }
 
+/* The contract of plm_stacked_create: members on the same ranks in the same order. Another
+ * plm_comm_t over the same ranks is fine; a communicator of another size is SIZE_MISMATCH;
+ * the same size with another rank order is INVALID_ARG. Not collective: each rank's verdict. */
+static void test_stack_member_communicators(void **state)
+{
+    (void)state;
+    const int64_t g[1] = {3 * tu_size + 2};
+    plm_comm_t twin = NULL, rev = NULL, half = NULL;
+    TU_OK(plm_comm_create(MPI_COMM_WORLD, NULL, &twin));
+    TU_OK(plm_comm_split(tu_comm, 0, tu_size - tu_rank, &rev));   /* same ranks, reversed order */
+    TU_OK(plm_comm_split(tu_comm, tu_rank == 0, tu_rank, &half)); /* rank 0 alone, the others together */
+    plm_array_t x = tu_make(1, g, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
+    plm_array_t t = NULL, r = NULL, h = NULL;
+    TU_OK(plm_array_create(twin, 1, g, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, &t));
+    TU_OK(plm_array_create(rev, 1, g, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, &r));
+    TU_OK(plm_array_create(half, 1, g, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, &h));
+    TU_OK(plm_array_fill(x, 1, 0));
+    TU_OK(plm_array_fill(t, 2, 0));
+
+    plm_stacked_t s = NULL;
+    plm_array_t xt[2] = {x, t}, xr[2] = {x, r}, xh[2] = {x, h};
+    TU_CHECK_OK(plm_stacked_create(2, xt, &s));
+    double dot = 0;
+    TU_CHECK_OK(plm_stacked_dot(s, s, 0, &dot, NULL));
+    TU_EXPECT(dot == 5.0 * (double)g[0], "stack over twin communicators: dot %g", dot);
+    plm_stacked_destroy(&s);
+
+    s = (plm_stacked_t)(void *)&tu_fail;
+    if (tu_size > 1) { /* at one rank the reversed order is the same order */
+        TU_EXPECT_ERR(plm_stacked_create(2, xr, &s), A);
+        TU_EXPECT(s == NULL, "out not cleared");
+        TU_EXPECT(strstr(plm_last_error(), "rank order") != NULL, "message: %s", plm_last_error());
+    } else {
+        TU_CHECK_OK(plm_stacked_create(2, xr, &s));
+        plm_stacked_destroy(&s);
+    }
+    if (tu_size > 1) { /* each half is smaller than the whole */
+        s = (plm_stacked_t)(void *)&tu_fail;
+        TU_EXPECT_ERR(plm_stacked_create(2, xh, &s), S);
+        TU_EXPECT(s == NULL, "out not cleared");
+    }
+    plm_array_destroy(&x);
+    plm_array_destroy(&t);
+    plm_array_destroy(&r);
+    plm_array_destroy(&h);
+    plm_comm_destroy(&twin);
+    plm_comm_destroy(&rev);
+    plm_comm_destroy(&half);
+    TU_DONE();
+}
+
 /* A struct shorter than any release: only struct_size may be read (ASan checks the rest). */
 static void test_short_config(void **state)
 {
@@ -158,6 +210,40 @@ static void test_nan_on_one_rank(void **state)
     TU_DONE();
 }
 
+/* ord 0 counts NaN as a non-zero (numpy.count_nonzero); every other ord gives NaN. */
+static void test_norm_ord0_counts_nan(void **state)
+{
+    (void)state;
+    const int64_t g[1] = {3 * tu_size + 1};
+    for (int bad = 0; bad < tu_size; bad++) {
+        plm_array_t x = tu_make(1, g, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
+        TU_OK(plm_array_fill(x, 0, 0));
+        double *d = NULL;
+        int64_t n = 0;
+        TU_OK(plm_array_local_size(x, &n));
+        TU_OK(plm_array_get_local_write(x, (void **)&d));
+        if (tu_rank == bad) d[0] = NAN;     /* every rank holds >= 3 entries */
+        if (tu_rank == 0) d[n - 1] = 2.0; /* one ordinary non-zero */
+        TU_OK(plm_array_restore_local_write(x, (void **)&d));
+        double r0 = -1, rinf = 0, rminf = 0, r2 = 0;
+        TU_CHECK_OK(plm_array_norm(x, 0, &r0));
+        TU_CHECK_OK(plm_array_norm(x, INFINITY, &rinf));
+        TU_CHECK_OK(plm_array_norm(x, -INFINITY, &rminf));
+        TU_CHECK_OK(plm_array_norm(x, 2, &r2));
+        TU_EXPECT(r0 == 2.0, "ord 0 with one NaN and one 2.0: %g, expected 2", r0);
+        TU_EXPECT(isnan(rinf) && isnan(rminf) && isnan(r2), "NaN lost: %g %g %g", rinf, rminf, r2);
+        /* a stack: the members' counts add up, NaN included */
+        plm_stacked_t s = NULL;
+        plm_array_t xx[2] = {x, x};
+        TU_OK(plm_stacked_create(2, xx, &s));
+        TU_CHECK_OK(plm_stacked_norm(s, 0, &r0));
+        TU_EXPECT(r0 == 4.0, "stacked ord 0: %g, expected 4", r0);
+        plm_stacked_destroy(&s);
+        plm_array_destroy(&x);
+    }
+    TU_DONE();
+}
+
 /* Scalars as (re, im) doubles: rounded to the dtype; imaginary parts need a complex dtype;
  * dot's im may be NULL only for real dtypes. */
 static void test_typed_scalars(void **state)
@@ -195,6 +281,7 @@ int main(int argc, char **argv)
         TU_TEST(test_ghost_counts_near_int64_max), TU_TEST(test_operands_on_other_communicators),
         TU_TEST(test_short_config),              TU_TEST(test_invalid_fortran_handle),
         TU_TEST(test_nan_on_one_rank),           TU_TEST(test_typed_scalars),
+        TU_TEST(test_stack_member_communicators), TU_TEST(test_norm_ord0_counts_nan),
     };
     tu_watchdog_s = 60;
     return plm_run_group_tests_mpi(tests);
