@@ -856,13 +856,70 @@ static void test_stacked(void **state)
     TU_DONE();
 }
 
+/* ---- native or staged: plm_op_native -------------------------------------------------------- */
+
+static int dev_noop(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dt, void *stream)
+{
+    (void)ctx, (void)in, (void)n_in, (void)out, (void)n_out, (void)dt, (void)stream;
+    return 0;
+}
+
+static void expect_native(plm_const_op_t op, int host, int device, const char *what)
+{
+    int h = -1, d = -1;
+    TU_CHECK_OK(plm_op_native(op, PLM_MEMORY_HOST, &h));
+    TU_CHECK_OK(plm_op_native(op, PLM_MEMORY_DEVICE, &d));
+    TU_EXPECT(h == host && d == device, "%s: native on host %d, on device %d; want %d, %d", what, h, d, host, device);
+}
+
+/* Every operator of the library runs natively in both memory spaces (in every build: the answer
+ * describes the operator, not this machine); only callbacks declared for the other space, and
+ * what holds them, stage their data. */
+static void test_native(void **state)
+{
+    (void)state;
+    const int64_t dims[2] = {9, 4};
+    const int axes[2] = {0, 1};
+    plm_op_t ops[8] = {0}, blocks[4];
+    int n = my_blocks(SET_TALL, PLM_FLOAT64, 0, blocks);
+    TU_OK(plm_op_blockdiag(tu_comm, n, (const plm_const_op_t *)blocks, 0, NULL, &ops[0]));
+    destroy_all(blocks, n);
+    TU_OK(plm_op_laplacian(tu_comm, PLM_FLOAT64, 2, dims, -1, 2, axes, NULL, NULL, PLM_DERIV_CENTERED, 0, &ops[1]));
+    TU_OK(plm_op_gradient(tu_comm, PLM_FLOAT64, 2, dims, -1, NULL, PLM_DERIV_FORWARD, 0, &ops[2]));
+    const int64_t w = 1, hdims[2] = {5, 3 * (int64_t)tu_size};
+    TU_OK(plm_op_halo(tu_comm, PLM_FLOAT64, 2, hdims, NULL, 1, &w, &ops[3]));
+    TU_OK(plm_op_matrix_mult(tu_comm, PLM_MATMUL_SUMMA, 0, PLM_FLOAT64, 0, 0, 0, NULL, &ops[4]));
+    TU_OK(plm_op_product(ops[1], ops[1], &ops[5]));
+    TU_OK(plm_op_transpose(ops[5], &ops[6]));
+    for (int i = 0; i < 7; i++) expect_native(ops[i], 1, 1, "a library operator");
+    plm_op_t hcb = NULL, dcb = NULL, hb = NULL, db = NULL, sum = NULL;
+    cb_ctx ctx = {0, NULL};
+    TU_OK(plm_op_callback(PLM_FLOAT64, 3, 3, cb_double, cb_double, &ctx, NULL, &hcb));
+    TU_OK(plm_op_callback_device(PLM_FLOAT64, 3, 3, dev_noop, dev_noop, NULL, NULL, &dcb));
+    expect_native(hcb, 1, 0, "host callback");
+    expect_native(dcb, 0, 1, "device callback");
+    TU_OK(plm_op_blockdiag(tu_comm, 1, (const plm_const_op_t *)&hcb, 0, NULL, &hb));
+    TU_OK(plm_op_blockdiag(tu_comm, 1, (const plm_const_op_t *)&dcb, 0, NULL, &db));
+    expect_native(hb, 1, 0, "block-diagonal of a host callback");
+    expect_native(db, 0, 1, "block-diagonal of a device callback");
+    TU_OK(plm_op_sum(ops[0], ops[0], &sum));
+    expect_native(sum, 1, 1, "sum");
+    for (int i = 0; i < 8; i++) plm_op_destroy(&ops[i]);
+    plm_op_destroy(&hcb);
+    plm_op_destroy(&dcb);
+    plm_op_destroy(&hb);
+    plm_op_destroy(&db);
+    plm_op_destroy(&sum);
+    TU_DONE();
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_blockdiag), TU_TEST(test_stacks), TU_TEST(test_composites),
         TU_TEST(test_callback),  TU_TEST(test_mismatch), TU_TEST(test_cgls),
         TU_TEST(test_more_composites), TU_TEST(test_power_iteration), TU_TEST(test_sparse),
-        TU_TEST(test_stacked),
+        TU_TEST(test_stacked), TU_TEST(test_native),
     };
     return plm_run_group_tests_mpi(tests);
 }

@@ -1,0 +1,470 @@
+/* Every operator and solver of the library on device arrays, natively: each is applied (forward
+ * and adjoint) or run on device arrays and on host arrays with the same data, and the results
+ * must agree (the host path is checked against serial references by the CPU suite). Every
+ * operator must say it runs natively on device memory (plm_op_native), except a host callback;
+ * and a device solve must make no host twin (the library's twin counter stays put). Usage:
+ * test_device_ops [mpi_staged|mpi_cuda_aware|nccl|auto]; exits 77 without a device or when the
+ * backend cannot run here. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+#include <mpi.h>
+
+#include "pylopsmpi.h"
+
+long long plm_test_twins(void); /* twins_hook.cpp: host twins made so far */
+
+static int fails = 0, rank = 0, nranks = 1;
+
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            fprintf(stderr, "[rank %d] %s:%d: ", rank, __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                   \
+            fprintf(stderr, "\n");                                          \
+            ++fails;                                                        \
+        }                                                                   \
+    } while (0)
+#define OK(call) CHECK((call) == PLM_SUCCESS, "%s: %s", #call, plm_last_error())
+
+static int is_cplx(plm_dtype_t t) { return t == PLM_COMPLEX64 || t == PLM_COMPLEX128; }
+static int is_single(plm_dtype_t t) { return t == PLM_FLOAT32 || t == PLM_COMPLEX64; }
+static double tol_of(plm_dtype_t t) { return is_single(t) ? 2e-4 : 1e-11; }
+
+/* Sets an array (host or device) from a deterministic host vector of its local size. */
+static void fill_seeded(plm_array_t x, plm_dtype_t t, int seed)
+{
+    int64_t n = 0, off = 0;
+    plm_memory_t m;
+    plm_array_local_size(x, &n);
+    plm_array_local_offset(x, &off);
+    plm_array_memory(x, &m);
+    const size_t es = plm_dtype_size(t), bytes = (size_t)(n > 0 ? n : 1) * es;
+    char *h = malloc(bytes);
+    for (int64_t i = 0; i < n; ++i) {
+        const double re = sin(0.37 * (double)(off + i) + seed), im = cos(0.21 * (double)(off + i) - seed);
+        switch (t) {
+        case PLM_FLOAT32: ((float *)h)[i] = (float)re; break;
+        case PLM_FLOAT64: ((double *)h)[i] = re; break;
+        case PLM_COMPLEX64: ((float *)h)[2 * i] = (float)re; ((float *)h)[2 * i + 1] = (float)im; break;
+        case PLM_COMPLEX128: ((double *)h)[2 * i] = re; ((double *)h)[2 * i + 1] = im; break;
+        }
+    }
+    void *d = NULL;
+    OK(plm_array_get_local_write(x, &d));
+    if (m == PLM_MEMORY_HOST) memcpy(d, h, (size_t)n * es);
+    else CHECK(cudaMemcpy(d, h, (size_t)n * es, cudaMemcpyHostToDevice) == cudaSuccess, "cudaMemcpy");
+    OK(plm_array_restore_local_write(x, &d));
+    free(h);
+}
+
+/* The local data of x in host memory (malloc'ed), waiting for the array's stream. */
+static void *local_of(plm_const_array_t x, plm_dtype_t t, int64_t *n)
+{
+    plm_memory_t m;
+    plm_array_memory(x, &m);
+    plm_array_local_size(x, n);
+    const size_t bytes = (size_t)(*n > 0 ? *n : 1) * plm_dtype_size(t);
+    void *h = malloc(bytes);
+    const void *d = NULL;
+    OK(plm_array_get_local_read(x, &d)); /* synchronises the communicator's stream */
+    if (m == PLM_MEMORY_HOST) memcpy(h, d, (size_t)*n * plm_dtype_size(t));
+    else CHECK(cudaMemcpy(h, d, (size_t)*n * plm_dtype_size(t), cudaMemcpyDeviceToHost) == cudaSuccess, "cudaMemcpy");
+    OK(plm_array_restore_local_read(x, &d));
+    return h;
+}
+
+static double component(plm_dtype_t t, const void *p, int64_t k)
+{
+    return is_single(t) ? (double)((const float *)p)[k] : ((const double *)p)[k];
+}
+
+/* Host and device results, relative to the largest value (every rank checks its block). */
+static void compare(plm_const_array_t h, plm_const_array_t d, plm_dtype_t t, double tol, const char *what)
+{
+    int64_t n = 0, m = 0;
+    void *a = local_of(h, t, &n), *b = local_of(d, t, &m);
+    CHECK(n == m, "%s: local sizes %lld and %lld", what, (long long)n, (long long)m);
+    const int64_t k = (is_cplx(t) ? 2 : 1) * n;
+    double scale = 0;
+    for (int64_t i = 0; i < k; ++i) scale = fmax(scale, fabs(component(t, a, i)));
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < k; ++i)
+        if (!(fabs(component(t, a, i) - component(t, b, i)) <= tol * (scale + 1e-300))) {
+            if (first < 0) first = i;
+            ++bad;
+        }
+    CHECK(bad == 0, "%s: %lld of %lld differ; first [%lld] host %.17g device %.17g", what, (long long)bad,
+          (long long)k, (long long)first, first >= 0 ? component(t, a, first) : 0.0,
+          first >= 0 ? component(t, b, first) : 0.0);
+    free(a);
+    free(b);
+}
+
+/* Applies op (forward and adjoint) on host and on device arrays and compares; checks that op
+ * runs natively on device memory unless `staged`. Consumes op. */
+static void check_op(plm_op_t op, plm_dtype_t t, int staged, const char *what)
+{
+    int native = -1, nd = 1, nr = 1;
+    OK(plm_op_native(op, PLM_MEMORY_DEVICE, &native));
+    CHECK(native == !staged, "%s: plm_op_native(DEVICE) = %d", what, native);
+    OK(plm_op_parts(op, &nd, &nr));
+    plm_array_t hx[4] = {0}, dx[4] = {0}, hy[4] = {0}, dy[4] = {0};
+    for (int i = 0; i < nd; ++i) {
+        plm_layout_t l = NULL;
+        OK(plm_op_domain_part(op, i, &l));
+        OK(plm_array_create_from_layout(l, t, PLM_MEMORY_HOST, NULL, &hx[i]));
+        OK(plm_array_create_from_layout(l, t, PLM_MEMORY_DEVICE, NULL, &dx[i]));
+        plm_layout_destroy(&l);
+        fill_seeded(hx[i], t, 1 + i);
+        fill_seeded(dx[i], t, 1 + i);
+    }
+    for (int i = 0; i < nr; ++i) {
+        plm_layout_t l = NULL;
+        OK(plm_op_range_part(op, i, &l));
+        OK(plm_array_create_from_layout(l, t, PLM_MEMORY_HOST, NULL, &hy[i]));
+        OK(plm_array_create_from_layout(l, t, PLM_MEMORY_DEVICE, NULL, &dy[i]));
+        plm_layout_destroy(&l);
+    }
+    plm_stacked_t shx, sdx, shy, sdy;
+    OK(plm_stacked_create(nd, hx, &shx));
+    OK(plm_stacked_create(nd, dx, &sdx));
+    OK(plm_stacked_create(nr, hy, &shy));
+    OK(plm_stacked_create(nr, dy, &sdy));
+    const long long twins = plm_test_twins();
+    OK(plm_op_apply_stacked(op, shx, shy));
+    OK(plm_op_apply_stacked(op, sdx, sdy));
+    if (!staged) CHECK(plm_test_twins() == twins, "%s: %lld host twins made", what, plm_test_twins() - twins);
+    char buf[160];
+    for (int i = 0; i < nr; ++i) {
+        snprintf(buf, sizeof buf, "%s forward [%d]", what, i);
+        compare(hy[i], dy[i], t, tol_of(t), buf);
+    }
+    OK(plm_op_apply_adjoint_stacked(op, shy, shx));
+    OK(plm_op_apply_adjoint_stacked(op, sdy, sdx));
+    for (int i = 0; i < nd; ++i) {
+        snprintf(buf, sizeof buf, "%s adjoint [%d]", what, i);
+        compare(hx[i], dx[i], t, tol_of(t), buf);
+    }
+    plm_stacked_destroy(&shx);
+    plm_stacked_destroy(&sdx);
+    plm_stacked_destroy(&shy);
+    plm_stacked_destroy(&sdy);
+    for (int i = 0; i < 4; ++i) {
+        plm_array_destroy(&hx[i]);
+        plm_array_destroy(&dx[i]);
+        plm_array_destroy(&hy[i]);
+        plm_array_destroy(&dy[i]);
+    }
+    plm_op_destroy(&op);
+}
+
+/* ---- callbacks: out = 2 in, on the host or on the device ---------------------------------- */
+
+static int host_double(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dt,
+                       plm_memory_t mem)
+{
+    (void)ctx;
+    (void)n_in;
+    if (mem != PLM_MEMORY_HOST || dt != PLM_FLOAT64) return 1;
+    for (int64_t i = 0; i < n_out; ++i) ((double *)out)[i] = 2 * ((const double *)in)[i];
+    return 0;
+}
+
+/* Device: out = in, a device-to-device copy queued on the stream it is given (checks that in is
+ * device memory). */
+static int device_copy(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dt, void *stream)
+{
+    (void)ctx;
+    (void)n_in;
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, in) != cudaSuccess || a.type != cudaMemoryTypeDevice) return 2;
+    return cudaMemcpyAsync(out, in, (size_t)n_out * plm_dtype_size(dt), cudaMemcpyDeviceToDevice,
+                           (cudaStream_t)stream) == cudaSuccess ? 0 : 3;
+}
+
+/* ---- the operators ------------------------------------------------------------------------- */
+
+static plm_op_t dense(plm_dtype_t t, int64_t rows, int64_t cols, int seed)
+{
+    const size_t es = plm_dtype_size(t);
+    char *a = malloc((size_t)(rows * cols) * es * 2 + 1);
+    for (int64_t i = 0; i < rows * cols * (is_cplx(t) ? 2 : 1); ++i) {
+        const double v = sin(1.3 * (double)i + seed) + (i % (cols + 1) == 0 ? 2.0 : 0.0);
+        if (is_single(t)) ((float *)a)[i] = (float)v;
+        else ((double *)a)[i] = v;
+    }
+    plm_op_t op = NULL;
+    OK(plm_op_dense(t, rows, cols, a, seed % 2, 0, &op));
+    free(a);
+    return op;
+}
+
+static plm_op_t blockdiag_of(plm_comm_t comm, int n, plm_op_t *parts)
+{
+    plm_op_t op = NULL;
+    OK(plm_op_blockdiag(comm, n, (const plm_const_op_t *)parts, 0, NULL, &op));
+    for (int i = 0; i < n; ++i) plm_op_destroy(&parts[i]);
+    return op;
+}
+
+static void test_local_and_stacks(plm_comm_t comm, plm_dtype_t t)
+{
+    /* dense, diagonal, identity and zero blocks on the diagonal */
+    plm_op_t p[4] = {dense(t, 7 + rank, 5, rank), NULL, NULL, NULL};
+    double d[12];
+    float f[12];
+    for (int i = 0; i < 12; ++i) d[i] = f[i] = (float)(0.5 + 0.1 * i);
+    OK(plm_op_diagonal(is_cplx(t) ? PLM_FLOAT64 : t, 6, is_single(t) ? (void *)f : (void *)d, &p[1]));
+    if (is_cplx(t)) { /* a complex diagonal: 3 complex values from the 6 doubles or floats */
+        plm_op_destroy(&p[1]);
+        OK(plm_op_diagonal(t, 3, is_single(t) ? (void *)f : (void *)d, &p[1]));
+    }
+    OK(plm_op_identity(t, 4, &p[2]));
+    OK(plm_op_zero(t, 2, 3, &p[3]));
+    check_op(blockdiag_of(comm, 4, p), t, 0, "blockdiag of dense, diagonal, identity and zero blocks");
+    /* vstack (adjoint: allreduce) and hstack (forward: allreduce), broadcast */
+    plm_op_t v = dense(t, 3 + rank, 6, 7), op = NULL;
+    OK(plm_op_vstack(comm, 1, (const plm_const_op_t *)&v, &op));
+    check_op(op, t, 0, "vstack");
+    plm_op_destroy(&v);
+    v = dense(t, 6, 2 + rank, 8);
+    OK(plm_op_hstack(comm, 1, (const plm_const_op_t *)&v, &op));
+    check_op(op, t, 0, "hstack");
+    plm_op_destroy(&v);
+    v = dense(t, 5, 4, 9); /* the same on every rank */
+    OK(plm_op_broadcast(comm, v, &op));
+    check_op(op, t, 0, "broadcast");
+    plm_op_destroy(&v);
+}
+
+static void test_composites(plm_comm_t comm, plm_dtype_t t)
+{
+    plm_op_t a[1] = {dense(t, 6, 6, 3)}, b[1] = {dense(t, 6, 6, 4)};
+    plm_op_t A = blockdiag_of(comm, 1, a), B = blockdiag_of(comm, 1, b), op = NULL;
+    OK(plm_op_sum(A, B, &op));
+    check_op(op, t, 0, "sum");
+    OK(plm_op_product(A, B, &op));
+    check_op(op, t, 0, "product");
+    OK(plm_op_scale(A, 1.5, is_cplx(t) ? -0.5 : 0.0, &op));
+    check_op(op, t, 0, "scale");
+    OK(plm_op_transpose(A, &op));
+    check_op(op, t, 0, "transpose");
+    OK(plm_op_conj(A, &op));
+    check_op(op, t, 0, "conj");
+    OK(plm_op_power(A, 3, &op));
+    check_op(op, t, 0, "power");
+    OK(plm_op_adjoint(B, &op));
+    check_op(op, t, 0, "adjoint");
+    plm_op_t parts[2] = {A, B};
+    OK(plm_op_stacked_blockdiag(2, (const plm_const_op_t *)parts, &op));
+    check_op(op, t, 0, "stacked blockdiag");
+    OK(plm_op_stacked_vstack(2, (const plm_const_op_t *)parts, &op));
+    check_op(op, t, 0, "stacked vstack");
+    plm_op_destroy(&A);
+    plm_op_destroy(&B);
+}
+
+static void test_stencils(plm_comm_t comm, plm_dtype_t t)
+{
+    const int64_t dims2[2] = {29, 17}, dims3[3] = {11, 6, 9}, dims1[1] = {61};
+    plm_op_t op = NULL;
+    for (int kind = 0; kind < 3; ++kind) {
+        char what[96];
+        snprintf(what, sizeof what, "first derivative kind %d axis 0", kind);
+        OK(plm_op_first_derivative(comm, t, 2, dims2, -1, 0, 0.5, (plm_deriv_kind_t)kind, 5, 1, &op));
+        check_op(op, t, 0, what);
+        snprintf(what, sizeof what, "first derivative kind %d axis 1", kind);
+        OK(plm_op_first_derivative(comm, t, 2, dims2, -1, 1, 0.5, (plm_deriv_kind_t)kind, 3, 0, &op));
+        check_op(op, t, 0, what);
+        snprintf(what, sizeof what, "second derivative kind %d", kind);
+        OK(plm_op_second_derivative(comm, t, 1, dims1, -1, 0, 2.0, (plm_deriv_kind_t)kind, 1, &op));
+        check_op(op, t, 0, what);
+    }
+    const int axes[3] = {0, 1, 2};
+    const double w[3] = {1.0, 0.5, 2.0};
+    OK(plm_op_laplacian(comm, t, 3, dims3, -1, 3, axes, w, NULL, PLM_DERIV_CENTERED, 0, &op));
+    check_op(op, t, 0, "laplacian 3 axes");
+    OK(plm_op_laplacian(comm, t, 2, dims2, -1, 2, axes, NULL, NULL, PLM_DERIV_CENTERED, 1, &op));
+    check_op(op, t, 0, "laplacian 2 axes");
+    OK(plm_op_gradient(comm, t, 3, dims3, -1, NULL, PLM_DERIV_CENTERED, 0, &op));
+    check_op(op, t, 0, "gradient");
+    const int64_t hd[2] = {8, 3 * (int64_t)nranks}, hw = 1;
+    OK(plm_op_halo(comm, t, 2, hd, NULL, 1, &hw, &op));
+    check_op(op, t, 0, "halo");
+}
+
+static void test_matmul(plm_comm_t comm, plm_dtype_t t)
+{
+    const int64_t n = 13, k = 9, m = 7;
+    for (int kind = 0; kind < 2; ++kind) {
+        int64_t ab[4];
+        OK(plm_matmul_blocks((plm_matmul_kind_t)kind, nranks, rank, 0, n, k, m, NULL, ab, NULL, NULL));
+        const int64_t rows = ab[1] - ab[0], cols = ab[3] - ab[2];
+        const size_t es = plm_dtype_size(t);
+        char *a = malloc((size_t)(rows * cols + 1) * es);
+        for (int64_t i = 0; i < rows * cols * (is_cplx(t) ? 2 : 1); ++i) {
+            const double v = cos(0.7 * (double)i + rank);
+            if (is_single(t)) ((float *)a)[i] = (float)v;
+            else ((double *)a)[i] = v;
+        }
+        plm_op_t op = NULL;
+        OK(plm_op_matrix_mult(comm, (plm_matmul_kind_t)kind, 0, t, n, k, m, a, &op));
+        check_op(op, t, 0, kind ? "matmul SUMMA" : "matmul block");
+        free(a);
+    }
+}
+
+static void test_callbacks(plm_comm_t comm)
+{
+    plm_op_t cb = NULL, parts[1];
+    OK(plm_op_callback(PLM_FLOAT64, 5, 5, host_double, host_double, NULL, NULL, &cb));
+    parts[0] = cb;
+    check_op(blockdiag_of(comm, 1, parts), PLM_FLOAT64, 1, "host callback (staged)");
+    OK(plm_op_callback_device(PLM_FLOAT64, 6, 6, device_copy, device_copy, NULL, NULL, &cb));
+    parts[0] = cb;
+    plm_op_t op = blockdiag_of(comm, 1, parts);
+    int native = 0;
+    OK(plm_op_native(op, PLM_MEMORY_HOST, &native));
+    CHECK(native == 0, "a device callback stages host data");
+    check_op(op, PLM_FLOAT64, 0, "device callback");
+}
+
+/* ---- solvers: the same solve on host and on device arrays, no host twin ---------------------- */
+
+static void solve_both(plm_op_t op, plm_dtype_t t, int solver, const char *what)
+{
+    plm_array_t hx, dx, hy, dy;
+    OK(plm_op_new_domain_array(op, PLM_MEMORY_HOST, &hx));
+    OK(plm_op_new_domain_array(op, PLM_MEMORY_DEVICE, &dx));
+    OK(plm_op_new_range_array(op, PLM_MEMORY_HOST, &hy));
+    OK(plm_op_new_range_array(op, PLM_MEMORY_DEVICE, &dy));
+    fill_seeded(hy, t, 5);
+    fill_seeded(dy, t, 5);
+    OK(plm_array_fill(hx, 0, 0));
+    OK(plm_array_fill(dx, 0, 0));
+    plm_solver_info_t hi, di;
+    OK(plm_solver_info_create(&hi));
+    OK(plm_solver_info_create(&di));
+    const long long twins = plm_test_twins();
+    for (int dev = 0; dev < 2; ++dev) {
+        plm_array_t x = dev ? dx : hx, y = dev ? dy : hy;
+        plm_solver_info_t info = dev ? di : hi;
+        switch (solver) {
+        case 0: OK(plm_solve_cg(op, y, x, 15, 0.0, info)); break;
+        case 1: OK(plm_solve_cgls(op, y, x, 15, 0.1, 0.0, info)); break;
+        case 2: OK(plm_solve_ista(op, y, x, 15, 0.01, 0.0, PLM_THRESH_SOFT, NULL, 0, 0.0, info)); break;
+        default: OK(plm_solve_fista(op, y, x, 15, 0.01, 0.0, PLM_THRESH_HALF, NULL, 0, 0.0, info)); break;
+        }
+        if (dev) CHECK(plm_test_twins() == twins, "%s: the device solve made %lld host twins", what,
+                       plm_test_twins() - twins);
+    }
+    int64_t ih = 0, id = 0;
+    OK(plm_solver_info_iterations(hi, &ih));
+    OK(plm_solver_info_iterations(di, &id));
+    CHECK(ih == id, "%s: %lld iterations on host, %lld on device", what, (long long)ih, (long long)id);
+    compare(hx, dx, t, is_single(t) ? 1e-3 : 1e-9, what);
+    plm_solver_info_destroy(&hi);
+    plm_solver_info_destroy(&di);
+    plm_array_destroy(&hx);
+    plm_array_destroy(&dx);
+    plm_array_destroy(&hy);
+    plm_array_destroy(&dy);
+}
+
+static void test_solvers(plm_comm_t comm, plm_dtype_t t)
+{
+    const int64_t dims[2] = {24, 11};
+    const int axes[2] = {0, 1};
+    plm_op_t lap = NULL, id = NULL, shift = NULL, d = NULL;
+    OK(plm_op_laplacian(comm, t, 2, dims, -1, 2, axes, NULL, NULL, PLM_DERIV_CENTERED, 0, &lap));
+    /* CG on the SPD 4 I - L (L negative semi-definite) */
+    plm_op_t blocks[1];
+    int64_t nloc = 0;
+    plm_layout_t l = NULL;
+    OK(plm_op_domain(lap, &l));
+    OK(plm_layout_local_size(l, &nloc));
+    plm_layout_destroy(&l);
+    OK(plm_op_identity(t, nloc, &blocks[0]));
+    id = blockdiag_of(comm, 1, blocks);
+    OK(plm_op_scale(id, 4.0, 0.0, &shift));
+    OK(plm_op_difference(shift, lap, &d));
+    solve_both(d, t, 0, "CG on 4 I - L");
+    solve_both(lap, t, 1, "CGLS on L");
+    solve_both(lap, t, 2, "ISTA on L");
+    solve_both(lap, t, 3, "FISTA on L");
+    plm_op_destroy(&lap);
+    plm_op_destroy(&id);
+    plm_op_destroy(&shift);
+    plm_op_destroy(&d);
+}
+
+static plm_backend_t parse_backend(const char *s)
+{
+    if (!s || !strcmp(s, "auto")) return PLM_BACKEND_AUTO;
+    if (!strcmp(s, "mpi_staged")) return PLM_BACKEND_MPI_STAGED;
+    if (!strcmp(s, "mpi_cuda_aware")) return PLM_BACKEND_MPI_CUDA_AWARE;
+    if (!strcmp(s, "nccl")) return PLM_BACKEND_NCCL;
+    return (plm_backend_t)-1;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    int have = 0;
+    plm_memory_available(PLM_MEMORY_DEVICE, &have);
+    const plm_backend_t want = parse_backend(argc > 1 ? argv[1] : NULL);
+    int usable = have && (int)want >= 0;
+    if (usable && want != PLM_BACKEND_AUTO) plm_backend_available(want, &usable);
+    if (usable && want == PLM_BACKEND_MPI_CUDA_AWARE && getenv("PLM_TEST_REQUIRE_CUDA_AWARE")) {
+        plm_comm_t probe = NULL;
+        int aware = 0;
+        plm_cuda_aware_source_t src;
+        plm_comm_create(MPI_COMM_WORLD, NULL, &probe);
+        plm_comm_get_cuda_aware(probe, &aware, &src);
+        plm_comm_destroy(&probe);
+        usable = aware;
+    }
+    int all_usable = 0;
+    MPI_Allreduce(&usable, &all_usable, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!all_usable) {
+        if (rank == 0) printf("test_device_ops %s: skipped (no device, or backend not built)\n", argc > 1 ? argv[1] : "auto");
+        MPI_Finalize();
+        return 77;
+    }
+    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
+    cfg.backend = want;
+    if (want == PLM_BACKEND_MPI_CUDA_AWARE) cfg.cuda_aware = 1;
+    plm_comm_t comm = NULL;
+    const plm_status_t st = plm_comm_create(MPI_COMM_WORLD, &cfg, &comm);
+    if (st != PLM_SUCCESS) {
+        const int skip = want == PLM_BACKEND_NCCL && st == PLM_ERR_NCCL && strstr(plm_last_error(), "share");
+        if (rank == 0) printf("test_device_ops: comm_create: %s\n", plm_last_error());
+        MPI_Finalize();
+        return skip ? 77 : 1;
+    }
+    const plm_dtype_t types[] = {PLM_FLOAT64, PLM_FLOAT32, PLM_COMPLEX128, PLM_COMPLEX64};
+    const int ntypes = getenv("PLM_TEST_QUICK") ? 1 : 4;
+    for (int i = 0; i < ntypes; ++i) {
+        test_local_and_stacks(comm, types[i]);
+        test_composites(comm, types[i]);
+        test_stencils(comm, types[i]);
+        test_matmul(comm, types[i]);
+        test_solvers(comm, types[i]);
+    }
+    test_callbacks(comm);
+    plm_backend_t got;
+    OK(plm_comm_get_backend(comm, PLM_MEMORY_DEVICE, &got));
+    plm_comm_destroy(&comm);
+    int total = 0;
+    MPI_Allreduce(&fails, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("test_device_ops %s on %d rank(s): %s (%d failed checks)\n", plm_backend_name(got), nranks,
+                          total ? "FAILED" : "passed", total);
+    MPI_Finalize();
+    return total ? 1 : 0;
+}
