@@ -23,9 +23,19 @@
  *   overflow once summed over the ranks (an operator's global length from per-rank sizes,
  *   local extents, halo-grown blocks) are PLM_ERR_SIZE_MISMATCH. A collective call returns
  *   either on every rank.
- * - Threads: handles are not thread-safe; one handle per thread is fine. Calls made at the
- *   same time from several threads need MPI_THREAD_MULTIPLE; calls from one thread at a time
- *   need MPI_THREAD_SERIALIZED (MPI_THREAD_FUNNELED if always the main thread).
+ * - Threads. What may run at the same time from several threads (MPI_THREAD_MULTIPLE; calls
+ *   from one thread at a time need MPI_THREAD_SERIALIZED, or MPI_THREAD_FUNNELED if always the
+ *   main thread):
+ *   - collective calls on different communicators (each plm_comm_t is its own, also when two
+ *     were made from one MPI communicator); never two collective calls on one communicator at
+ *     once (MPI's own rule), so one distributed operator or array is used by one thread at a
+ *     time;
+ *   - operators are immutable and keep no scratch of their own (each apply or solve takes its
+ *     own): one local operator may be a part of distributed operators used by several threads
+ *     at once, and any not-collective call may read a handle another thread reads too;
+ *   - a handle is written (destroy, get/restore_local_write, element-wise outputs, a solve's x,
+ *     solver info) by one thread at a time, with no other thread using it meanwhile;
+ *   - plm_last_error() is per thread.
  * - Destroy functions take the address of a handle, accept NULL or a NULL handle, and set
  *   the handle to NULL.
  * - Status values are stable: they are never renumbered, only appended.
