@@ -2,7 +2,9 @@
  * local cblas_dgemm doing the same flops per rank (n x k x ceil(m / P)), measured in the
  * same run.
  *
- *   mpiexec -n 2 build/bench/bench_matmul [-n N] [-r REPS]     (N = n = k = m, default 1024)
+ *   mpiexec -n 2 build/bench/bench_matmul [-n N | -s n,k,m] [-r REPS]   (default n = k = m = 1024)
+ *
+ * -s takes any shape, e.g. -s 4096,256,64 (a thin X and Y).
  *
  * Times: median over REPS (default 7) of the max over ranks, after one warm-up call; the
  * operator and the dgemm are timed alternately, so both see the same machine load. GFLOP/s
@@ -31,7 +33,7 @@ static int g_rank = 0;
     } while (0)
 
 typedef struct {
-    int64_t n, mloc;
+    int64_t n, k, m, mloc;
     double *a, *b, *c; /* the local dgemm's operands */
     plm_op_t op;
     plm_array_t x, y;
@@ -40,8 +42,8 @@ typedef struct {
 static void f_dgemm(void *p)
 {
     bench_t *b = p;
-    const int n = (int)b->n, m = (int)b->mloc;
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, m, n, 1.0, b->a, n, b->b, m, 0.0, b->c, m);
+    const int n = (int)b->n, k = (int)b->k, m = (int)b->mloc;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, m, k, 1.0, b->a, k, b->b, m, 0.0, b->c, m);
 }
 static void f_apply(void *p)
 {
@@ -66,20 +68,20 @@ static void fill(plm_array_t x, double s)
 
 static void run(plm_comm_t comm, bench_t *b, plm_matmul_kind_t kind, int size, int reps)
 {
-    const int64_t n = b->n;
+    const int64_t n = b->n, k = b->k, m = b->m;
     int grid[4];
     int64_t ab[4];
-    CHECK(plm_matmul_blocks(kind, size, g_rank, 0, n, n, n, grid, ab, NULL, NULL));
+    CHECK(plm_matmul_blocks(kind, size, g_rank, 0, n, k, m, grid, ab, NULL, NULL));
     const int64_t na = (ab[1] - ab[0]) * (ab[3] - ab[2]);
     double *a = malloc(sizeof(double) * (size_t)(na + 1));
     for (int64_t i = 0; i < na; ++i) a[i] = cos(0.37 * (double)i);
-    CHECK(plm_op_matrix_mult(comm, kind, 0, PLM_FLOAT64, n, n, n, a, &b->op));
+    CHECK(plm_op_matrix_mult(comm, kind, 0, PLM_FLOAT64, n, k, m, a, &b->op));
     free(a);
     CHECK(plm_op_new_domain_array(b->op, PLM_MEMORY_HOST, &b->x));
     CHECK(plm_op_new_range_array(b->op, PLM_MEMORY_HOST, &b->y));
     fill(b->x, 1.0);
     fill(b->y, 2.0);
-    const double flops = 2.0 * (double)n * (double)n * (double)n / size; /* per rank */
+    const double flops = 2.0 * (double)n * (double)k * (double)m / size; /* per rank */
     const char *name = kind == PLM_MATMUL_SUMMA ? "summa" : "block";
     for (int adj = 0; adj < 2; ++adj) {
         double t = 0, t_gemm = 0;
@@ -101,24 +103,31 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int reps = 7;
-    int64_t n = 1024;
+    int64_t n = 1024, k = 1024, m = 1024;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "-r") && i + 1 < argc) reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-n") && i + 1 < argc) n = (int64_t)atof(argv[++i]);
+        else if (!strcmp(argv[i], "-n") && i + 1 < argc) n = k = m = (int64_t)atof(argv[++i]);
+        else if (!strcmp(argv[i], "-s") && i + 1 < argc) {
+            long long a = 0, c = 0, d = 0;
+            if (sscanf(argv[++i], "%lld,%lld,%lld", &a, &c, &d) == 3) n = a, k = c, m = d;
+        }
     }
     bench_t b = {0};
     b.n = n;
-    b.mloc = (n + size - 1) / size;
-    b.a = malloc(sizeof(double) * (size_t)(n * n));
-    b.b = malloc(sizeof(double) * (size_t)(n * b.mloc));
+    b.k = k;
+    b.m = m;
+    b.mloc = (m + size - 1) / size;
+    b.a = malloc(sizeof(double) * (size_t)(n * k));
+    b.b = malloc(sizeof(double) * (size_t)(k * b.mloc));
     b.c = malloc(sizeof(double) * (size_t)(n * b.mloc));
-    for (int64_t i = 0; i < n * n; ++i) b.a[i] = cos(0.37 * (double)i);
-    for (int64_t i = 0; i < n * b.mloc; ++i) b.b[i] = sin(0.11 * (double)i);
+    for (int64_t i = 0; i < n * k; ++i) b.a[i] = cos(0.37 * (double)i);
+    for (int64_t i = 0; i < k * b.mloc; ++i) b.b[i] = sin(0.11 * (double)i);
 
     plm_comm_t comm = NULL;
     CHECK(plm_comm_create(MPI_COMM_WORLD, NULL, &comm));
     if (g_rank == 0) {
-        printf("bench_matmul: %d ranks, float64, n = k = m = %lld, median of %d reps\n\n", size, (long long)n, reps);
+        printf("bench_matmul: %d ranks, float64, n = %lld, k = %lld, m = %lld, median of %d reps\n\n", size,
+               (long long)n, (long long)k, (long long)m, reps);
         printf("| ranks | grid | kind | apply | plm (ms) | plm GFLOP/s per rank | dgemm (ms) | dgemm GFLOP/s | "
                "plm / dgemm |\n");
         printf("|---:|---|---|---|---:|---:|---:|---:|---:|\n");
