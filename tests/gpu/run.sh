@@ -101,26 +101,31 @@ else
     cmake --build "$BUILD" -j "$JOBS" >> "$LOG" 2>&1 ||
     { tail -40 "$LOG"; say "build failed ($((SECONDS - start)) s)"; exit 1; }
   BIN=$BUILD/bin-gpu && mkdir -p "$BIN"
-  cp "$BUILD"/tests/gpu/test_device "$BUILD"/bench/bench_device "$BIN/"
+  cp "$BUILD"/tests/gpu/test_device "$BUILD"/tests/gpu/test_device_ops "$BUILD"/bench/bench_device \
+     "$BUILD"/bench/bench_device_ops "$BIN/"
 fi
 say "ready in $((SECONDS - start)) s: $(ompi_info --parsable --all 2>/dev/null | grep -m1 mpi_built_with_cuda_support:value || echo "MPI $(command -v mpiexec)")"
 
+TESTS=(test_device test_device_ops)
 declare -A verdict
-run_backend() {  # backend ranks
-  local b=$1 n=$2 out rc
-  out=$(timeout 300 mpiexec -n "$n" "$BIN/test_device" "$b" 2>&1); rc=$?
+run_backend() {  # test backend ranks
+  local t=$1 b=$2 n=$3 out rc
+  say "$t $b np$n"
+  out=$(timeout 300 mpiexec -n "$n" "$BIN/$t" "$b" 2>&1); rc=$?
   printf '%s\n' "$out" >> "$LOG"
   case $rc in
-    0) verdict[$b/$n]="passed" ;;
-    77) verdict[$b/$n]="not exercised: $(printf '%s\n' "$out" | grep -m1 -E 'skipped|share|comm_create' | cut -c1-90)" ;;
-    124) verdict[$b/$n]="FAILED (timeout)" ;;
-    *) verdict[$b/$n]="FAILED (rc $rc; see $LOG)"; printf '%s\n' "$out" | tail -15 ;;
+    0) verdict[$t/$b/$n]="passed" ;;
+    77) verdict[$t/$b/$n]="not exercised: $(printf '%s\n' "$out" | grep -m1 -E 'skipped|share|comm_create' | cut -c1-90)" ;;
+    124) verdict[$t/$b/$n]="FAILED (timeout)" ;;
+    *) verdict[$t/$b/$n]="FAILED (rc $rc; see $LOG)"; printf '%s\n' "$out" | tail -15 ;;
   esac
 }
-for b in mpi_staged mpi_cuda_aware nccl auto; do
-  for n in 1 2; do
-    if [ "$b" = mpi_cuda_aware ]; then export PLM_TEST_REQUIRE_CUDA_AWARE=1; else unset PLM_TEST_REQUIRE_CUDA_AWARE; fi
-    run_backend "$b" "$n"
+for t in "${TESTS[@]}"; do
+  for b in mpi_staged mpi_cuda_aware nccl auto; do
+    for n in 1 2; do
+      if [ "$b" = mpi_cuda_aware ]; then export PLM_TEST_REQUIRE_CUDA_AWARE=1; else unset PLM_TEST_REQUIRE_CUDA_AWARE; fi
+      run_backend "$t" "$b" "$n"
+    done
   done
 done
 unset PLM_TEST_REQUIRE_CUDA_AWARE
@@ -136,18 +141,24 @@ memcheck="not exercised: compute-sanitizer not found"
 if [ -x "$CUDA/bin/compute-sanitizer" ]; then
   say "compute-sanitizer memcheck (test_device mpi_staged, 1 rank)"
   if PLM_TEST_QUICK=1 timeout 300 mpiexec -n 1 "$CUDA/bin/compute-sanitizer" --tool memcheck --error-exitcode 1 \
-       "$BIN/test_device" mpi_staged >> "$LOG" 2>&1; then memcheck="passed"
+       "$BIN/test_device" mpi_staged >> "$LOG" 2>&1 &&
+     PLM_TEST_QUICK=1 timeout 300 mpiexec -n 1 "$CUDA/bin/compute-sanitizer" --tool memcheck --error-exitcode 1 \
+       "$BIN/test_device_ops" mpi_staged >> "$LOG" 2>&1; then memcheck="passed"
   else memcheck="FAILED (see $LOG)"; fi
 fi
 
 say "bench_device (1 rank)"
 timeout 200 mpiexec -n 1 "$BIN/bench_device" 2>&1 | tee -a "$LOG"
+say "bench_device_ops (1 rank)"
+timeout 200 mpiexec -n 1 "$BIN/bench_device_ops" 2>&1 | tee -a "$LOG"
 
-printf '\n%-28s %s\n' "check" "result"
-for b in mpi_staged mpi_cuda_aware nccl auto; do
-  for n in 1 2; do printf '%-28s %s\n' "test_device $b np$n" "${verdict[$b/$n]}"; done
+printf '\n%-36s %s\n' "check" "result"
+for t in "${TESTS[@]}"; do
+  for b in mpi_staged mpi_cuda_aware nccl auto; do
+    for n in 1 2; do printf '%-36s %s\n' "$t $b np$n" "${verdict[$t/$b/$n]}"; done
+  done
 done
-printf '%-28s %s\n' "CPU suite (ctest -LE gpu)" "$cpu" "memcheck" "$memcheck"
+printf '%-36s %s\n' "CPU suite (ctest -LE gpu)" "$cpu" "memcheck" "$memcheck"
 say "total $((SECONDS - start)) s; log: $LOG"
 [ -n "${PLM_GPU_LOG:-}" ] && cp "$LOG" "$PLM_GPU_LOG"
 ! grep -q FAILED <<< "${verdict[*]} $cpu $memcheck"
