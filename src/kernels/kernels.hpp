@@ -3,7 +3,10 @@
 // are C++ loops, compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time;
 // device buffers (e.space == Space::device) go to the CUDA kernels of kernels/device.hpp
 // (PLM_ERR_BACKEND_UNAVAILABLE in host-only builds). n counts elements; scalars point to one
-// element of dt, in host memory.
+// element of dt, in host memory. What each element gets is written once, for both spaces, in
+// kernels/element.hpp: element-wise results are bitwise the same on host and device.
+// Device calls are stream-ordered and return without waiting, except those that return host
+// values (dot, norm_partial into host results, collect).
 //
 // Numerics (host; docs/architecture.md, "Numerics"):
 // - Sums (dot, sum |x|, sum |x|^2, sum |x|^p) accumulate in double for every dtype, float32

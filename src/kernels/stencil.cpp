@@ -61,6 +61,51 @@ template <typename R> struct Src {
     R scale;
 };
 
+// Two axes' terms in one loop: y = c1 + c2 (first), or (y + c1) + c2, the sums of the
+// separate passes. For the usual derivative rows (2 or 3 terms), so a 2-axis Laplacian or
+// gradient-like sum reads and writes y once.
+template <typename R, int K1, int K2>
+PLM_CLONES void pass2_k(int64_t n, const Src<R> &a, const Src<R> &b, bool first, R *__restrict y)
+{
+    const R *p[K1], *q[K2];
+    R wp[K1], wq[K2];
+    for (int t = 0; t < K1; ++t) {
+        p[t] = a.p[t];
+        wp[t] = a.w[t];
+    }
+    for (int t = 0; t < K2; ++t) {
+        q[t] = b.p[t];
+        wq[t] = b.w[t];
+    }
+    const R sa = a.scale, sb = b.scale;
+    auto c1 = [&](int64_t j) {
+        R v[K1];
+        for (int t = 0; t < K1; ++t) v[t] = p[t][j];
+        return el::band_sum<K1>(K1, wp, v, sa);
+    };
+    auto c2 = [&](int64_t j) {
+        R v[K2];
+        for (int t = 0; t < K2; ++t) v[t] = q[t][j];
+        return el::band_sum<K2>(K2, wq, v, sb);
+    };
+    if (first)
+        for (int64_t j = 0; j < n; ++j) y[j] = el::add(c1(j), c2(j));
+    else
+        for (int64_t j = 0; j < n; ++j) y[j] = el::add(el::add(y[j], c1(j)), c2(j));
+}
+
+// Whether pass2_k covers these two terms (and ran them).
+template <typename R> bool pass2(int64_t n, const Src<R> &a, const Src<R> &b, bool first, R *y)
+{
+    switch (a.k * 8 + b.k) {
+    case 2 * 8 + 2: pass2_k<R, 2, 2>(n, a, b, first, y); return true;
+    case 2 * 8 + 3: pass2_k<R, 2, 3>(n, a, b, first, y); return true;
+    case 3 * 8 + 2: pass2_k<R, 3, 2>(n, a, b, first, y); return true;
+    case 3 * 8 + 3: pass2_k<R, 3, 3>(n, a, b, first, y); return true;
+    default: return false;
+    }
+}
+
 constexpr int64_t kChunk = 512;  // reals per pass when several axes share a run: all streams stay in L1
 
 // y[0, m) gets the terms of s[0, ns) in order (the first replaces y unless accumulate).
@@ -70,6 +115,7 @@ template <typename R> void run(int64_t m, int ns, const Src<R> *s, bool accumula
         if (!accumulate) std::fill_n(y, m, R(0));
         return;
     }
+    if (ns == 2 && pass2(m, s[0], s[1], !accumulate, y)) return;
     const int64_t chunk = ns == 1 ? m : kChunk;
     for (int64_t j = 0; j < m; j += chunk) {
         const int64_t len = std::min(chunk, m - j);
