@@ -261,8 +261,36 @@ PLM_HD inline const BandRow &band_row(const Band &b, int64_t i)
     return b.mid;
 }
 
+// One axis's term at an element: scale * sum_t w[t] x[i + off[t]] over the terms of `row`
+// (nterms > 0). Axis 0 reads the block or a ghost buffer; other axes read the block.
+template <typename I, typename V, typename R>
+PLM_HD inline V axis_term(const BandRow &row, R scale, bool along0, int64_t step, const StencilPlan &p,
+                          const StencilGeom &g, const V *x, const V *gb, const V *ga, int64_t r, I rest)
+{
+    const int64_t at = r * g.row_len + int64_t(rest);
+    R w[kMaxTerms] = {};
+    V v[kMaxTerms] = {};
+    PLM_UNROLL
+    for (int t = 0; t < kMaxTerms; ++t) {
+        if (t >= row.nterms) continue;
+        w[t] = R(row.w[t]);
+        if (!along0) {
+            v[t] = load(x + at + row.off[t] * step);
+            continue;
+        }
+        const int64_t rr = r + row.off[t];  // the source row, local
+        if (rr < 0) v[t] = load(gb + (p.before + rr) * g.row_len + int64_t(rest));
+        else if (rr >= p.nrows) v[t] = load(ga + (rr - p.nrows) * g.row_len + int64_t(rest));
+        else v[t] = load(x + at + row.off[t] * step);
+    }
+    return band_sum<kMaxTerms>(row.nterms, w, v, scale);
+}
+
 // Element `rest` (< row_len) of local row r, given y0 (its value, read only when accumulate).
 // I is the index type of the divisions (32-bit where the block allows: cheaper on device).
+// The loop over the axes unrolls, and the middle rows take their own branch, so on device the
+// plan's fields are read at fixed offsets of the kernel parameters (no indexed loads) except
+// on the few end rows.
 template <typename I, typename V>
 PLM_HD inline V stencil_point(const StencilPlan &p, const StencilGeom &g, const V *x, const V *gb, const V *ga,
                               int64_t r, I rest, V y0, bool accumulate)
@@ -270,31 +298,24 @@ PLM_HD inline V stencil_point(const StencilPlan &p, const StencilGeom &g, const 
     using R = typename real_part<V>::type;
     V acc = y0;
     bool started = accumulate;
-    const int64_t at = r * g.row_len + int64_t(rest);
-    for (int s = 0; s < p.naxes; ++s) {
+    PLM_UNROLL
+    for (int s = 0; s < PLM_MAX_NDIM; ++s) {
+        if (s >= p.naxes) break;
         const StencilAxis &ax = p.axes[s];
+        const Band &b = ax.band;
         const bool along0 = ax.axis == 0;
         const int64_t step = along0 ? g.row_len : g.inner[ax.axis];
-        const int64_t i = along0 ? p.row0 + r : axis_index(g, ax.axis, ax.band.n, rest);
-        const BandRow &row = band_row(ax.band, i);
-        const int k = row.nterms;
-        if (k == 0) continue;
-        R w[kMaxTerms] = {};
-        V v[kMaxTerms] = {};
-        PLM_UNROLL
-        for (int t = 0; t < kMaxTerms; ++t) {
-            if (t >= k) continue;
-            w[t] = R(row.w[t]);
-            if (!along0) {
-                v[t] = load(x + at + row.off[t] * step);
-                continue;
-            }
-            const int64_t rr = r + row.off[t];  // the source row, local
-            if (rr < 0) v[t] = load(gb + (p.before + rr) * g.row_len + int64_t(rest));
-            else if (rr >= p.nrows) v[t] = load(ga + (rr - p.nrows) * g.row_len + int64_t(rest));
-            else v[t] = load(x + rr * g.row_len + int64_t(rest));
+        const int64_t i = along0 ? p.row0 + r : axis_index(g, ax.axis, b.n, rest);
+        V c;
+        if (i >= b.lo && i < b.n - b.hi) {
+            if (b.mid.nterms == 0) continue;
+            c = axis_term(b.mid, R(ax.scale), along0, step, p, g, x, gb, ga, r, rest);
+        } else {
+            const BandRow &row = band_row(b, i);
+            if (row.nterms == 0) continue;
+            c = axis_term(row, R(ax.scale), along0, step, p, g, x, gb, ga, r, rest);
         }
-        acc = add_term(acc, band_sum<kMaxTerms>(k, w, v, R(ax.scale)), !started);
+        acc = add_term(acc, c, !started);
         started = true;
     }
     return started ? acc : V{};
