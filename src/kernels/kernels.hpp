@@ -103,10 +103,11 @@ void threshold(const Exec &e, DType dt, Threshold kind, double t, int64_t n, voi
 // first, in term order, so +-1 weights cancel exactly; products and sums in the dtype's
 // precision, never fused): the first c replaces y (or adds to it when accumulate), later ones
 // add. An element where no axis has terms gets 0 (or keeps y when accumulate). Host and device
-// give bitwise the same results; with the axes in the same order, so do the per-axis
-// combine() sweeps the operators used before.
+// give bitwise the same results. With the axes in the same order, the per-axis combine()
+// sweeps the operators used before give the same values (there, an axis without terms wrote
+// a 0 first, so a -0 may now come out as -0 instead of +0).
 //
-// Plain data, so a plan goes to a device kernel by value.
+// Plain data (about 9 KB), so a plan goes to a device kernel by value.
 // ---------------------------------------------------------------------------------------
 constexpr int kMaxEnds = 16;  // end rows of a band, both ends together
 
