@@ -108,9 +108,26 @@ template <typename R> bool pass2(int64_t n, const Src<R> &a, const Src<R> &b, bo
 
 constexpr int64_t kChunk = 512;  // reals per pass when several axes share a run: all streams stay in L1
 
+// A short run (an end row of the innermost axis, a few reals): element by element, no calls.
+template <typename R> void run_short(int64_t m, int ns, const Src<R> *s, bool accumulate, R *y)
+{
+    for (int64_t j = 0; j < m; ++j) {
+        R acc = y[j];
+        for (int i = 0; i < ns; ++i) {
+            R v[kMaxTerms] = {};
+            for (int t = 0; t < s[i].k; ++t) v[t] = s[i].p[t][j];
+            acc = el::add_term(acc, el::band_sum<kMaxTerms>(s[i].k, s[i].w, v, s[i].scale), i == 0 && !accumulate);
+        }
+        y[j] = ns > 0 || accumulate ? acc : R(0);
+    }
+}
+
+constexpr int64_t kShort = 16;  // reals: runs this short take run_short()
+
 // y[0, m) gets the terms of s[0, ns) in order (the first replaces y unless accumulate).
 template <typename R> void run(int64_t m, int ns, const Src<R> *s, bool accumulate, R *y)
 {
+    if (m <= kShort) return run_short(m, ns, s, accumulate, y);
     if (ns == 0) {
         if (!accumulate) std::fill_n(y, m, R(0));
         return;
