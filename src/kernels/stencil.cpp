@@ -18,19 +18,33 @@ namespace {
 namespace el = element;
 
 // ---------------------------------------------------------------------------------------
-// Passes: y[j] = scale * sum_t w[t] p[t][j] (first) or y[j] += that, over n reals.
+// Passes over a run of n reals: y[j] (=, or += when not first) the terms of one or two axes,
+// reading source t of an axis at base[t][at[t] + j0 + j].
 // ---------------------------------------------------------------------------------------
+
+// One axis's term on the runs of a line: term t reads array base[t] (the block or a ghost
+// buffer) at at[t] + j0 + j for real j of the run that starts j0 reals into the line (at[t]
+// alone may be negative: only the sum indexes).
+template <typename R> struct Src {
+    int k = 0;
+    const R *base[kMaxTerms];
+    int64_t at[kMaxTerms];
+    R w[kMaxTerms];
+    R scale;
+    const R *src(int t, int64_t j0) const { return base[t] + (at[t] + j0); }
+};
 
 // K terms known at compile time, so the loop vectorises.
 template <typename R, int K>
-PLM_CLONES void pass_k(int64_t n, const R *const *ps, const R *ws, R scale, bool first, R *__restrict y)
+PLM_CLONES void pass_k(int64_t n, const Src<R> &a, int64_t j0, bool first, R *__restrict y)
 {
     const R *p[K];
     R w[K];
     for (int t = 0; t < K; ++t) {
-        p[t] = ps[t];
-        w[t] = ws[t];
+        p[t] = a.src(t, j0);
+        w[t] = a.w[t];
     }
+    const R scale = a.scale;
     auto at = [&](int64_t j) {
         R v[K];
         for (int t = 0; t < K; ++t) v[t] = p[t][j];
@@ -42,39 +56,31 @@ PLM_CLONES void pass_k(int64_t n, const R *const *ps, const R *ws, R scale, bool
         for (int64_t j = 0; j < n; ++j) y[j] = el::add(y[j], at(j));
 }
 
-template <typename R> void pass(int64_t n, int k, const R *const *p, const R *w, R scale, bool first, R *y)
+template <typename R> void pass(int64_t n, const Src<R> &a, int64_t j0, bool first, R *y)
 {
-    switch (k) {
-    case 1: return pass_k<R, 1>(n, p, w, scale, first, y);
-    case 2: return pass_k<R, 2>(n, p, w, scale, first, y);
-    case 3: return pass_k<R, 3>(n, p, w, scale, first, y);
-    case 4: return pass_k<R, 4>(n, p, w, scale, first, y);
-    default: return pass_k<R, 5>(n, p, w, scale, first, y);
+    switch (a.k) {
+    case 1: return pass_k<R, 1>(n, a, j0, first, y);
+    case 2: return pass_k<R, 2>(n, a, j0, first, y);
+    case 3: return pass_k<R, 3>(n, a, j0, first, y);
+    case 4: return pass_k<R, 4>(n, a, j0, first, y);
+    default: return pass_k<R, 5>(n, a, j0, first, y);
     }
 }
 
-// One axis's term on a run: p[t] is where term t reads for the run's first real.
-template <typename R> struct Src {
-    int k = 0;
-    const R *p[kMaxTerms];
-    R w[kMaxTerms];
-    R scale;
-};
-
-// Two axes' terms in one loop: y = c1 + c2 (first), or (y + c1) + c2, the sums of the
-// separate passes. For the usual derivative rows (2 or 3 terms), so a 2-axis Laplacian or
-// gradient-like sum reads and writes y once.
+// Two axes' terms in one loop: y = c1 + c2 (first), or (y + c1) + c2, the sums of two
+// passes. For the usual derivative rows (2 or 3 terms): a 2-axis Laplacian reads and writes y
+// once, a 3-axis one twice.
 template <typename R, int K1, int K2>
-PLM_CLONES void pass2_k(int64_t n, const Src<R> &a, const Src<R> &b, bool first, R *__restrict y)
+PLM_CLONES void pass2_k(int64_t n, const Src<R> &a, const Src<R> &b, int64_t j0, bool first, R *__restrict y)
 {
     const R *p[K1], *q[K2];
     R wp[K1], wq[K2];
     for (int t = 0; t < K1; ++t) {
-        p[t] = a.p[t];
+        p[t] = a.src(t, j0);
         wp[t] = a.w[t];
     }
     for (int t = 0; t < K2; ++t) {
-        q[t] = b.p[t];
+        q[t] = b.src(t, j0);
         wq[t] = b.w[t];
     }
     const R sa = a.scale, sb = b.scale;
@@ -94,28 +100,31 @@ PLM_CLONES void pass2_k(int64_t n, const Src<R> &a, const Src<R> &b, bool first,
         for (int64_t j = 0; j < n; ++j) y[j] = el::add(el::add(y[j], c1(j)), c2(j));
 }
 
-// Whether pass2_k covers these two terms (and ran them).
-template <typename R> bool pass2(int64_t n, const Src<R> &a, const Src<R> &b, bool first, R *y)
+template <typename R> bool pairable(const Src<R> &a, const Src<R> &b)
 {
-    switch (a.k * 8 + b.k) {
-    case 2 * 8 + 2: pass2_k<R, 2, 2>(n, a, b, first, y); return true;
-    case 2 * 8 + 3: pass2_k<R, 2, 3>(n, a, b, first, y); return true;
-    case 3 * 8 + 2: pass2_k<R, 3, 2>(n, a, b, first, y); return true;
-    case 3 * 8 + 3: pass2_k<R, 3, 3>(n, a, b, first, y); return true;
-    default: return false;
-    }
+    return (a.k == 2 || a.k == 3) && (b.k == 2 || b.k == 3);
 }
 
-constexpr int64_t kChunk = 512;  // reals per pass when several axes share a run: all streams stay in L1
+template <typename R> void pass2(int64_t n, const Src<R> &a, const Src<R> &b, int64_t j0, bool first, R *y)
+{
+    if (a.k == 2) {
+        if (b.k == 2) return pass2_k<R, 2, 2>(n, a, b, j0, first, y);
+        return pass2_k<R, 2, 3>(n, a, b, j0, first, y);
+    }
+    if (b.k == 2) return pass2_k<R, 3, 2>(n, a, b, j0, first, y);
+    return pass2_k<R, 3, 3>(n, a, b, j0, first, y);
+}
+
+constexpr int64_t kChunk = 512;  // reals per pass when a run takes several: all streams stay in L1
 
 // A short run (an end row of the innermost axis, a few reals): element by element, no calls.
-template <typename R> void run_short(int64_t m, int ns, const Src<R> *s, bool accumulate, R *y)
+template <typename R> void run_short(int64_t m, int ns, const Src<R> *s, int64_t j0, bool accumulate, R *y)
 {
     for (int64_t j = 0; j < m; ++j) {
         R acc = y[j];
         for (int i = 0; i < ns; ++i) {
             R v[kMaxTerms] = {};
-            for (int t = 0; t < s[i].k; ++t) v[t] = s[i].p[t][j];
+            for (int t = 0; t < s[i].k; ++t) v[t] = s[i].src(t, j0 + j)[0];
             acc = el::add_term(acc, el::band_sum<kMaxTerms>(s[i].k, s[i].w, v, s[i].scale), i == 0 && !accumulate);
         }
         y[j] = ns > 0 || accumulate ? acc : R(0);
@@ -124,22 +133,29 @@ template <typename R> void run_short(int64_t m, int ns, const Src<R> *s, bool ac
 
 constexpr int64_t kShort = 16;  // reals: runs this short take run_short()
 
-// y[0, m) gets the terms of s[0, ns) in order (the first replaces y unless accumulate).
-template <typename R> void run(int64_t m, int ns, const Src<R> *s, bool accumulate, R *y)
+// y[0, m) gets the terms of s[0, ns) in order (the first replaces y unless accumulate), for
+// the run j0 reals into their line: one pass over the run, or chunks of passes (two axes at a
+// time where they pair).
+template <typename R> void run(int64_t m, int ns, const Src<R> *s, int64_t j0, bool accumulate, R *y)
 {
-    if (m <= kShort) return run_short(m, ns, s, accumulate, y);
+    if (m <= kShort) return run_short(m, ns, s, j0, accumulate, y);
     if (ns == 0) {
         if (!accumulate) std::fill_n(y, m, R(0));
         return;
     }
-    if (ns == 2 && pass2(m, s[0], s[1], !accumulate, y)) return;
-    const int64_t chunk = ns == 1 ? m : kChunk;
+    const bool one_pass = ns == 1 || (ns == 2 && pairable(s[0], s[1]));
+    const int64_t chunk = one_pass ? m : kChunk;
     for (int64_t j = 0; j < m; j += chunk) {
         const int64_t len = std::min(chunk, m - j);
-        for (int i = 0; i < ns; ++i) {
-            const R *p[kMaxTerms];
-            for (int t = 0; t < s[i].k; ++t) p[t] = s[i].p[t] + j;
-            pass(len, s[i].k, p, s[i].w, s[i].scale, i == 0 && !accumulate, y + j);
+        for (int i = 0; i < ns;) {
+            const bool first = i == 0 && !accumulate;
+            if (i + 1 < ns && pairable(s[i], s[i + 1])) {
+                pass2(len, s[i], s[i + 1], j0 + j, first, y + j);
+                i += 2;
+            } else {
+                pass(len, s[i], j0 + j, first, y + j);
+                i += 1;
+            }
         }
     }
 }
@@ -304,7 +320,7 @@ public:
             return;
         }
         if (p_.naxes == 0) {
-            run<R>((r1 - r0) * row_, 0, nullptr, acc_, y_ + r0 * row_);
+            run<R>((r1 - r0) * row_, 0, nullptr, 0, acc_, y_ + r0 * row_);
             return;
         }
         // Axis 0 alone: the rows whose mid terms all read inside the block make one run.
@@ -316,98 +332,90 @@ public:
         for (int64_t r = r0; r < i0; ++r) whole_row(r);
         if (i1 > i0) {
             Src<R> s;
-            if (term0(a.band->mid, a.scale, i0, &s)) run((i1 - i0) * row_, 1, &s, acc_, y_ + i0 * row_);
-            else run<R>((i1 - i0) * row_, 0, nullptr, acc_, y_ + i0 * row_);
+            const int ns = term0(a.band->mid, a.scale, i0, 0, &s);
+            run((i1 - i0) * row_, ns, &s, 0, acc_, y_ + i0 * row_);
         }
         for (int64_t r = i1; r < r1; ++r) whole_row(r);
     }
 
 private:
-    // Start of global row g's data (local row r), in the block or a ghost buffer.
-    const R *row_at(int64_t r) const
-    {
-        if (r < 0) return gb_ + (p_.before + r) * row_;
-        if (r >= p_.nrows) return ga_ + (r - p_.nrows) * row_;
-        return x_ + r * row_;
-    }
-
-    // Axis 0's term (row b of its band) for local row r: false when it has none.
-    bool term0(const BandRow &b, double scale, int64_t r, Src<R> *s) const
+    // Axis 0's term (row b of its band) for local row r, reading `shift` reals into each
+    // source row: 0 when it has no terms, else 1.
+    int term0(const BandRow &b, double scale, int64_t r, int64_t shift, Src<R> *s) const
     {
         s->k = b.nterms;
         for (int t = 0; t < b.nterms; ++t) {
-            s->p[t] = row_at(r + b.off[t]);
+            const int64_t rr = r + b.off[t];  // block row, or a ghost row
+            s->base[t] = rr < 0 ? gb_ : rr >= p_.nrows ? ga_ : x_;
+            s->at[t] = (rr < 0 ? p_.before + rr : rr >= p_.nrows ? rr - p_.nrows : rr) * row_ + shift;
             s->w[t] = static_cast<R>(b.w[t]);
         }
         s->scale = static_cast<R>(scale);
-        return s->k > 0;
+        return s->k > 0 ? 1 : 0;
     }
 
-    // Axis a's term (row b) on a run starting at real `at` of the block.
-    bool term(const BandRow &b, int a, double scale, int64_t at, Src<R> *s) const
+    // Axis a's term (row b) for a line starting at real `line` of the block.
+    int term(const BandRow &b, int a, double scale, int64_t line, Src<R> *s) const
     {
         s->k = b.nterms;
         for (int t = 0; t < b.nterms; ++t) {
-            s->p[t] = x_ + at + b.off[t] * step_[a];
+            s->base[t] = x_;
+            s->at[t] = line + b.off[t] * step_[a];
             s->w[t] = static_cast<R>(b.w[t]);
         }
         s->scale = static_cast<R>(scale);
-        return s->k > 0;
+        return s->k > 0 ? 1 : 0;
     }
 
     // Only axis 0 in the plan: row r as one run.
     void whole_row(int64_t r) const
     {
         Src<R> s;
-        const int ns = term0(el::band_row(*ax_[0].band, p_.row0 + r), ax_[0].scale, r, &s) ? 1 : 0;
-        run(row_, ns, &s, acc_, y_ + r * row_);
+        const int ns = term0(el::band_row(*ax_[0].band, p_.row0 + r), ax_[0].scale, r, 0, &s);
+        run(row_, ns, &s, 0, acc_, y_ + r * row_);
     }
 
     // Row r: lines along the last axis L of the plan (each dims[L] * step[L] reals), one per
     // index of the axes between 0 and L; every other axis of the plan has one row per line.
+    // Each line's terms are listed once, then its runs: the middle rows of L, and L's end rows.
     void lines(int64_t r) const
-    {
-        const int L = ax_[last_].axis;
-        int64_t idx[PLM_MAX_NDIM] = {};
-        int64_t nlines = 1;
-        for (int a = 1; a < L; ++a) nlines *= p_.dims[a];
-        Src<R> s0;
-        bool has0 = false;
-        for (int s = 0; s < p_.naxes; ++s)
-            if (ax_[s].axis == 0) has0 = term0(el::band_row(*ax_[s].band, p_.row0 + r), ax_[s].scale, r, &s0);
-        for (int64_t q = 0; q < nlines; ++q) {
-            int64_t base = r * row_;
-            for (int a = 1; a < L; ++a) base += idx[a] * step_[a];
-            line(base, r, idx, has0 ? &s0 : nullptr);
-            for (int a = L - 1; a >= 1 && ++idx[a] == p_.dims[a]; --a) idx[a] = 0;
-        }
-    }
-
-    void line(int64_t base, int64_t r, const int64_t *idx, const Src<R> *s0) const
     {
         const AxisRun &last = ax_[last_];
         const Band &b = *last.band;
-        auto seg = [&](int64_t j0, int64_t j1, const BandRow &row_last) {
-            const int64_t at = base + j0 * step_[last.axis];
+        const int L = last.axis;
+        const int64_t step = step_[L];
+        int64_t idx[PLM_MAX_NDIM] = {};
+        int64_t nlines = 1;
+        for (int a = 1; a < L; ++a) nlines *= p_.dims[a];
+        for (int64_t q = 0; q < nlines; ++q) {
+            int64_t line = r * row_;
+            for (int a = 1; a < L; ++a) line += idx[a] * step_[a];
             Src<R> s[PLM_MAX_NDIM];
-            int ns = 0;
+            int owner[PLM_MAX_NDIM], ns = 0;  // s[i] is the term of the plan's axis owner[i]
             for (int k = 0; k < p_.naxes; ++k) {
                 const AxisRun &a = ax_[k];
-                if (a.axis == 0) {
-                    if (!s0) continue;
-                    s[ns] = *s0;
-                    for (int t = 0; t < s0->k; ++t) s[ns].p[t] += at - r * row_;
-                    ++ns;
-                } else {
-                    const BandRow &row = k == last_ ? row_last : el::band_row(*a.band, idx[a.axis]);
-                    ns += term(row, a.axis, a.scale, at, &s[ns]);
-                }
+                owner[ns] = k;
+                if (a.axis == 0) ns += term0(el::band_row(*a.band, p_.row0 + r), a.scale, r, line - r * row_, &s[ns]);
+                else ns += term(k == last_ ? b.mid : el::band_row(*a.band, idx[a.axis]), a.axis, a.scale, line, &s[ns]);
             }
-            run((j1 - j0) * step_[last.axis], ns, s, acc_, y_ + at);
-        };
-        for (int64_t j = 0; j < last.mlo; ++j) seg(j, j + 1, el::band_row(b, j));
-        if (last.mhi > last.mlo) seg(last.mlo, last.mhi, b.mid);
-        for (int64_t j = std::max(last.mhi, last.mlo); j < b.n; ++j) seg(j, j + 1, el::band_row(b, j));
+            if (last.mhi > last.mlo)
+                run((last.mhi - last.mlo) * step, ns, s, last.mlo * step, acc_, y_ + line + last.mlo * step);
+            // An end row of L: the same terms, L's row replaced.
+            auto end = [&](int64_t j) {
+                Src<R> e[PLM_MAX_NDIM];
+                int ne = 0;
+                for (int k = 0, i = 0; k < p_.naxes; ++k) {
+                    const bool listed = i < ns && owner[i] == k;
+                    if (k == last_) ne += term(el::band_row(b, j), L, last.scale, line, &e[ne]);
+                    else if (listed) e[ne++] = s[i];
+                    i += listed;
+                }
+                run(step, ne, e, j * step, acc_, y_ + line + j * step);
+            };
+            for (int64_t j = 0; j < last.mlo; ++j) end(j);
+            for (int64_t j = last.mhi; j < b.n; ++j) end(j);
+            for (int a = L - 1; a >= 1 && ++idx[a] == p_.dims[a]; --a) idx[a] = 0;
+        }
     }
 
     const StencilPlan &p_;
@@ -433,11 +441,12 @@ void combine(const Exec &e, DType dt, int64_t n, int nterms, const void *const *
         Src<R> s;
         s.k = nterms;
         for (int i = 0; i < nterms; ++i) {
-            s.p[i] = static_cast<const R *>(x[i]);
+            s.base[i] = static_cast<const R *>(x[i]);
+            s.at[i] = 0;
             s.w[i] = static_cast<R>(w[i]);
         }
         s.scale = static_cast<R>(scale);
-        run(m, nterms > 0 ? 1 : 0, &s, accumulate, static_cast<R *>(y));
+        run(m, nterms > 0 ? 1 : 0, &s, 0, accumulate, static_cast<R *>(y));
     });
 }
 
