@@ -1,6 +1,15 @@
 // Single-rank host kernels (src/kernels) next to vectorised floor loops measured in the same
-// run: dot, every norm kind and axpby for the four floating dtypes. Prints a table; asserts
-// nothing. See README.md.
+// run: dot, every norm kind and axpby for the four floating dtypes; then stencils on 2-D
+// float64 blocks (the fused kernel, and the per-axis combine() sweeps the operators used
+// before) next to a triad and a one-pass 3-point stencil over the same block, timed
+// alternately. Prints tables; asserts nothing. See README.md.
+//
+// With -d (CUDA builds, a visible GPU; else exits 77): device stencils on large blocks (a
+// first derivative along each axis, a 2-axis Laplacian, float64 and float32) next to a
+// device-to-device copy of the same bytes, timed alternately in batches: GB/s (x read once,
+// y written once) and the ratio to the copy's GB/s.
+//
+//   bench_kernels [-n N]... [-r REPS] [-s] [-d]    (-s: the stencil table only; -d: device)
 #include <algorithm>
 #include <chrono>
 #include <complex>
@@ -12,6 +21,7 @@
 #include <vector>
 
 #include "kernels/kernels.hpp"
+#include "memory/space.hpp"
 
 using namespace plm;
 using c64 = std::complex<float>;
@@ -127,15 +137,233 @@ template <typename T> void bench_dtype(DType dt, const char *name, int64_t n, in
         ftriad);
 }
 
+// ---------------------------------------------------------------------------------------
+// Stencils
+// ---------------------------------------------------------------------------------------
+
+// The floor of a stencil: one pass reading x once and writing y once.
+FLOOR void floor_stencil3(double *__restrict y, const double *__restrict x, int64_t n)
+{
+    y[0] = x[0];
+    for (int64_t i = 1; i + 1 < n; ++i) y[i] = x[i - 1] - 2 * x[i] + x[i + 1];
+    y[n - 1] = x[n - 1];
+}
+
+// f and g alternately, reps times each after a warm-up: their medians, in us.
+void time_pair(int reps, const std::function<void()> &f, const std::function<void()> &g, double *tf, double *tg)
+{
+    std::vector<double> a, b;
+    auto once = [](const std::function<void()> &h) {
+        auto t0 = std::chrono::steady_clock::now();
+        h();
+        return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    };
+    f();
+    g();
+    for (int k = 0; k < reps; ++k) {
+        a.push_back(once(f));
+        b.push_back(once(g));
+    }
+    std::nth_element(a.begin(), a.begin() + reps / 2, a.end());
+    std::nth_element(b.begin(), b.begin() + reps / 2, b.end());
+    *tf = a[static_cast<size_t>(reps / 2)];
+    *tg = b[static_cast<size_t>(reps / 2)];
+}
+
+// PyLops' bands on an axis of n points, listed as the operators build them (3 end rows each
+// side): the centered second derivative (edge rows empty), the centered first derivative of
+// order 3 (edge rows empty) and its adjoint.
+kernels::Band second_band(int64_t n)
+{
+    kernels::Band b;
+    b.n = n;
+    b.lo = b.hi = 3;
+    b.mid = {3, {-1, 0, 1}, {1, -2, 1}};
+    for (int e = 0; e < 6; ++e) b.ends[e] = e == 0 || e == 5 ? kernels::BandRow{} : b.mid;
+    return b;
+}
+
+kernels::Band first_band(int64_t n, bool adjoint)
+{
+    kernels::Band b;
+    b.n = n;
+    b.lo = b.hi = adjoint ? 4 : 3;
+    b.mid = adjoint ? kernels::BandRow{2, {-1, 1}, {0.5, -0.5}} : kernels::BandRow{2, {-1, 1}, {-0.5, 0.5}};
+    for (int e = 0; e < b.lo + b.hi; ++e) {
+        const int64_t i = e < b.lo ? e : n - b.hi + (e - b.lo);
+        kernels::BandRow &r = b.ends[e];
+        // Forward rows 1..n-2 are mid; the adjoint's column j holds rows j - 1 and j + 1.
+        if (!adjoint) r = i >= 1 && i <= n - 2 ? b.mid : kernels::BandRow{};
+        else {
+            if (i - 1 >= 1) r.off[r.nterms] = -1, r.w[r.nterms++] = 0.5;
+            if (i + 1 <= n - 2) r.off[r.nterms] = 1, r.w[r.nterms++] = -0.5;
+        }
+    }
+    return b;
+}
+
+kernels::StencilPlan plan_2d(int64_t n0, int64_t n1, std::initializer_list<std::pair<int, kernels::Band>> axes)
+{
+    kernels::StencilPlan p;
+    p.ndim = 2;
+    p.dims[0] = n0;
+    p.dims[1] = n1;
+    p.nrows = n0;
+    for (const auto &[a, b] : axes) {
+        p.axes[p.naxes].axis = a;
+        p.axes[p.naxes].band = b;
+        ++p.naxes;
+    }
+    return p;
+}
+
+// The per-axis sweeps of the operators before the fused kernel (src/ops/stencil.cpp): one
+// combine() per middle range and per end row of each line, axis 0 last.
+void sweeps(const kernels::StencilPlan &p, const double *x, double *y)
+{
+    const int64_t n0 = p.dims[0], n1 = p.dims[1];
+    bool acc = false;
+    auto row = [](const kernels::Band &b, int64_t i) -> const kernels::BandRow & {
+        if (i < b.lo) return b.ends[i];
+        if (i >= b.n - b.hi) return b.ends[b.lo + i - (b.n - b.hi)];
+        return b.mid;
+    };
+    auto go = [&](const kernels::BandRow &r, int64_t len, int64_t step, const double *src, double *dst) {
+        const void *xs[kernels::kMaxTerms];
+        for (int t = 0; t < r.nterms; ++t) xs[t] = src + r.off[t] * step;
+        kernels::combine(Exec{}, DType::f64, len, r.nterms, xs, r.w, 1.0, acc, dst);
+    };
+    for (int pass = 0; pass < 2; ++pass)
+        for (int k = 0; k < p.naxes; ++k) {
+            const kernels::Band &b = p.axes[k].band;
+            if ((p.axes[k].axis == 0) != (pass == 1)) continue;
+            if (pass == 0) {
+                for (int64_t o = 0; o < n0; ++o) {
+                    const double *xl = x + o * n1;
+                    double *yl = y + o * n1;
+                    go(b.mid, n1 - b.hi - b.lo, 1, xl + b.lo, yl + b.lo);
+                    for (int64_t i = 0; i < n1; i = i + 1 == b.lo ? n1 - b.hi : i + 1) go(row(b, i), 1, 1, xl + i, yl + i);
+                }
+            } else {
+                go(b.mid, (n0 - b.hi - b.lo) * n1, n1, x + b.lo * n1, y + b.lo * n1);
+                for (int64_t i = 0; i < n0; i = i + 1 == b.lo ? n0 - b.hi : i + 1) go(row(b, i), n1, n1, x + i * n1, y + i * n1);
+            }
+            acc = true;
+        }
+}
+
+void bench_stencils(int reps)
+{
+    std::printf("\n%-30s %-11s %10s %8s %10s %10s %9s %9s\n", "stencil (float64, 1 rank)", "block", "median[us]", "GB/s",
+                "3pt[us]", "triad[us]", "/3pt", "/triad");
+    const int64_t shapes[][2] = {{2000, 2000}, {4000, 1000}};
+    for (const auto &sh : shapes) {
+        const int64_t n0 = sh[0], n1 = sh[1], n = n0 * n1;
+        std::vector<double> x(static_cast<size_t>(n)), y(static_cast<size_t>(n)), z(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = 1.0 + double(i % 7) / 8;
+        z = x;
+        const struct {
+            const char *name;
+            kernels::StencilPlan p;
+            bool old;
+        } cases[] = {
+            {"Laplacian (axes 1, 0), fused", plan_2d(n0, n1, {{1, second_band(n1)}, {0, second_band(n0)}}), false},
+            {"Laplacian, per-axis sweeps", plan_2d(n0, n1, {{1, second_band(n1)}, {0, second_band(n0)}}), true},
+            {"d/dx0 centered 3, fused", plan_2d(n0, n1, {{0, first_band(n0, false)}}), false},
+            {"d/dx0 adjoint, fused", plan_2d(n0, n1, {{0, first_band(n0, true)}}), false},
+            {"d/dx1 centered 3, fused", plan_2d(n0, n1, {{1, first_band(n1, false)}}), false},
+            {"d/dx1 adjoint, fused", plan_2d(n0, n1, {{1, first_band(n1, true)}}), false},
+        };
+        char block[32];
+        std::snprintf(block, sizeof block, "%lldx%lld", static_cast<long long>(n0), static_cast<long long>(n1));
+        for (const auto &c : cases) {
+            auto op = [&] {
+                if (c.old) sweeps(c.p, x.data(), y.data());
+                else kernels::stencil(Exec{}, DType::f64, c.p, x.data(), nullptr, nullptr, 0, n0, false, y.data());
+            };
+            double t = 0, t3 = 0, tt = 0, t_ = 0;
+            time_pair(reps, op, [&] { floor_stencil3(y.data(), x.data(), n); }, &t, &t3);
+            time_pair(reps, op, [&] { floor_triad(z.data(), x.data(), 0.5, y.data(), n); }, &t_, &tt);
+            std::printf("%-30s %-11s %10.1f %8.2f %10.1f %10.1f %9.2f %9.2f\n", c.name, block, t,
+                        16.0 * double(n) / t * 1e-3, t3, tt, t / t3, t / tt);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Device stencils
+// ---------------------------------------------------------------------------------------
+
+template <typename R> void bench_device_dtype(DType dt, const char *name, int reps)
+{
+    const Exec dev{Space::device, 0, {}};
+    const SpaceOps &ops = require_space(Space::device);
+    const int64_t n0 = 16384, n1 = 8192, n = n0 * n1;  // 1 GiB of float64
+    const size_t bytes = static_cast<size_t>(n) * sizeof(R);
+    Buffer x = Buffer::allocate(Space::device, bytes), y = Buffer::allocate(Space::device, bytes);
+    const R one = 1;
+    kernels::fill(dev, dt, n, &one, x.data());
+    kernels::StencilPlan d1 = plan_2d(n, 1, {{0, first_band(n, false)}});
+    d1.ndim = 1;
+    const struct {
+        const char *name;
+        kernels::StencilPlan p;
+    } cases[] = {
+        {"d/dx 1-D centered 3", d1},
+        {"d/dx0 centered 3 (2-D)", plan_2d(n0, n1, {{0, first_band(n0, false)}})},
+        {"d/dx1 centered 3 (2-D)", plan_2d(n0, n1, {{1, first_band(n1, false)}})},
+        {"d/dx1 adjoint (2-D)", plan_2d(n0, n1, {{1, first_band(n1, true)}})},
+        {"Laplacian axes 1, 0 (2-D)", plan_2d(n0, n1, {{1, second_band(n1)}, {0, second_band(n0)}})},
+    };
+    constexpr int kBatch = 10;  // launches per timed sample, one synchronisation
+    auto batch = [&](const std::function<void()> &f) {
+        return [&, f] {
+            for (int k = 0; k < kBatch; ++k) f();
+            ops.synchronize(Stream{});
+        };
+    };
+    for (const auto &c : cases) {
+        const int64_t rows = c.p.dims[0];
+        double t = 0, tc = 0;
+        time_pair(reps, batch([&] { kernels::stencil(dev, dt, c.p, x.data(), nullptr, nullptr, 0, rows, false, y.data()); }),
+                  batch([&] { kernels::copy(dev, dt, n, x.data(), y.data()); }), &t, &tc);
+        const double gbs = 2.0 * double(bytes) * kBatch / t * 1e-3, cgbs = 2.0 * double(bytes) * kBatch / tc * 1e-3;
+        std::printf("%-28s %-5s %12.1f %9.1f %12.1f %9.1f %7.2f\n", c.name, name, t / kBatch, gbs, tc / kBatch, cgbs,
+                    gbs / cgbs);
+    }
+}
+
+int bench_device(int reps)
+{
+    if (device_count() == 0) {
+        std::printf("bench_kernels -d: no CUDA device visible\n");
+        return 77;
+    }
+    std::printf("%-28s %-5s %12s %9s %12s %9s %7s\n", "device stencil (16384x8192)", "dtype", "median[us]", "GB/s",
+                "copy[us]", "GB/s", "ratio");
+    bench_device_dtype<double>(DType::f64, "f64", reps);
+    bench_device_dtype<float>(DType::f32, "f32", reps);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
 {
     std::vector<int64_t> sizes;
     int reps = 0;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    bool stencils_only = false, device = false;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "-s")) stencils_only = true;
+        if (!std::strcmp(argv[i], "-d")) device = true;
+        if (i + 1 >= argc) continue;
         if (!std::strcmp(argv[i], "-n")) sizes.push_back(static_cast<int64_t>(std::atof(argv[i + 1])));
         if (!std::strcmp(argv[i], "-r")) reps = std::atoi(argv[i + 1]);
+    }
+    if (device) return bench_device(reps ? reps : 11);
+    if (stencils_only) {
+        bench_stencils(reps ? reps : 21);
+        return 0;
     }
     if (sizes.empty()) sizes = {1000, 100000, 10000000};
     std::printf("%-9s %-5s %-12s %10s %8s   %-10s %10s %8s %6s\n", "N", "dtype", "kernel", "median[us]", "GB/s",
@@ -147,5 +375,6 @@ int main(int argc, char **argv)
         bench_dtype<c64>(DType::c64, "c64", n, r);
         bench_dtype<c128>(DType::c128, "c128", n, r);
     }
+    bench_stencils(reps ? reps : 21);
     return 0;
 }

@@ -1,13 +1,16 @@
 // CUDA kernels behind kernels.hpp for device memory (see device.hpp for what lives where).
-// Arithmetic goes through the __*_rn intrinsics, which nvcc never contracts into FMAs, so
-// elementwise results match host.cpp (built with -ffp-contract=off) bit for bit and complex
-// products are the plain (re, im) formulas. Reductions accumulate in double in a fixed order
-// (per-thread strided chains, then fixed trees), so results repeat run to run.
+// What each element gets is element.hpp's, shared with the host loops; this file holds the
+// launches. Element arithmetic goes through the __*_rn intrinsics, which nvcc never contracts
+// into FMAs, so element-wise results match the host's (built with -ffp-contract=off) bit for
+// bit. Reductions accumulate in double in a fixed order (per-thread strided chains, then
+// fixed trees), so results repeat run to run; their order differs from the host's.
 #include <algorithm>
 #include <cstring>
 #include <limits>
 
+#include "core/alloc.hpp"
 #include "kernels/device.hpp"
+#include "kernels/element.hpp"
 #include "memory/cuda.hpp"
 
 namespace plm::kernels::device {
@@ -18,10 +21,8 @@ constexpr int kThreads = 256;        // threads per block, every kernel
 constexpr int64_t kMaxGrid = 8192;   // elementwise kernels: grid-stride past this many blocks
 constexpr int64_t kMaxBlocks = 1024; // reductions: partial sums per reduction, about one wave
 
-// Interleaved (re, im), the layout of std::complex. Only the parts' alignment is assumed.
-template <typename R> struct Cx {
-    R re, im;
-};
+namespace el = element;
+using el::Cx;
 
 template <typename T> struct Parts {
     using real = T;
@@ -66,24 +67,6 @@ template <typename T> bool zero_bytes(const T &v)
 }
 
 // ---------------------------------------------------------------------------------------
-// Uncontracted arithmetic.
-// ---------------------------------------------------------------------------------------
-
-__device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
-__device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
-__device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
-__device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
-
-template <typename R> __device__ __forceinline__ Cx<R> add(Cx<R> a, Cx<R> b) { return {add(a.re, b.re), add(a.im, b.im)}; }
-template <typename R> __device__ __forceinline__ Cx<R> sub(Cx<R> a, Cx<R> b) { return {sub(a.re, b.re), sub(a.im, b.im)}; }
-template <typename R> __device__ __forceinline__ Cx<R> mul(Cx<R> a, Cx<R> b)
-{
-    return {sub(mul(a.re, b.re), mul(a.im, b.im)), add(mul(a.re, b.im), mul(a.im, b.re))};
-}
-
-// ---------------------------------------------------------------------------------------
 // Elementwise kernels: one functor call per index, 64-bit grid-stride loop.
 // ---------------------------------------------------------------------------------------
 
@@ -112,14 +95,14 @@ template <typename T> struct Scal {
     const T *x;
     T *y;
     T a;
-    __device__ void operator()(int64_t i) const { y[i] = mul(a, x[i]); }
+    __device__ void operator()(int64_t i) const { y[i] = el::scal(a, x[i]); }
 };
 
 template <typename T> struct Axpby {
     const T *x;
     T *y;
     T a, b;
-    __device__ void operator()(int64_t i) const { y[i] = add(mul(a, x[i]), mul(b, y[i])); }
+    __device__ void operator()(int64_t i) const { y[i] = el::axpby(a, x[i], b, y[i]); }
 };
 
 template <typename T, Binary Op> struct Bin {
@@ -127,23 +110,19 @@ template <typename T, Binary Op> struct Bin {
     T *z;
     __device__ void operator()(int64_t i) const
     {
-        if constexpr (Op == Binary::add) z[i] = add(x[i], y[i]);
-        else if constexpr (Op == Binary::sub) z[i] = sub(x[i], y[i]);
-        else z[i] = mul(x[i], y[i]);
+        if constexpr (Op == Binary::add) z[i] = el::add(x[i], y[i]);
+        else if constexpr (Op == Binary::sub) z[i] = el::sub(x[i], y[i]);
+        else z[i] = el::mul(x[i], y[i]);
     }
 };
 
 template <typename R> struct Conj {
     const Cx<R> *x;
     Cx<R> *y;
-    __device__ void operator()(int64_t i) const
-    {
-        const Cx<R> v = x[i];
-        y[i] = {v.re, -v.im};
-    }
+    __device__ void operator()(int64_t i) const { y[i] = el::conj(x[i]); }
 };
 
-// y[j] = scale * sum_t w[t] x[t][j] (or y[j] += ...) on reals, the sum formed first.
+// y[j] = scale * sum_t w[t] x[t][j] (or y[j] += ...) on reals.
 template <typename R, int K> struct Combine {
     const R *x[K];
     R w[K];
@@ -152,12 +131,17 @@ template <typename R, int K> struct Combine {
     bool accumulate;
     __device__ void operator()(int64_t j) const
     {
-        R s = mul(w[0], x[0][j]);
+        R v[K];
 #pragma unroll
-        for (int t = 1; t < K; ++t) s = add(s, mul(w[t], x[t][j]));
-        s = mul(scale, s);
-        y[j] = accumulate ? add(y[j], s) : s;
+        for (int t = 0; t < K; ++t) v[t] = x[t][j];
+        y[j] = el::add_term(y[j], el::band_sum<K>(K, w, v, scale), !accumulate);
     }
+};
+
+template <typename T> struct Thresh {
+    T *x;
+    el::ThresholdArgs a;
+    __device__ void operator()(int64_t i) const { x[i] = el::threshold(x[i], a); }
 };
 
 // Zeros of any floating dtype are all-zero bytes.
@@ -176,6 +160,7 @@ class Scratch {
 public:
     Scratch(size_t bytes, cudaStream_t s) : s_(s)
     {
+        alloc::note();
         // Stream-ordered pools where the device has them (cheap, no device-wide sync), else
         // plain cudaMalloc (which frees synchronously; correct, slower).
         pooled_ = pools_supported();
@@ -209,25 +194,16 @@ private:
 // Reductions. A is the accumulator (double, or Sums4 for complex dot), Op folds two of them.
 // ---------------------------------------------------------------------------------------
 
-// The four cross sums of a complex dot, as host.cpp keeps them: re re, im im, re im, im re.
-struct Sums4 {
-    double rr, ii, ri, ir;
-};
+using el::Sums4;
 
 struct Add {
-    __device__ double operator()(double a, double b) const { return __dadd_rn(a, b); }
-    __device__ Sums4 operator()(Sums4 a, Sums4 b) const
-    {
-        return {__dadd_rn(a.rr, b.rr), __dadd_rn(a.ii, b.ii), __dadd_rn(a.ri, b.ri), __dadd_rn(a.ir, b.ir)};
-    }
+    template <typename A> __device__ A operator()(A a, A b) const { return el::add(a, b); }
 };
-
-// max and min that keep NaN from either side.
 struct Max {
-    __device__ double operator()(double a, double v) const { return v > a || v != v ? v : a; }
+    __device__ double operator()(double a, double v) const { return el::nan_max(a, v); }
 };
 struct Min {
-    __device__ double operator()(double a, double v) const { return v < a || v != v ? v : a; }
+    __device__ double operator()(double a, double v) const { return el::nan_min(a, v); }
 };
 
 // Folds get(k) for k = first, first + stride, ... < n in four independent chains (more
@@ -311,85 +287,32 @@ void reduce_rows_split(const Exec &e, int64_t nrows, int64_t n, A init, Op op, c
     cuda::check(cudaGetLastError(), "fold kernel");
 }
 
-// ----- dot -----
+// ----- terms -----
 
 template <typename T> struct DotReal {
     const T *x, *y;
     __device__ const DotReal &row(int64_t) const { return *this; }
-    __device__ double operator()(int64_t k) const { return __dmul_rn(double(x[k]), double(y[k])); }
+    __device__ double operator()(int64_t k) const { return el::dot_term(x[k], y[k]); }
 };
 
 template <typename R> struct DotCx {
     const Cx<R> *x, *y;
     __device__ const DotCx &row(int64_t) const { return *this; }
-    __device__ Sums4 operator()(int64_t k) const
-    {
-        const Cx<R> a = x[k], b = y[k];
-        const double xr = a.re, xi = a.im, yr = b.re, yi = b.im;
-        return {__dmul_rn(xr, yr), __dmul_rn(xi, yi), __dmul_rn(xr, yi), __dmul_rn(xi, yr)};
-    }
+    __device__ Sums4 operator()(int64_t k) const { return el::cross_terms(x[k], y[k]); }
 };
-
-// The sum of rows' single row in double (or Sums4), back on the host.
-template <typename A, typename Rows> A device_sum(const Exec &e, int64_t n, const Rows &rows)
-{
-    const cudaStream_t s = cuda::stream_of(e);
-    const int64_t bx = blocks_per_row(n, 1);
-    Scratch scratch(size_t(bx + 1) * sizeof(A), s);
-    A *part = scratch.as<A>();
-    reduce_rows_split(e, 1, n, A{}, Add{}, rows, part, part + bx);
-    A total;
-    cuda::check(cudaMemcpyAsync(&total, part + bx, sizeof total, cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
-    cuda::check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
-    return total;
-}
-
-template <typename T> T dot_t(const Exec &e, int64_t n, const T *x, const T *y, bool conjugate)
-{
-    if (n <= 0) return T{};
-    if constexpr (!Parts<T>::complex) {
-        return T(device_sum<double>(e, n, DotReal<T>{x, y}));
-    } else {
-        using R = typename Parts<T>::real;
-        const Sums4 t = device_sum<Sums4>(e, n, DotCx<R>{x, y});
-        if (conjugate) return {R(t.rr + t.ii), R(t.ri - t.ir)};
-        return {R(t.rr - t.ii), R(t.ri + t.ir)};
-    }
-}
-
-// ----- norm_partial -----
-
-__device__ __forceinline__ double absd(float v) { return fabs(double(v)); }
-__device__ __forceinline__ double absd(double v) { return fabs(v); }
-// hypot: no overflow on the way, and |inf + nan i| = inf as host.cpp's std::hypot.
-template <typename R> __device__ __forceinline__ double absd(Cx<R> v) { return hypot(double(v.re), double(v.im)); }
-
-__device__ __forceinline__ double abs2(float v) { return __dmul_rn(double(v), double(v)); }
-__device__ __forceinline__ double abs2(double v) { return __dmul_rn(v, v); }
-// re^2 + im^2 as NumPy's p = 2 (not |z|^2 through hypot).
-template <typename R> __device__ __forceinline__ double abs2(Cx<R> v)
-{
-    const double re = v.re, im = v.im;
-    return __dadd_rn(__dmul_rn(re, re), __dmul_rn(im, im));
-}
-
-// NaN counts as non-zero.
-__device__ __forceinline__ bool nonzero(float v) { return v != 0.0f; }
-__device__ __forceinline__ bool nonzero(double v) { return v != 0.0; }
-template <typename R> __device__ __forceinline__ bool nonzero(Cx<R> v) { return v.re != R(0) || v.im != R(0); }
 
 struct Sq {
-    template <typename T> __device__ double operator()(T v) const { return abs2(v); }
+    template <typename T> __device__ double operator()(T v) const { return el::abs2_of(v); }
 };
 struct Abs {
-    template <typename T> __device__ double operator()(T v) const { return absd(v); }
+    template <typename T> __device__ double operator()(T v) const { return el::abs_of(v); }
 };
 struct Pow {
     double p;
-    template <typename T> __device__ double operator()(T v) const { return pow(absd(v), p); }
+    template <typename T> __device__ double operator()(T v) const { return pow(el::abs_of(v), p); }
 };
 struct Nz {
-    template <typename T> __device__ double operator()(T v) const { return nonzero(v) ? 1.0 : 0.0; }
+    template <typename T> __device__ double operator()(T v) const { return el::nonzero(v) ? 1.0 : 0.0; }
 };
 
 // x viewed as [outer, n, inner]: row r = o * inner + i holds x[(o * n + k) * inner + i], k < n.
@@ -410,6 +333,99 @@ template <typename T, typename F> struct NormRows {
     }
 };
 
+// Calls go(init, term, fold) with what norm_partial's kind accumulates.
+template <typename Go> void with_norm(NormKind kind, double p, Go &&go)
+{
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    switch (kind) {
+    case NormKind::pow_sum:
+        if (p == 2.0) return go(0.0, Sq{}, Add{});
+        if (p == 1.0) return go(0.0, Abs{}, Add{});
+        return go(0.0, Pow{p}, Add{});
+    case NormKind::max_abs: return go(0.0, Abs{}, Max{});
+    case NormKind::min_abs: return go(inf, Abs{}, Min{});
+    case NormKind::count_nonzero: return go(0.0, Nz{}, Add{});
+    }
+    PLM_FAIL(PLM_ERR_INTERNAL, "unknown norm kind %d", enum_value(kind));
+}
+
+// ----- reductions into slots: partial sums, then one block folds them into the slot -----
+
+// What a slot holds: two doubles from the folded accumulator.
+template <typename T> struct DotRealSlot {
+    __device__ void operator()(double s, double *o) const
+    {
+        o[0] = double(T(s));  // rounded to the dtype, as dot() returns it
+        o[1] = 0;
+    }
+};
+template <typename R> struct DotCxSlot {
+    bool conjugate;
+    __device__ void operator()(Sums4 s, double *o) const
+    {
+        const Cx<R> d = el::dot_from<R>(s, conjugate);
+        o[0] = d.re;
+        o[1] = d.im;
+    }
+};
+struct NormSlot {
+    __device__ void operator()(double v, double *o) const
+    {
+        o[0] = v;
+        o[1] = 0;
+    }
+};
+
+template <typename A, typename Op, typename Put>
+__global__ void fold_slot_kernel(int64_t blocks, A init, Op op, const A *part, Put put, double *slot)
+{
+    A acc = thread_fold(int64_t(threadIdx.x), int64_t(kThreads), blocks, init, op, [part](int64_t k) { return part[k]; });
+    acc = block_fold(acc, op);
+    if (threadIdx.x == 0) put(acc, slot);
+}
+
+// The partials of one reduction, at most kMaxBlocks of the widest accumulator.
+constexpr size_t kScratchBytes = size_t(kMaxBlocks) * sizeof(Sums4);
+
+template <typename A, typename Op, typename Rows, typename Put>
+void reduce_slot(const Exec &e, int64_t n, A init, Op op, const Rows &rows, Put put, void *scratch, double *slot)
+{
+    const cudaStream_t s = cuda::stream_of(e);
+    const int64_t bx = blocks_per_row(std::max<int64_t>(n, 0), 1);
+    A *part = static_cast<A *>(scratch);
+    partials_kernel<<<unsigned(bx), kThreads, 0, s>>>(std::max<int64_t>(n, 0), init, op, rows, part);
+    cuda::check(cudaGetLastError(), "partial sums kernel");
+    fold_slot_kernel<<<1, kThreads, 0, s>>>(bx, init, op, part, put, slot);
+    cuda::check(cudaGetLastError(), "fold kernel");
+}
+
+template <typename T> void dot_slot(const Exec &e, int64_t n, const T *x, const T *y, bool conjugate, void *scratch, double *slot)
+{
+    if constexpr (!Parts<T>::complex) {
+        reduce_slot(e, n, 0.0, Add{}, DotReal<T>{x, y}, DotRealSlot<T>{}, scratch, slot);
+    } else {
+        using R = typename Parts<T>::real;
+        reduce_slot(e, n, Sums4{}, Add{}, DotCx<R>{x, y}, DotCxSlot<R>{conjugate}, scratch, slot);
+    }
+}
+
+template <typename T>
+void norm_slot(const Exec &e, NormKind kind, double p, int64_t n, const T *x, void *scratch, double *slot)
+{
+    with_norm(kind, p, [&](double init, auto f, auto op) {
+        reduce_slot(e, n, init, op, NormRows<T, decltype(f)>{x, n, 1, f}, NormSlot{}, scratch, slot);
+    });
+}
+
+void copy_to_host(const Exec &e, const double *dev, int64_t count, double *host)
+{
+    const cudaStream_t s = cuda::stream_of(e);
+    cuda::check(cudaMemcpyAsync(host, dev, size_t(count) * sizeof(double), cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
+    cuda::check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+}
+
+// ----- norms along an axis ([outer, n, inner] with outer * inner > 1) -----
+
 template <typename T, typename F, typename Op>
 void norm_rows(const Exec &e, int64_t outer, int64_t n, int64_t inner, const T *x, double init, F f, Op op, double *out)
 {
@@ -420,8 +436,8 @@ void norm_rows(const Exec &e, int64_t outer, int64_t n, int64_t inner, const T *
     }
     const cudaStream_t s = cuda::stream_of(e);
     const NormRows<T, F> rows{x, n, inner, f};
-    // Split rows across blocks when they are long and few (a whole-array norm above all);
-    // otherwise one thread per row (coalesced across threads when inner > 1).
+    // Split rows across blocks when they are long and few; otherwise one thread per row
+    // (coalesced across threads when inner > 1).
     const bool split = nrows <= 65535 && n >= kThreads && (inner == 1 || nrows < 8192);
     const int64_t bx = split ? blocks_per_row(n, nrows) : 0;
     Scratch scratch(size_t(nrows * (bx + 1)) * sizeof(double), s);
@@ -433,25 +449,34 @@ void norm_rows(const Exec &e, int64_t outer, int64_t n, int64_t inner, const T *
         rows_kernel<<<unsigned(blocks), kThreads, 0, s>>>(nrows, n, init, op, rows, res);
         cuda::check(cudaGetLastError(), "norm rows kernel");
     }
-    cuda::check(cudaMemcpyAsync(out, res, size_t(nrows) * sizeof(double), cudaMemcpyDeviceToHost, s),
-                "cudaMemcpyAsync");
-    cuda::check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    copy_to_host(e, res, nrows, out);
 }
 
-template <typename T>
-void norm_t(const Exec &e, NormKind kind, double p, int64_t outer, int64_t n, int64_t inner, const T *x, double *out)
+// ---------------------------------------------------------------------------------------
+// Stencils: one thread per output element, element.hpp's stencil_point(). The plan rides in
+// the kernel's parameters (__grid_constant__: read in place, never copied to local memory).
+// I is the index type of the divisions: 32-bit when the block allows.
+// ---------------------------------------------------------------------------------------
+
+template <typename V> struct StencilArgs {
+    StencilPlan p;
+    el::StencilGeom g;
+    const V *x, *gb, *ga;
+    V *y;
+    int64_t first, count;  // elements [first, first + count) of the block
+    bool accumulate;
+};
+static_assert(sizeof(StencilArgs<Cx<double>>) < 32000, "kernel parameters are limited to 32764 bytes");
+
+template <typename V, typename I> __global__ void stencil_kernel(const __grid_constant__ StencilArgs<V> a)
 {
-    constexpr double inf = std::numeric_limits<double>::infinity();
-    switch (kind) {
-    case NormKind::pow_sum:
-        if (p == 2.0) return norm_rows(e, outer, n, inner, x, 0.0, Sq{}, Add{}, out);
-        if (p == 1.0) return norm_rows(e, outer, n, inner, x, 0.0, Abs{}, Add{}, out);
-        return norm_rows(e, outer, n, inner, x, 0.0, Pow{p}, Add{}, out);
-    case NormKind::max_abs: return norm_rows(e, outer, n, inner, x, 0.0, Abs{}, Max{}, out);
-    case NormKind::min_abs: return norm_rows(e, outer, n, inner, x, inf, Abs{}, Min{}, out);
-    case NormKind::count_nonzero: return norm_rows(e, outer, n, inner, x, 0.0, Nz{}, Add{}, out);
+    const int64_t stride = int64_t(gridDim.x) * kThreads;
+    const I row_len = I(a.g.row_len);
+    for (int64_t k = int64_t(blockIdx.x) * kThreads + threadIdx.x; k < a.count; k += stride) {
+        const I at = I(a.first + k), r = row_len == 1 ? at : at / row_len, rest = at - r * row_len;
+        const V y0 = a.accumulate ? a.y[a.first + k] : V{};
+        a.y[a.first + k] = el::stencil_point<I>(a.p, a.g, a.x, a.gb, a.ga, int64_t(r), rest, y0, a.accumulate);
     }
-    PLM_FAIL(PLM_ERR_INTERNAL, "unknown norm kind %d", enum_value(kind));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -683,13 +708,22 @@ void combine(const Exec &e, DType dt, int64_t n, int nterms, const void *const *
     });
 }
 
+// Into host results: scratch for the partials and one slot, then the slot back.
 void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *result)
 {
     cuda::activate(e);
+    double v[2] = {0, 0};
+    if (n > 0) {
+        Scratch scratch(kScratchBytes + sizeof v, cuda::stream_of(e));
+        double *slot = reinterpret_cast<double *>(scratch.as<char>() + kScratchBytes);
+        dot(e, dt, n, x, y, conjugate, scratch.as<void>(), slot);
+        copy_to_host(e, slot, 2, v);
+    }
     dispatch(dt, [&](auto t) {
         using T = decltype(t);
-        const T r = dot_t<T>(e, n, static_cast<const T *>(x), static_cast<const T *>(y), conjugate);
-        std::memcpy(result, &r, sizeof r);
+        using R = typename Parts<T>::real;
+        const R parts[2] = {R(v[0]), R(v[1])};  // exact: the slot holds values of the dtype
+        std::memcpy(result, parts, sizeof(T));
     });
 }
 
@@ -698,9 +732,75 @@ void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t oute
 {
     cuda::activate(e);
     if (outer <= 0 || inner <= 0) return;
+    if (outer == 1 && inner == 1) {
+        double v[2];
+        Scratch scratch(kScratchBytes + sizeof v, cuda::stream_of(e));
+        double *slot = reinterpret_cast<double *>(scratch.as<char>() + kScratchBytes);
+        norm_partial(e, dt, kind, p, n, x, scratch.as<void>(), slot);
+        copy_to_host(e, slot, 2, v);
+        *out = v[0];
+        return;
+    }
     dispatch(dt, [&](auto t) {
         using T = decltype(t);
-        norm_t<T>(e, kind, p, outer, n, inner, static_cast<const T *>(x), out);
+        with_norm(kind, p, [&](double init, auto f, auto op) {
+            norm_rows(e, outer, n, inner, static_cast<const T *>(x), init, f, op, out);
+        });
+    });
+}
+
+size_t reduction_scratch_bytes() { return kScratchBytes; }
+
+void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *scratch, double *slot)
+{
+    cuda::activate(e);
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        dot_slot<T>(e, n, static_cast<const T *>(x), static_cast<const T *>(y), conjugate, scratch, slot);
+    });
+}
+
+void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t n, const void *x, void *scratch,
+                  double *slot)
+{
+    cuda::activate(e);
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        norm_slot<T>(e, kind, p, n, static_cast<const T *>(x), scratch, slot);
+    });
+}
+
+void collect(const Exec &e, const double *slots, int64_t count, double *host)
+{
+    cuda::activate(e);
+    copy_to_host(e, slots, count, host);
+}
+
+void threshold(const Exec &e, DType dt, const el::ThresholdArgs &a, int64_t n, void *x)
+{
+    cuda::activate(e);
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        launch_map(e, n, Thresh<T>{static_cast<T *>(x), a}, "threshold kernel");
+    });
+}
+
+void stencil(const Exec &e, DType dt, const StencilPlan &p, const void *x, const void *ghost_before,
+             const void *ghost_after, int64_t r0, int64_t r1, bool accumulate, void *y)
+{
+    cuda::activate(e);
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        StencilArgs<T> a{p, el::stencil_geom(p), static_cast<const T *>(x), static_cast<const T *>(ghost_before),
+                         static_cast<const T *>(ghost_after), static_cast<T *>(y), 0, 0, accumulate};
+        a.first = r0 * a.g.row_len;
+        a.count = (r1 - r0) * a.g.row_len;
+        if (a.count <= 0) return;
+        const int64_t blocks = std::min((a.count + kThreads - 1) / kThreads, kMaxGrid);
+        const cudaStream_t s = cuda::stream_of(e);
+        if (a.first + a.count <= int64_t(UINT32_MAX)) stencil_kernel<T, uint32_t><<<unsigned(blocks), kThreads, 0, s>>>(a);
+        else stencil_kernel<T, uint64_t><<<unsigned(blocks), kThreads, 0, s>>>(a);
+        cuda::check(cudaGetLastError(), "stencil kernel");
     });
 }
 

@@ -1,17 +1,21 @@
-// CUDA versions of the kernels in kernels.hpp, which host.cpp calls when e.space is
+// CUDA versions of the kernels in kernels.hpp, which host.cpp and stencil.cpp call when e.space is
 // Space::device (device.cu; device_none.cpp in host-only builds). Same semantics and numerics
 // contract as the host kernels.
 // - The arrays x, y, z, src and dst are device memory. The scalars (value, alpha, beta, w,
 //   scale), the pointer array x of combine(), and the outputs result (dot) and out
 //   (norm_partial) are host memory.
-// - All work is enqueued on cuda::stream_of(e) on device e.device. dot() and norm_partial()
-//   return host values, so they synchronise that stream (never the whole device); the other
-//   calls return without waiting.
+// - All work is enqueued on cuda::stream_of(e) on device e.device. dot(), norm_partial() and
+//   collect() return host values, so they synchronise that stream (never the whole device);
+//   the other calls, the slot reductions included, return without waiting.
+// - Only dot() and norm_partial() into host results and an overlapping copy() allocate
+//   (stream-ordered scratch, noted by plm::alloc); stencil, threshold and the slot
+//   reductions never do.
 // - Failures throw plm::Error (PLM_ERR_CUDA for CUDA errors).
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/element.hpp"
 #include "kernels/kernels.hpp"
 
 namespace plm::kernels::device {
@@ -31,5 +35,17 @@ void copy_slab(const Exec &e, DType dt, int64_t outer, int64_t inner, const void
                void *dst, int64_t dst_n, int64_t dst_start, int64_t count);
 void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t *src_shape, const int64_t *src_start,
               void *dst, const int64_t *dst_shape, const int64_t *dst_start, const int64_t *box);
+void threshold(const Exec &e, DType dt, const element::ThresholdArgs &a, int64_t n, void *x);
+// The plan is checked by the caller (kernels::stencil); r0 < r1.
+void stencil(const Exec &e, DType dt, const StencilPlan &p, const void *x, const void *ghost_before,
+             const void *ghost_after, int64_t r0, int64_t r1, bool accumulate, void *y);
+
+// Slot reductions (kernels::Reductions): scratch is reduction_scratch_bytes() of device
+// memory, slot two device doubles.
+size_t reduction_scratch_bytes();
+void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *scratch, double *slot);
+void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t n, const void *x, void *scratch,
+                  double *slot);
+void collect(const Exec &e, const double *slots, int64_t count, double *host);
 
 }  // namespace plm::kernels::device

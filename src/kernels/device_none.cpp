@@ -36,4 +36,15 @@ void copy_box(const Exec &, DType, int, const void *, const int64_t *, const int
     unavailable();
 }
 
+void threshold(const Exec &, DType, const element::ThresholdArgs &, int64_t, void *) { unavailable(); }
+void stencil(const Exec &, DType, const StencilPlan &, const void *, const void *, const void *, int64_t, int64_t, bool,
+             void *)
+{
+    unavailable();
+}
+size_t reduction_scratch_bytes() { unavailable(); }
+void dot(const Exec &, DType, int64_t, const void *, const void *, bool, void *, double *) { unavailable(); }
+void norm_partial(const Exec &, DType, NormKind, double, int64_t, const void *, void *, double *) { unavailable(); }
+void collect(const Exec &, const double *, int64_t, double *) { unavailable(); }
+
 }  // namespace plm::kernels::device

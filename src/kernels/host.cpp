@@ -8,26 +8,25 @@
 #include <type_traits>
 
 #include "kernels/device.hpp"
+#include "kernels/element.hpp"
+#include "kernels/host_simd.hpp"
 #include "kernels/kernels.hpp"
 
 namespace plm::kernels {
 
 namespace {
 
+using element::Cx;
+namespace el = element;
+
 template <typename T> const T &val(const void *p) { return *static_cast<const T *>(p); }
 
-// Runtime dispatch: the hot loops are compiled for AVX-512, AVX2 and baseline x86-64 and the
-// loader picks one per CPU (ifunc), so the library runs on any x86-64 without -march flags.
-// (-DPLM_CLONES= builds one baseline version, e.g. to test it on an AVX-512 machine.)
-#if !defined(PLM_CLONES) && defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define PLM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#ifndef PLM_CLONES
-#define PLM_CLONES
-#endif
-#define PLM_INLINE inline __attribute__((always_inline))
+// The shared element type of a host value type: Cx<R> for std::complex<R>.
+template <typename T> struct el_of { using type = T; };
+template <typename R> struct el_of<std::complex<R>> { using type = Cx<R>; };
+template <typename T> typename el_of<T>::type as_el(T v) { return v; }
+template <typename R> Cx<R> as_el(std::complex<R> v) { return {v.real(), v.imag()}; }
+template <typename R> Cx<R> pair_at(const R *x, int64_t i) { return {x[2 * i], x[2 * i + 1]}; }
 
 // ---------------------------------------------------------------------------------------
 // Sums: blocks of kBlock terms go into L independent double lanes (so the loop streams and
@@ -118,36 +117,33 @@ double both(Part<2> s) { return s[0] + s[1]; }
 // Real data. float terms are widened to double first (a float product is exact in double).
 template <typename R> PLM_CLONES double sum_abs(const R *x, int64_t n)
 {
-    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) { a[0][j] += std::fabs(double(x[i + j])); }, Ahead<R>{x}));
+    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) { a[0][j] += el::abs_of(x[i + j]); }, Ahead<R>{x}));
 }
 
 template <typename R> PLM_CLONES double sum_sq(const R *x, int64_t n)
 {
-    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) {
-        const double v = x[i + j];
-        a[0][j] += v * v;
-    }, Ahead<R>{x}));
+    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) { a[0][j] += el::abs2_of(x[i + j]); }, Ahead<R>{x}));
 }
 
 template <typename R> PLM_CLONES double sum_xy(const R *x, const R *y, int64_t n)
 {
-    return both(sum_blocked<1, 32>(n, [x, y](int64_t i, int j, auto &a) { a[0][j] += double(x[i + j]) * double(y[i + j]); }, Ahead<R>{x, y}));
+    return both(sum_blocked<1, 32>(n, [x, y](int64_t i, int j, auto &a) { a[0][j] += el::dot_term(x[i + j], y[i + j]); }, Ahead<R>{x, y}));
 }
 
 template <typename R> PLM_CLONES double count_nz(const R *x, int64_t n)
 {
-    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) { a[0][j] += x[i + j] != R(0) ? 1.0 : 0.0; }, Ahead<R>{x}));
+    return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) { a[0][j] += el::nonzero(x[i + j]) ? 1.0 : 0.0; }, Ahead<R>{x}));
 }
 
 // Complex x, y as n (re, im) pairs: the sums of re_x re_y, im_x im_y, re_x im_y, im_x re_y.
 template <typename R> PLM_CLONES Part<8> sum_cross(const R *x, const R *y, int64_t n)
 {
     return sum_blocked<4, 8>(n, [x, y](int64_t i, int j, auto &a) {
-        const double xr = x[2 * (i + j)], xi = x[2 * (i + j) + 1], yr = y[2 * (i + j)], yi = y[2 * (i + j) + 1];
-        a[0][j] += xr * yr;
-        a[1][j] += xi * yi;
-        a[2][j] += xr * yi;
-        a[3][j] += xi * yr;
+        const el::Sums4 t = el::cross_terms(pair_at(x, i + j), pair_at(y, i + j));
+        a[0][j] += t.rr;
+        a[1][j] += t.ii;
+        a[2][j] += t.ri;
+        a[3][j] += t.ir;
     }, NoAhead{});
 }
 
@@ -163,16 +159,12 @@ template <typename R> PLM_CLONES double sum_cabs(const R *x, int64_t n)
 template <typename R> PLM_CLONES double count_nz_pairs(const R *x, int64_t n)
 {
     return both(sum_blocked<1, 32>(n, [x](int64_t i, int j, auto &a) {
-        a[0][j] += (x[2 * (i + j)] != R(0)) | (x[2 * (i + j) + 1] != R(0)) ? 1.0 : 0.0;
+        a[0][j] += el::nonzero(pair_at(x, i + j)) ? 1.0 : 0.0;
     }, NoAhead{}));
 }
 
 // |x| in double; complex: hypot, so no overflow or underflow in between.
-template <typename T> double absd(T v)
-{
-    if constexpr (is_complex_v<T>) return std::hypot(static_cast<double>(v.real()), static_cast<double>(v.imag()));
-    else return std::fabs(static_cast<double>(v));
-}
+template <typename T> double absd(T v) { return el::abs_of(as_el(v)); }
 
 // Exact (hypot) magnitudes and general powers: libm calls, not vectorised; same blocking.
 template <typename T> double sum_pow(const T *x, int64_t n, double p)
@@ -253,8 +245,8 @@ template <typename R> PLM_CLONES void cabs2_range(const R *x, int64_t n, double 
     *hi = from_key<double>(h);
 }
 
-double nan_max(double a, double v) { return v > a || v != v ? v : a; }
-double nan_min(double a, double v) { return v < a || v != v ? v : a; }
+using el::nan_max;
+using el::nan_min;
 
 template <typename T> void abs_range_exact(const T *x, int64_t n, double *lo, double *hi)
 {
@@ -323,15 +315,7 @@ template <typename T> double reduce_run(NormKind kind, double p, const T *x, int
     }
 }
 
-template <typename T> double abs2(T v)
-{
-    if constexpr (is_complex_v<T>) {
-        const double re = v.real(), im = v.imag();
-        return re * re + im * im;
-    } else {
-        return static_cast<double>(v) * static_cast<double>(v);
-    }
-}
+template <typename T> double abs2(T v) { return el::abs2_of(as_el(v)); }
 
 template <typename T>
 void norm_partial_t(NormKind kind, double p, int64_t outer, int64_t n, int64_t inner, const T *x, double *out)
@@ -360,7 +344,7 @@ void norm_partial_t(NormKind kind, double p, int64_t outer, int64_t n, int64_t i
                 for (int64_t i = 0; i < inner; ++i) acc[i] = nan_min(acc[i], absd(row[i]));
                 break;
             case NormKind::count_nonzero:
-                for (int64_t i = 0; i < inner; ++i) acc[i] += row[i] != T{} ? 1.0 : 0.0;
+                for (int64_t i = 0; i < inner; ++i) acc[i] += el::nonzero(as_el(row[i])) ? 1.0 : 0.0;
                 break;
             }
         }
@@ -372,9 +356,8 @@ template <typename T> T dot_t(int64_t n, const T *x, const T *y, bool conjugate)
     if constexpr (is_complex_v<T>) {
         using R = real_t<T>;
         const Part<8> s = sum_cross(reinterpret_cast<const R *>(x), reinterpret_cast<const R *>(y), n);
-        const double rr = s[0] + s[1], ii = s[2] + s[3], ri = s[4] + s[5], ir = s[6] + s[7];
-        if (conjugate) return {static_cast<R>(rr + ii), static_cast<R>(ri - ir)};
-        return {static_cast<R>(rr - ii), static_cast<R>(ri + ir)};
+        const Cx<R> d = el::dot_from<R>({s[0] + s[1], s[2] + s[3], s[4] + s[5], s[6] + s[7]}, conjugate);
+        return {d.re, d.im};
     } else {
         return static_cast<T>(sum_xy(x, y, n));
     }
@@ -390,27 +373,29 @@ template <typename T> T dot_t(int64_t n, const T *x, const T *y, bool conjugate)
 template <typename R> PLM_CLONES void axpby_real(int64_t n, R a, const R *x, R b, R *y)
 {
     if (a == R(0) && b == R(0)) std::fill_n(y, n, R(0));
-    else if (b == R(0)) for (int64_t i = 0; i < n; ++i) y[i] = a * x[i];
-    else if (a == R(0)) for (int64_t i = 0; i < n; ++i) y[i] = b * y[i];
-    else for (int64_t i = 0; i < n; ++i) y[i] = a * x[i] + b * y[i];
+    else if (b == R(0)) for (int64_t i = 0; i < n; ++i) y[i] = el::scal(a, x[i]);
+    else if (a == R(0)) for (int64_t i = 0; i < n; ++i) y[i] = el::scal(b, y[i]);
+    else for (int64_t i = 0; i < n; ++i) y[i] = el::axpby(a, x[i], b, y[i]);
 }
 
 // y = a x on n (re, im) pairs; x may be y.
-template <typename R> PLM_CLONES void cmul_scalar(int64_t n, R ar, R ai, const R *x, R *y)
+template <typename R> PLM_CLONES_NO512 void cmul_scalar(int64_t n, R ar, R ai, const R *x, R *y)
 {
+    const Cx<R> a{ar, ai};
     for (int64_t i = 0; i < n; ++i) {
-        const R xr = x[2 * i], xi = x[2 * i + 1];
-        y[2 * i] = ar * xr - ai * xi;
-        y[2 * i + 1] = ar * xi + ai * xr;
+        const Cx<R> v = el::scal(a, pair_at(x, i));
+        y[2 * i] = v.re;
+        y[2 * i + 1] = v.im;
     }
 }
 
-template <typename R> PLM_CLONES void caxpby(int64_t n, R ar, R ai, const R *x, R br, R bi, R *y)
+template <typename R> PLM_CLONES_NO512 void caxpby(int64_t n, R ar, R ai, const R *x, R br, R bi, R *y)
 {
+    const Cx<R> a{ar, ai}, b{br, bi};
     for (int64_t i = 0; i < n; ++i) {
-        const R xr = x[2 * i], xi = x[2 * i + 1], yr = y[2 * i], yi = y[2 * i + 1];
-        y[2 * i] = (ar * xr - ai * xi) + (br * yr - bi * yi);
-        y[2 * i + 1] = (ar * xi + ai * xr) + (br * yi + bi * yr);
+        const Cx<R> v = el::axpby(a, pair_at(x, i), b, pair_at(y, i));
+        y[2 * i] = v.re;
+        y[2 * i + 1] = v.im;
     }
 }
 
@@ -441,12 +426,12 @@ template <typename T> void scale_t(int64_t n, T a, T *x)
     }
 }
 
-template <typename R> PLM_CLONES void cmul(int64_t n, const R *x, const R *y, R *z)
+template <typename R> PLM_CLONES_NO512 void cmul(int64_t n, const R *x, const R *y, R *z)
 {
     for (int64_t i = 0; i < n; ++i) {
-        const R xr = x[2 * i], xi = x[2 * i + 1], yr = y[2 * i], yi = y[2 * i + 1];
-        z[2 * i] = xr * yr - xi * yi;
-        z[2 * i + 1] = xr * yi + xi * yr;
+        const Cx<R> v = el::mul(pair_at(x, i), pair_at(y, i));
+        z[2 * i] = v.re;
+        z[2 * i + 1] = v.im;
     }
 }
 
@@ -476,59 +461,6 @@ void scale(const Exec &e, DType dt, int64_t n, const void *alpha, void *x)
     });
 }
 
-// K terms known at compile time, so the loop vectorises; the weighted sum is formed before
-// the scale, so +-1 weights cancel exactly (PyLops divides the difference by the sampling).
-template <typename R, int K>
-PLM_CLONES void combine_k(int64_t n, const R *const *xs, const R *w, R scale, bool accumulate, R *__restrict y)
-{
-    const R *x[K];
-    R c[K];
-    for (int t = 0; t < K; ++t) {
-        x[t] = xs[t];
-        c[t] = w[t];
-    }
-    auto sum = [&](int64_t j) {
-        R s = c[0] * x[0][j];
-        for (int t = 1; t < K; ++t) s += c[t] * x[t][j];
-        return scale * s;
-    };
-    if (accumulate)
-        for (int64_t j = 0; j < n; ++j) y[j] += sum(j);
-    else
-        for (int64_t j = 0; j < n; ++j) y[j] = sum(j);
-}
-
-template <typename R> void combine_r(int64_t n, int k, const R *const *x, const R *w, R scale, bool accumulate, R *y)
-{
-    switch (k) {
-    case 0: if (!accumulate) std::fill_n(y, n, R(0)); return;
-    case 1: return combine_k<R, 1>(n, x, w, scale, accumulate, y);
-    case 2: return combine_k<R, 2>(n, x, w, scale, accumulate, y);
-    case 3: return combine_k<R, 3>(n, x, w, scale, accumulate, y);
-    case 4: return combine_k<R, 4>(n, x, w, scale, accumulate, y);
-    default: return combine_k<R, 5>(n, x, w, scale, accumulate, y);
-    }
-}
-
-void combine(const Exec &e, DType dt, int64_t n, int nterms, const void *const *x, const double *w, double scale,
-             bool accumulate, void *y)
-{
-    if (e.space == Space::device) return device::combine(e, dt, n, nterms, x, w, scale, accumulate, y);
-    PLM_REQUIRE(nterms >= 0 && nterms <= kMaxTerms, PLM_ERR_INTERNAL, "a stencil row of %d terms", nterms);
-    dispatch_float(dt, [&](auto t) {
-        using T = decltype(t);
-        using R = real_t<T>;
-        const int64_t m = is_complex_v<T> ? 2 * n : n;
-        const R *xr[kMaxTerms];
-        R wr[kMaxTerms];
-        for (int i = 0; i < nterms; ++i) {
-            xr[i] = static_cast<const R *>(x[i]);
-            wr[i] = static_cast<R>(w[i]);
-        }
-        combine_r<R>(m, nterms, xr, wr, static_cast<R>(scale), accumulate, static_cast<R *>(y));
-    });
-}
-
 void axpby(const Exec &e, DType dt, int64_t n, const void *alpha, const void *x, const void *beta, void *y)
 {
     if (e.space == Space::device) return device::axpby(e, dt, n, alpha, x, beta, y);
@@ -543,19 +475,17 @@ void binary(const Exec &e, DType dt, Binary op, int64_t n, const void *x, const 
     if (e.space == Space::device) return device::binary(e, dt, op, n, x, y, z);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
-        const T *a = static_cast<const T *>(x);
-        const T *b = static_cast<const T *>(y);
-        T *c = static_cast<T *>(z);
+        using R = real_t<T>;
+        const R *a = static_cast<const R *>(x);
+        const R *b = static_cast<const R *>(y);
+        R *c = static_cast<R *>(z);
+        const int64_t m = is_complex_v<T> ? 2 * n : n;  // add and sub act on the parts
         switch (op) {
-        case Binary::add: for (int64_t i = 0; i < n; ++i) c[i] = a[i] + b[i]; break;
-        case Binary::sub: for (int64_t i = 0; i < n; ++i) c[i] = a[i] - b[i]; break;
+        case Binary::add: for (int64_t i = 0; i < m; ++i) c[i] = el::add(a[i], b[i]); break;
+        case Binary::sub: for (int64_t i = 0; i < m; ++i) c[i] = el::sub(a[i], b[i]); break;
         case Binary::mul:
-            if constexpr (is_complex_v<T>) {
-                using R = real_t<T>;
-                cmul(n, reinterpret_cast<const R *>(a), reinterpret_cast<const R *>(b), reinterpret_cast<R *>(c));
-            } else {
-                for (int64_t i = 0; i < n; ++i) c[i] = a[i] * b[i];
-            }
+            if constexpr (is_complex_v<T>) cmul(n, a, b, c);
+            else for (int64_t i = 0; i < n; ++i) c[i] = el::mul(a[i], b[i]);
             break;
         }
     });
@@ -566,12 +496,17 @@ void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y)
     if (e.space == Space::device) return device::conj(e, dt, n, x, y);
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
-        const T *a = static_cast<const T *>(x);
-        T *b = static_cast<T *>(y);
+        using R = real_t<T>;
         if constexpr (is_complex_v<T>) {
-            for (int64_t i = 0; i < n; ++i) b[i] = T(a[i].real(), -a[i].imag());
+            const R *a = static_cast<const R *>(x);
+            R *b = static_cast<R *>(y);
+            for (int64_t i = 0; i < n; ++i) {
+                const Cx<R> v = el::conj(pair_at(a, i));
+                b[2 * i] = v.re;
+                b[2 * i + 1] = v.im;
+            }
         } else {
-            std::copy_n(a, n, b);
+            std::copy_n(static_cast<const T *>(x), n, static_cast<T *>(y));
         }
     });
 }
@@ -639,6 +574,95 @@ void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t 
         if (box[d] <= 0) return;
     copy_box_dim(0, ndim, dtype_size(dt), static_cast<const char *>(src), src_shape, src_start,
                  static_cast<char *>(dst), dst_shape, dst_start, box);
+}
+
+namespace {
+template <typename T> void threshold_t(int64_t n, T *x, const el::ThresholdArgs &a)
+{
+    if constexpr (is_complex_v<T>) {
+        using R = real_t<T>;
+        R *r = reinterpret_cast<R *>(x);
+        for (int64_t i = 0; i < n; ++i) {
+            const Cx<R> v = el::threshold(pair_at(r, i), a);
+            r[2 * i] = v.re;
+            r[2 * i + 1] = v.im;
+        }
+    } else {
+        for (int64_t i = 0; i < n; ++i) x[i] = el::threshold(x[i], a);
+    }
+}
+}  // namespace
+
+void threshold(const Exec &e, DType dt, Threshold kind, double t, int64_t n, void *x)
+{
+    PLM_REQUIRE(kind == Threshold::soft || kind == Threshold::hard || kind == Threshold::half, PLM_ERR_INTERNAL,
+                "unknown threshold kind %d", enum_value(kind));
+    const el::ThresholdArgs a = el::threshold_args(kind, t);
+    if (e.space == Space::device) return device::threshold(e, dt, a, n, x);
+    dispatch_float(dt, [&](auto z) {
+        using T = decltype(z);
+        threshold_t<T>(n, static_cast<T *>(x), a);
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Reductions into slots
+// ---------------------------------------------------------------------------------------
+
+Reductions::Reductions(const Exec &e, int slots) : e_(e), slots_(slots)
+{
+    PLM_REQUIRE(slots >= 0, PLM_ERR_INTERNAL, "%d reduction slots", slots);
+    const size_t bytes = 2 * static_cast<size_t>(slots) * sizeof(double);
+    if (e.space != Space::device) {
+        results_ = Buffer::allocate(Space::host, bytes);
+        std::fill_n(slot(0), 2 * slots, 0.0);
+        return;
+    }
+    use_device(e.device);
+    results_ = Buffer::allocate(Space::device, bytes);
+    scratch_ = Buffer::allocate(Space::device, device::reduction_scratch_bytes());
+    const double zero = 0;
+    device::fill(e, DType::f64, 2 * slots, &zero, results_.data());  // collect() never reads garbage
+}
+
+double *Reductions::slot(int s) const { return static_cast<double *>(results_.data()) + 2 * static_cast<size_t>(s); }
+
+namespace {
+void check_slot(const Exec &e, const Reductions &r, int slot)
+{
+    PLM_REQUIRE(slot >= 0 && slot < r.slots(), PLM_ERR_INTERNAL, "reduction slot %d of %d", slot, r.slots());
+    PLM_REQUIRE((e.space == Space::device) == (r.exec().space == Space::device), PLM_ERR_INTERNAL,
+                "reduction slots made for %s memory used on %s memory", space_name(r.exec().space), space_name(e.space));
+}
+}  // namespace
+
+void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, Reductions &r, int slot)
+{
+    check_slot(e, r, slot);
+    if (e.space == Space::device) return device::dot(e, dt, n, x, y, conjugate, r.scratch(), r.slot(slot));
+    dispatch_float(dt, [&](auto t) {
+        using T = decltype(t);
+        const T v = dot_t<T>(n, static_cast<const T *>(x), static_cast<const T *>(y), conjugate);
+        r.slot(slot)[0] = static_cast<double>(std::real(v));
+        r.slot(slot)[1] = static_cast<double>(std::imag(v));
+    });
+}
+
+void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t n, const void *x, Reductions &r, int slot)
+{
+    check_slot(e, r, slot);
+    if (e.space == Space::device) return device::norm_partial(e, dt, kind, p, n, x, r.scratch(), r.slot(slot));
+    norm_partial(e, dt, kind, p, 1, n, 1, x, r.slot(slot));
+    r.slot(slot)[1] = 0;
+}
+
+void collect(const Exec &e, const Reductions &r, double *host)
+{
+    const size_t count = 2 * static_cast<size_t>(r.slots());
+    if (count == 0) return;
+    check_slot(e, r, 0);
+    if (e.space == Space::device) return device::collect(e, r.slot(0), static_cast<int64_t>(count), host);
+    std::memcpy(host, r.slot(0), count * sizeof(double));
 }
 
 }  // namespace plm::kernels

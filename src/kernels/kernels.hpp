@@ -3,7 +3,10 @@
 // are C++ loops, compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time;
 // device buffers (e.space == Space::device) go to the CUDA kernels of kernels/device.hpp
 // (PLM_ERR_BACKEND_UNAVAILABLE in host-only builds). n counts elements; scalars point to one
-// element of dt, in host memory.
+// element of dt, in host memory. What each element gets is written once, for both spaces, in
+// kernels/element.hpp: element-wise results are bitwise the same on host and device.
+// Device calls are stream-ordered and return without waiting, except those that return host
+// values (dot, norm_partial into host results, collect).
 //
 // Numerics (host; docs/architecture.md, "Numerics"):
 // - Sums (dot, sum |x|, sum |x|^2, sum |x|^p) accumulate in double for every dtype, float32
@@ -68,5 +71,119 @@ void copy_slab(const Exec &e, DType dt, int64_t outer, int64_t inner, const void
 // dst[dst_start + k] = src[src_start + k] for every index k inside box.
 void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t *src_shape, const int64_t *src_start,
               void *dst, const int64_t *dst_shape, const int64_t *dst_start, const int64_t *box);
+
+// ---------------------------------------------------------------------------------------
+// ISTA/FISTA thresholds, in place: x_i = threshold(x_i) with parameter t (PyLops' soft, hard
+// and half thresholds; complex values on |x_i|, the phase kept). NaN stays NaN.
+//   soft: |x| == 0 ? 0 : x * (max(|x| - t, 0) / |x|)
+//   hard: |x| <= sqrt(2 t) ? 0 : x
+//   half: |x| <= cbrt(54) / 4 * t^(2/3) ? 0 : x * 2/3 (1 + cos(2 pi / 3 - 2/3 acos(c))),
+//         c = clamp(t / 8 * (|x| / 3)^(-3/2), -1, 1)
+// |x| is |x| in R (float32 and complex64: hypotf), the factors are double, rounded to R.
+// ---------------------------------------------------------------------------------------
+enum class Threshold { soft, hard, half };
+void threshold(const Exec &e, DType dt, Threshold kind, double t, int64_t n, void *x);
+
+// ---------------------------------------------------------------------------------------
+// A sum of banded stencils along several axes of an N-D block, in one pass over the data.
+//
+// The model (global shape dims, C order) is split along axis 0 in whole rows: the block holds
+// global rows [row0, row0 + nrows); axis-0 terms may read the `before` rows just ahead of it
+// and the `after` rows just past it, which the caller passes as two separate buffers of whole
+// rows (ghost_before holds global rows [row0 - before, row0), ghost_after
+// [row0 + nrows, row0 + nrows + after)). Other axes are wholly in the block.
+//
+// The band of an axis of n points: row i (output index i) lists terms (off, w) and reads input
+// i + off. Rows [0, lo) are ends[0 .. lo), rows [n - hi, n) are ends[lo .. lo + hi), every
+// other row is mid. Adjoint bands are bands too (negative and positive offsets, asymmetric
+// ends). Weights and scales are real; complex data get them on both parts.
+//
+// Every output element gets, for each axis of the plan in plan order whose row there has
+// terms, c = scale * (w[0] x[i + off[0]] + w[1] x[i + off[1]] + ...) (the weighted sum formed
+// first, in term order, so +-1 weights cancel exactly; products and sums in the dtype's
+// precision, never fused): the first c replaces y (or adds to it when accumulate), later ones
+// add. An element where no axis has terms gets 0 (or keeps y when accumulate). Host and device
+// give bitwise the same results. With the axes in the same order, the per-axis combine()
+// sweeps the operators used before give the same values (there, an axis without terms wrote
+// a 0 first, so a -0 may now come out as -0 instead of +0).
+//
+// Plain data (about 9 KB), so a plan goes to a device kernel by value.
+// ---------------------------------------------------------------------------------------
+constexpr int kMaxEnds = 16;  // end rows of a band, both ends together
+
+struct BandRow {
+    int nterms = 0;  // <= kMaxTerms
+    int off[kMaxTerms] = {};
+    double w[kMaxTerms] = {};
+};
+
+struct Band {
+    int64_t n = 0;  // points on the axis (dims[axis])
+    int lo = 0, hi = 0;  // lo + hi <= min(n, kMaxEnds)
+    BandRow mid;
+    BandRow ends[kMaxEnds];
+};
+
+struct StencilAxis {
+    int axis = 0;
+    double scale = 1;
+    Band band;
+};
+
+struct StencilPlan {
+    int ndim = 0;  // 1..PLM_MAX_NDIM
+    int64_t dims[PLM_MAX_NDIM] = {};  // global shape; dims[0] counts global rows
+    int64_t row0 = 0, nrows = 0;  // the block: global rows [row0, row0 + nrows)
+    int64_t before = 0, after = 0;  // ghost rows received ahead of and past the block
+    int naxes = 0;  // 0..ndim, each axis at most once
+    StencilAxis axes[PLM_MAX_NDIM];
+};
+
+// Checks a plan (the shapes, every term inside its axis, the ends of each band, axis 0's
+// reach inside the block and its ghosts); PLM_ERR_INTERNAL when it does not hold. stencil()
+// checks the same, cheaply, on every call.
+void check_plan(const StencilPlan &p);
+
+// The rows [*r0, *r1) of the block whose stencils read no ghost row (0 <= r0 <= r1 <= nrows).
+// Compute those while the ghosts are in flight, the rows [0, r0) and [r1, nrows) after.
+void interior_rows(const StencilPlan &p, int64_t *r0, int64_t *r1);
+
+// y (the block, nrows x row elements) = the plan's stencils of x (the block) on local output
+// rows [r0, r1); other rows of y are not touched. ghost_before / ghost_after may be null when
+// the rows computed read none. y must not overlap x or the ghosts. Host: one sweep over the
+// rows, vectorised along the contiguous axes; device: one launch, one thread per element,
+// stream-ordered, no allocation.
+void stencil(const Exec &e, DType dt, const StencilPlan &p, const void *x, const void *ghost_before,
+             const void *ghost_after, int64_t r0, int64_t r1, bool accumulate, void *y);
+
+// ---------------------------------------------------------------------------------------
+// Reductions into slots: room for `slots` results of dot() and norm_partial(), made once
+// (it allocates: before an agreement) and reused every step. Each slot holds two doubles: a
+// dot's re and im, a norm partial's value and 0, exactly as dot() and norm_partial() return
+// them (same numerics and NaN rules, the dot rounded to the dtype; a fixed order, so results
+// repeat run to run). On host the results are computed at once; on device they stay on the
+// device, enqueued on the stream of e, until collect() copies every slot to the host in one
+// copy and one stream synchronisation. Nothing allocates after construction. Calls on one
+// Reductions must use its stream (they share scratch, in stream order).
+// ---------------------------------------------------------------------------------------
+class Reductions {
+public:
+    Reductions() = default;
+    Reductions(const Exec &e, int slots);
+    int slots() const { return slots_; }
+    const Exec &exec() const { return e_; }
+    double *slot(int s) const;  // slot s's two doubles (host or device memory)
+    void *scratch() const { return scratch_.data(); }  // device partial sums
+
+private:
+    Exec e_;
+    int slots_ = 0;
+    Buffer results_, scratch_;
+};
+
+void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, Reductions &r, int slot);
+void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t n, const void *x, Reductions &r, int slot);
+// host[2 s], host[2 s + 1] = slot s, for every slot (2 * r.slots() doubles).
+void collect(const Exec &e, const Reductions &r, double *host);
 
 }  // namespace plm::kernels

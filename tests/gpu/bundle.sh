@@ -35,7 +35,8 @@ cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPLM_WITH_CUDA=ON -DCMA
       -DPLM_BUILD_TESTS=ON -DPLM_BUILD_EXAMPLES=OFF -DPLM_BUILD_BENCH=ON \
       -DMPI_C_COMPILER="$DEPS/ompi/bin/mpicc" -DMPI_CXX_COMPILER="$DEPS/ompi/bin/mpicxx" \
       -DMPIEXEC_EXECUTABLE="$DEPS/ompi/bin/mpiexec" > "$DEPS/configure.log"
-GPU_PROGRAMS=(tests/gpu/test_device tests/gpu/test_device_ops bench/bench_device bench/bench_device_ops)
+GPU_PROGRAMS=(tests/gpu/test_device tests/gpu/test_device_ops tests/kernels/test_kernels_device bench/bench_device
+              bench/bench_device_ops bench/bench_kernels)
 cmake --build "$BUILD" -j "$JOBS" --target $(for p in "${GPU_PROGRAMS[@]}"; do basename "$p"; done)
 
 out=$DEPS/prebuilt

@@ -5,9 +5,10 @@
 #      into build-gpu/ (tests and benchmarks, no examples) - or, with PLM_GPU_PREBUILT=1, takes
 #      the programs tests/gpu/bundle.sh built elsewhere (gpu-deps/prebuilt), for a GPU
 #      machine without compilers' dependencies (MPI, OpenBLAS);
-#   3. runs the device tests per backend at 1 and 2 ranks (tests/gpu/test_device), then (when
-#      built here) the whole CPU suite against the same build, compute-sanitizer memcheck on the
-#      device test, and bench_device;
+#   3. runs the device tests per backend at 1 and 2 ranks (tests/gpu/test_device), the device
+#      kernels against the host's (tests/kernels/test_kernels_device), then (when built here)
+#      the whole CPU suite against the same build, compute-sanitizer memcheck on the device
+#      test, bench_device and the device stencil table (bench_kernels -d);
 #   4. prints one pass/fail line per check. A backend that cannot be exercised here says so
 #      ("not exercised: why") instead of passing: mpi_cuda_aware needs an MPI that reads device
 #      memory (Debian's Open MPI does not; see docs/gpu.md to build one), NCCL at 2 ranks needs
@@ -101,8 +102,8 @@ else
     cmake --build "$BUILD" -j "$JOBS" >> "$LOG" 2>&1 ||
     { tail -40 "$LOG"; say "build failed ($((SECONDS - start)) s)"; exit 1; }
   BIN=$BUILD/bin-gpu && mkdir -p "$BIN"
-  cp "$BUILD"/tests/gpu/test_device "$BUILD"/tests/gpu/test_device_ops "$BUILD"/bench/bench_device \
-     "$BUILD"/bench/bench_device_ops "$BIN/"
+  cp "$BUILD"/tests/gpu/test_device "$BUILD"/tests/gpu/test_device_ops "$BUILD"/tests/kernels/test_kernels_device \
+     "$BUILD"/bench/bench_device "$BUILD"/bench/bench_device_ops "$BUILD"/bench/bench_kernels "$BIN/"
 fi
 say "ready in $((SECONDS - start)) s: $(ompi_info --parsable --all 2>/dev/null | grep -m1 mpi_built_with_cuda_support:value || echo "MPI $(command -v mpiexec)")"
 
@@ -130,6 +131,17 @@ for t in "${TESTS[@]}"; do
 done
 unset PLM_TEST_REQUIRE_CUDA_AWARE
 
+kernels="not exercised: no test_kernels_device"
+if [ -x "$BIN/test_kernels_device" ]; then
+  say "device kernels against the host's (test_kernels_device)"
+  out=$(timeout 300 "$BIN/test_kernels_device" 2>&1); rc=$?
+  printf '%s\n' "$out" >> "$LOG"
+  case $rc in
+    0) kernels="passed" ;;
+    *) kernels="FAILED (rc $rc; see $LOG)"; printf '%s\n' "$out" | tail -15 ;;
+  esac
+fi
+
 cpu="not exercised: prebuilt programs (CI runs the CPU suite)"
 if [ "${PLM_GPU_PREBUILT:-0}" != 1 ]; then
   say "CPU suite against the CUDA build"
@@ -151,6 +163,10 @@ say "bench_device (1 rank)"
 timeout 200 mpiexec -n 1 "$BIN/bench_device" 2>&1 | tee -a "$LOG"
 say "bench_device_ops (1 rank)"
 timeout 200 mpiexec -n 1 "$BIN/bench_device_ops" 2>&1 | tee -a "$LOG"
+if [ -x "$BIN/bench_kernels" ]; then
+  say "device stencils (bench_kernels -d)"
+  timeout 200 "$BIN/bench_kernels" -d 2>&1 | tee -a "$LOG"
+fi
 
 printf '\n%-36s %s\n' "check" "result"
 for t in "${TESTS[@]}"; do
@@ -158,7 +174,7 @@ for t in "${TESTS[@]}"; do
     for n in 1 2; do printf '%-36s %s\n' "$t $b np$n" "${verdict[$t/$b/$n]}"; done
   done
 done
-printf '%-36s %s\n' "CPU suite (ctest -LE gpu)" "$cpu" "memcheck" "$memcheck"
+printf '%-36s %s\n' "test_kernels_device" "$kernels" "CPU suite (ctest -LE gpu)" "$cpu" "memcheck" "$memcheck"
 say "total $((SECONDS - start)) s; log: $LOG"
 [ -n "${PLM_GPU_LOG:-}" ] && cp "$LOG" "$PLM_GPU_LOG"
-! grep -q FAILED <<< "${verdict[*]} $cpu $memcheck"
+! grep -q FAILED <<< "${verdict[*]} $kernels $cpu $memcheck"

@@ -1,13 +1,19 @@
 // White-box tests of the host kernels' numerics (src/kernels): every norm kind and dot for
 // the four floating dtypes against references computed here in long double (compensated
 // where the reference itself must be exact), on NaN, +-Inf, huge, tiny and denormal values;
-// the BLAS conventions of axpby and scale; and the accuracy of long sums (ulps at N = 1e7,
-// float32 at N = 1e6). Single rank: the kernels do not communicate.
+// the BLAS conventions of axpby and scale; the accuracy of long sums (ulps at N = 1e7,
+// float32 at N = 1e6); the fused stencil on random plans against a reference computed here in
+// double and, bit for bit, against element.hpp's per-element path (the device's) and the
+// per-axis combine() sweeps; the thresholds against the solvers' formulas; and reductions into
+// slots. Single rank: the kernels do not communicate.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <vector>
@@ -22,7 +28,10 @@ extern "C" {
 // cmocka defines a fail() macro, which would rewrite plm::fail in PLM_FAIL; we never use it.
 #undef fail
 
+#include "core/alloc.hpp"
+#include "kernels/element.hpp"
 #include "kernels/kernels.hpp"
+#include "stencil_cases.hpp"
 
 using namespace plm;
 using namespace plm::kernels;
@@ -404,13 +413,9 @@ template <typename T> bool same(T a, T b)
     return eq(std::real(a), std::real(b)) && eq(std::imag(a), std::imag(b));
 }
 
-// Complex products may differ by an ulp between CPUs: GCC fuses the AVX-512 clone's complex
-// multiply into fmaddsub even without FMA contraction.
-template <typename T> bool near(T got, T want)
-{
-    return std::abs(got - want) <= 4 * std::numeric_limits<real_t<T>>::epsilon() * (std::abs(want) + 1);
-}
 
+// Products are the plain formula's on every CPU, unfused (this file is built without FMA
+// contraction, as the kernels are): the same bits, also where the loader picks AVX-512.
 template <typename T> void blas_conventions()
 {
     const DType dt = dtype_of<T>();
@@ -425,14 +430,14 @@ template <typename T> void blas_conventions()
     // beta = 0: y is never read, y = alpha x exactly.
     fill_junk(y);
     axpby(Exec{}, dt, n, &two, x.data(), &zero, y.data());
-    for (int64_t i = 0; i < n; ++i) assert_true(near(y[i], T(two * x[i])));
+    for (int64_t i = 0; i < n; ++i) assert_true(same(y[i], T(two * x[i])));
 
     // alpha = 0: x is never read, y = beta y.
     std::vector<T> xj(static_cast<size_t>(n)), y0 = random_vec<T>(n, -1, 1, 52);
     fill_junk(xj);
     y = y0;
     axpby(Exec{}, dt, n, &zero, xj.data(), &half, y.data());
-    for (int64_t i = 0; i < n; ++i) assert_true(near(y[i], T(half * y0[i])));
+    for (int64_t i = 0; i < n; ++i) assert_true(same(y[i], T(half * y0[i])));
 
     // Both zero: zeros, neither read.
     fill_junk(y);
@@ -443,7 +448,7 @@ template <typename T> void blas_conventions()
     y = y0;
     axpby(Exec{}, dt, n, &two, x.data(), &half, y.data());
     for (int64_t i = 0; i < n; ++i) {
-        assert_true(near(y[i], T(two * x[i] + half * y0[i])));
+        assert_true(same(y[i], T(two * x[i] + half * y0[i])));
     }
 
     // scale by 0 writes zeros over NaN and Inf; by 1 changes nothing.
@@ -455,7 +460,7 @@ template <typename T> void blas_conventions()
     scale(Exec{}, dt, n, &one, y.data());
     for (int64_t i = 0; i < n; ++i) assert_true(same(y[i], x[i]));
     scale(Exec{}, dt, n, &two, y.data());
-    for (int64_t i = 0; i < n; ++i) assert_true(near(y[i], T(two * x[i])));
+    for (int64_t i = 0; i < n; ++i) assert_true(same(y[i], T(two * x[i])));
 }
 
 void test_axpby_scale_conventions(void **)
@@ -476,7 +481,7 @@ template <typename T> void complex_mul_conj()
     for (int64_t i = 0; i < n; ++i) {
         const T a = x[i], b = y[i];
         const T want(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
-        assert_true(near(z[i], want));
+        assert_true(same(z[i], want));
     }
     conj(Exec{}, dtype_of<T>(), n, x.data(), z.data());
     for (int64_t i = 0; i < n; ++i) assert_true(same(z[i], std::conj(x[i])));
@@ -486,6 +491,480 @@ void test_complex_mul_conj(void **)
 {
     complex_mul_conj<c64>();
     complex_mul_conj<c128>();
+}
+
+// ---------------------------------------------------------------------------------------
+// Fused stencils
+// ---------------------------------------------------------------------------------------
+
+using stencil_cases::Rng;
+namespace el = plm::kernels::element;
+
+// One block of a random model: the block, its ghosts and y, as reals (2 per complex element).
+template <typename T> struct Block {
+    using R = real_t<T>;
+    static constexpr int W = is_complex_v<T> ? 2 : 1;
+    const StencilPlan &p;
+    int64_t rl;  // reals per row
+    std::vector<double> xg;  // the global model, as the R values it holds
+    std::vector<R> x, gb, ga, y0;
+
+    Block(const StencilPlan &plan, Rng &g) : p(plan), rl(stencil_cases::row_len(plan) * W)
+    {
+        std::uniform_real_distribution<double> u(-1, 1);
+        xg.resize(static_cast<size_t>(p.dims[0] * rl));
+        for (double &v : xg) v = static_cast<double>(static_cast<R>(u(g)));
+        auto rows = [&](int64_t g0, int64_t g1) {
+            return std::vector<R>(xg.begin() + g0 * rl, xg.begin() + g1 * rl);
+        };
+        x = rows(p.row0, p.row0 + p.nrows);
+        gb = rows(p.row0 - p.before, p.row0);
+        ga = rows(p.row0 + p.nrows, p.row0 + p.nrows + p.after);
+        y0.resize(x.size());
+        for (R &v : y0) v = static_cast<R>(u(g));
+    }
+    const void *before() const { return gb.empty() ? nullptr : gb.data(); }
+    const void *after() const { return ga.empty() ? nullptr : ga.data(); }
+
+    std::vector<R> fused(int64_t r0, int64_t r1, bool accumulate) const
+    {
+        std::vector<R> y = y0;
+        kernels::stencil(Exec{}, dtype_of<T>(), p, x.data(), before(), after(), r0, r1, accumulate, y.data());
+        return y;
+    }
+
+    // element.hpp's per-element path, which the device kernel runs.
+    std::vector<R> pointwise(int64_t r0, int64_t r1, bool accumulate) const
+    {
+        using V = std::conditional_t<is_complex_v<T>, el::Cx<R>, R>;
+        std::vector<R> y = y0;
+        const el::StencilGeom geom = el::stencil_geom(p);
+        auto v = [](const std::vector<R> &a) { return reinterpret_cast<const V *>(a.data()); };
+        V *yv = reinterpret_cast<V *>(y.data());
+        for (int64_t r = r0; r < r1; ++r)
+            for (int64_t i = 0; i < geom.row_len; ++i) {
+                V &out = yv[r * geom.row_len + i];
+                out = el::stencil_point<int64_t>(p, geom, v(x), v(gb), v(ga), r, i, out, accumulate);
+            }
+        return y;
+    }
+
+    // Rows [r0, r1) against the reference in double; other rows untouched.
+    bool check(const std::vector<R> &y, int64_t r0, int64_t r1, bool accumulate) const
+    {
+        const double eps = std::numeric_limits<R>::epsilon();
+        for (int64_t r = 0; r < p.nrows; ++r)
+            for (int64_t i = 0; i < rl; ++i) {
+                const size_t k = static_cast<size_t>(r * rl + i);
+                if (r < r0 || r >= r1) {
+                    if (std::memcmp(&y[k], &y0[k], sizeof(R)) != 0) return false;
+                    continue;
+                }
+                double mag = 0;
+                bool has = false;
+                double want = stencil_cases::reference(p, xg, W, static_cast<int>(i % W), r, i / W, &mag, &has);
+                if (accumulate) {
+                    want += y0[k];
+                    mag += std::fabs(double(y0[k]));
+                }
+                if (std::fabs(double(y[k]) - want) > 16 * eps * mag || (!has && !accumulate && y[k] != R(0))) {
+                    std::fprintf(stderr, "stencil %s row %lld real %lld: got %.17g want %.17g\n",
+                                 dtype_name(dtype_of<T>()), static_cast<long long>(r), static_cast<long long>(i),
+                                 double(y[k]), want);
+                    return false;
+                }
+            }
+        return true;
+    }
+};
+
+template <typename R> bool same_bits(const std::vector<R> &a, const std::vector<R> &b)
+{
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(R)) == 0);
+}
+
+template <typename T> void stencil_random(int ndim, int cases, uint64_t seed)
+{
+    Rng g(seed);
+    for (int c = 0; c < cases; ++c) {
+        const StencilPlan p = stencil_cases::random_plan(g, ndim);
+        Block<T> b(p, g);
+        int64_t r0 = stencil_cases::uniform(g, 0, static_cast<int>(p.nrows));
+        int64_t r1 = stencil_cases::uniform(g, static_cast<int>(r0), static_cast<int>(p.nrows));
+        if (c % 3 == 0) {  // the whole block, often
+            r0 = 0;
+            r1 = p.nrows;
+        }
+        const bool acc = c % 2 == 1;
+        const auto y = b.fused(r0, r1, acc);
+        if (!b.check(y, r0, r1, acc) || !same_bits(y, b.pointwise(r0, r1, acc))) {
+            std::fprintf(stderr, "stencil case %d (ndim %d, seed %llu) failed\n", c, ndim, static_cast<unsigned long long>(seed));
+            assert_true(false);
+        }
+    }
+}
+
+void test_stencil_random(void **)
+{
+    for (int ndim = 1; ndim <= PLM_MAX_NDIM; ++ndim) {
+        const int cases = ndim <= 3 ? 150 : 50;
+        stencil_random<float>(ndim, cases, 100 + ndim);
+        stencil_random<double>(ndim, cases, 200 + ndim);
+        stencil_random<c64>(ndim, cases, 300 + ndim);
+        stencil_random<c128>(ndim, cases, 400 + ndim);
+    }
+}
+
+// Large blocks: the runs are long and chunked, axis 0 alone takes its one-run path.
+template <typename T> void stencil_large(uint64_t seed)
+{
+    Rng g(seed);
+    const int64_t shapes[][3] = {{3000, 1, 1}, {61, 1003, 1}, {40, 30, 37}};
+    for (const auto &sh : shapes) {
+        for (int c = 0; c < 4; ++c) {
+            StencilPlan p;
+            p.ndim = sh[2] > 1 ? 3 : sh[1] > 1 ? 2 : 1;
+            for (int a = 0; a < p.ndim; ++a) p.dims[a] = sh[a];
+            p.naxes = c == 0 ? 1 : p.ndim;
+            for (int s = 0; s < p.naxes; ++s) {
+                p.axes[s].axis = (s + c) % p.ndim;
+                p.axes[s].scale = 0.5 + s;
+                p.axes[s].band = stencil_cases::random_band(g, p.dims[p.axes[s].axis]);
+            }
+            p.row0 = p.dims[0] / 3;
+            p.nrows = p.dims[0] / 2;
+            int reach = 0;
+            for (int s = 0; s < p.naxes; ++s)
+                if (p.axes[s].axis == 0) reach = stencil_cases::reach_of(p.axes[s].band);
+            p.before = std::min<int64_t>(p.row0, reach);
+            p.after = std::min<int64_t>(p.dims[0] - p.row0 - p.nrows, reach);
+            Block<T> b(p, g);
+            for (bool acc : {false, true}) {
+                const auto y = b.fused(0, p.nrows, acc);
+                assert_true(b.check(y, 0, p.nrows, acc));
+                assert_true(same_bits(y, b.pointwise(0, p.nrows, acc)));
+            }
+        }
+    }
+}
+
+void test_stencil_large(void **)
+{
+    stencil_large<float>(1);
+    stencil_large<double>(2);
+    stencil_large<c64>(3);
+    stencil_large<c128>(4);
+}
+
+// The interior rows read no ghost (null ghosts there); interior, then the boundary rows after,
+// gives the whole block's result bit for bit, and so do arbitrary splits into sub-ranges.
+template <typename T> void stencil_subranges(uint64_t seed)
+{
+    Rng g(seed);
+    for (int c = 0; c < 200; ++c) {
+        const StencilPlan p = stencil_cases::random_plan(g, 1 + c % 4);
+        Block<T> b(p, g);
+        const bool acc = c % 2 == 0;
+        const auto whole = b.fused(0, p.nrows, acc);
+        int64_t i0 = -1, i1 = -1;
+        interior_rows(p, &i0, &i1);
+        assert_true(0 <= i0 && i0 <= i1 && i1 <= p.nrows);
+        auto y = b.y0;
+        kernels::stencil(Exec{}, dtype_of<T>(), p, b.x.data(), nullptr, nullptr, i0, i1, acc, y.data());
+        kernels::stencil(Exec{}, dtype_of<T>(), p, b.x.data(), b.before(), b.after(), 0, i0, acc, y.data());
+        kernels::stencil(Exec{}, dtype_of<T>(), p, b.x.data(), b.before(), b.after(), i1, p.nrows, acc, y.data());
+        assert_true(same_bits(y, whole));
+        y = b.y0;
+        for (int64_t r = 0; r < p.nrows;) {
+            const int64_t e = std::min<int64_t>(p.nrows, r + stencil_cases::uniform(g, 1, 3));
+            kernels::stencil(Exec{}, dtype_of<T>(), p, b.x.data(), b.before(), b.after(), r, e, acc, y.data());
+            r = e;
+        }
+        assert_true(same_bits(y, whole));
+    }
+}
+
+void test_stencil_subranges(void **)
+{
+    stencil_subranges<float>(11);
+    stencil_subranges<double>(12);
+    stencil_subranges<c64>(13);
+    stencil_subranges<c128>(14);
+}
+
+// The per-axis sweeps of combine() rows, as the operators computed stencils before: the fused
+// kernel gives the same values (a -0 may come out +0 where an axis has no terms).
+template <typename T>
+void combine_sweeps(const StencilPlan &p, const T *x, const T *gb, const T *ga, bool accumulate, T *y)
+{
+    const int64_t rl = stencil_cases::row_len(p);
+    auto row_at = [&](int64_t r) {
+        if (r < 0) return gb + (p.before + r) * rl;
+        if (r >= p.nrows) return ga + (r - p.nrows) * rl;
+        return x + r * rl;
+    };
+    for (int k = 0; k < p.naxes; ++k) {
+        const StencilAxis &ax = p.axes[k];
+        const bool acc = accumulate || k > 0;
+        const void *xs[kMaxTerms];
+        auto go = [&](const BandRow &row, int64_t len, auto ptr, T *out) {
+            for (int t = 0; t < row.nterms; ++t) xs[t] = ptr(row.off[t]);
+            combine(Exec{}, dtype_of<T>(), len, row.nterms, xs, row.w, ax.scale, acc, out);
+        };
+        if (ax.axis == 0) {
+            for (int64_t r = 0; r < p.nrows; ++r)
+                go(stencil_cases::row_of(ax.band, p.row0 + r), rl, [&](int off) { return row_at(r + off); }, y + r * rl);
+            continue;
+        }
+        int64_t inner = 1, outer = p.nrows;
+        for (int a = ax.axis + 1; a < p.ndim; ++a) inner *= p.dims[a];
+        for (int a = 1; a < ax.axis; ++a) outer *= p.dims[a];
+        const int64_t n = p.dims[ax.axis];
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t i = 0; i < n; ++i)
+                go(stencil_cases::row_of(ax.band, i), inner, [&](int off) { return x + (o * n + i + off) * inner; },
+                   y + (o * n + i) * inner);
+    }
+}
+
+template <typename T> void stencil_vs_combine(uint64_t seed)
+{
+    Rng g(seed);
+    for (int c = 0; c < 200; ++c) {
+        const StencilPlan p = stencil_cases::random_plan(g, 1 + c % 4);
+        if (p.naxes == 0) continue;  // no sweep at all
+        Block<T> b(p, g);
+        const bool acc = c % 2 == 0;
+        const auto fused = b.fused(0, p.nrows, acc);
+        auto y = b.y0;
+        auto t = [](const auto &v) { return reinterpret_cast<const T *>(v.data()); };
+        combine_sweeps<T>(p, t(b.x), t(b.gb), t(b.ga), acc, reinterpret_cast<T *>(y.data()));
+        for (size_t i = 0; i < y.size(); ++i) assert_true(y[i] == fused[i]);
+    }
+}
+
+void test_stencil_vs_combine(void **)
+{
+    stencil_vs_combine<float>(21);
+    stencil_vs_combine<double>(22);
+    stencil_vs_combine<c64>(23);
+    stencil_vs_combine<c128>(24);
+}
+
+bool rejects(const std::function<void()> &f)
+{
+    try {
+        f();
+    } catch (const plm::Error &e) {
+        return e.status() == PLM_ERR_INTERNAL;
+    }
+    return false;
+}
+
+// Plans that do not hold are PLM_ERR_INTERNAL, before anything is read or written.
+void test_stencil_checks(void **)
+{
+    StencilPlan p;
+    p.ndim = 2;
+    p.dims[0] = 10;
+    p.dims[1] = 6;
+    p.row0 = 4;
+    p.nrows = 3;
+    p.before = 1;
+    p.after = 1;
+    p.naxes = 1;
+    Band &b = p.axes[0].band;
+    b.n = 10;
+    b.lo = b.hi = 1;
+    b.mid = {3, {-1, 0, 1}, {1, -2, 1}};
+    std::vector<double> x(18), gb(6), ga(6), y(18);
+    auto call = [&](const StencilPlan &q, int64_t r0, int64_t r1, const void *before = nullptr) {
+        return [&, q, r0, r1, before] {
+            kernels::stencil(Exec{}, DType::f64, q, x.data(), before ? before : gb.data(), ga.data(), r0, r1, false, y.data());
+        };
+    };
+    call(p, 0, 3)();  // holds
+    check_plan(p);
+    StencilPlan q = p;
+    q.after = 0;  // the last row reads a row past the block
+    assert_true(rejects(call(q, 0, 3)));
+    assert_true(rejects([&] { check_plan(q); }));
+    call(q, 0, 2)();  // the rows before it do not
+    q = p;
+    q.axes[0].band.mid.off[2] = 2;  // the middle rows reach off the axis
+    assert_true(rejects([&] { check_plan(q); }));
+    q = p;
+    q.axes[0].band.n = 9;
+    assert_true(rejects(call(q, 0, 3)));
+    q = p;
+    q.axes[0].band.ends[0] = {1, {-1}, {1}};  // row 0 reads row -1
+    assert_true(rejects([&] { check_plan(q); }));
+    q = p;
+    q.axes[1] = q.axes[0];
+    q.naxes = 2;  // axis 0 twice
+    assert_true(rejects(call(q, 0, 3)));
+    q = p;
+    q.before = 5;  // more ghost rows than rows ahead of the block
+    assert_true(rejects(call(q, 0, 3)));
+    assert_true(rejects(call(p, 2, 4)));  // rows past the block
+    assert_true(rejects(call(p, 2, 1)));
+    q = p;
+    q.axes[0].band.mid.nterms = kMaxTerms + 1;
+    assert_true(rejects(call(q, 0, 3)));
+    // A ghost that the rows read must be passed; the interior rows need none.
+    assert_true(rejects([&] { kernels::stencil(Exec{}, DType::f64, p, x.data(), nullptr, ga.data(), 0, 3, false, y.data()); }));
+    int64_t i0 = 0, i1 = 0;
+    interior_rows(p, &i0, &i1);
+    assert_true(i0 == 1 && i1 == 2);
+    kernels::stencil(Exec{}, DType::f64, p, x.data(), nullptr, nullptr, i0, i1, false, y.data());
+}
+
+// 1-D and 8-D Laplacian-like plans of PyLops' centered second derivative (edge rows zero)
+// against hand-computed values.
+void test_stencil_known(void **)
+{
+    StencilPlan p;
+    p.ndim = 1;
+    p.dims[0] = 6;
+    p.row0 = 2;
+    p.nrows = 2;
+    p.before = 1;
+    p.after = 1;
+    p.naxes = 1;
+    Band &b = p.axes[0].band;
+    b.n = 6;
+    b.lo = b.hi = 1;  // rows 0 and 5 have no terms
+    b.mid = {3, {-1, 0, 1}, {1, -2, 1}};
+    p.axes[0].scale = 0.5;
+    const double xg[6] = {0, 1, 4, 9, 16, 25};  // i^2: second difference 2
+    double y[2] = {-7, -7};
+    kernels::stencil(Exec{}, DType::f64, p, xg + 2, xg + 1, xg + 4, 0, 2, false, y);
+    assert_true(y[0] == 1 && y[1] == 1);
+    p.row0 = 4;
+    p.after = 0;
+    kernels::stencil(Exec{}, DType::f64, p, xg + 4, xg + 3, nullptr, 0, 2, true, y);
+    assert_true(y[0] == 2 && y[1] == 1);  // row 5 has no terms: kept
+
+    // 8-D, 3 points per axis, every axis: the centre point sees 8 axes of 1 - 2 + 1 on x = sum of squares.
+    StencilPlan q;
+    q.ndim = 8;
+    for (int a = 0; a < 8; ++a) q.dims[a] = 3;
+    q.nrows = 3;
+    q.naxes = 8;
+    for (int a = 0; a < 8; ++a) {
+        q.axes[a].axis = 7 - a;
+        q.axes[a].band = b;
+        q.axes[a].band.n = 3;
+    }
+    std::vector<double> x(6561), out(6561, -1);
+    for (int64_t i = 0; i < 6561; ++i) {
+        double v = 0;
+        for (int64_t k = i, a = 0; a < 8; ++a, k /= 3) v += double((k % 3) * (k % 3));
+        x[static_cast<size_t>(i)] = v;
+    }
+    kernels::stencil(Exec{}, DType::f64, q, x.data(), nullptr, nullptr, 0, 3, false, out.data());
+    assert_true(out[3280] == 16);  // the centre: 8 axes, each (1 - 2 + 1) * ... = 2
+    assert_true(out[0] == 0);  // a corner: every row empty
+}
+
+// ---------------------------------------------------------------------------------------
+// Thresholds: the solvers' formulas (std::complex, libm), bit for bit
+// ---------------------------------------------------------------------------------------
+
+template <typename T> T ref_threshold(T v, double t, Threshold kind)
+{
+    const double a = std::abs(v);
+    switch (kind) {
+    case Threshold::soft: {
+        const double m = std::max(a - t, 0.0);
+        return a == 0 ? T(0) : static_cast<T>(v * static_cast<real_t<T>>(m / a));
+    }
+    case Threshold::hard: return a <= std::sqrt(2 * t) ? T(0) : v;
+    case Threshold::half: {
+        if (a <= std::cbrt(54.0) / 4 * std::pow(t, 2.0 / 3)) return T(0);
+        const double arg = std::clamp(t / 8 * std::pow(a / 3, -1.5), -1.0, 1.0);
+        const double phi = 2.0 / 3 * std::acos(arg);
+        return static_cast<T>(v * static_cast<real_t<T>>(2.0 / 3 * (1 + std::cos(2 * M_PI / 3 - phi))));
+    }
+    }
+    return v;
+}
+
+template <typename T> void thresholds()
+{
+    std::vector<T> x = random_vec<T>(2000, -3, 3, 71);
+    const std::vector<double> specials = {0.0, -0.0, kNaN, kInf, -kInf, 1e-30, 0.3, 0.5, 1.0, std::sqrt(2.0)};
+    for (double v : specials) {
+        x.push_back(make<T>(v, 0));
+        if (is_complex_v<T>) x.push_back(make<T>(0, v));
+    }
+    for (double t : {0.0, 0.1, 0.5, 1.0, 2.5}) {
+        for (Threshold k : {Threshold::soft, Threshold::hard, Threshold::half}) {
+            std::vector<T> y = x;
+            threshold(Exec{}, dtype_of<T>(), k, t, static_cast<int64_t>(y.size()), y.data());
+            for (size_t i = 0; i < x.size(); ++i) {
+                const T want = ref_threshold(x[i], t, k);
+                if (std::memcmp(&y[i], &want, sizeof(T)) != 0 && !(std::isnan(std::real(want)) && std::isnan(std::real(y[i])))) {
+                    std::fprintf(stderr, "threshold %s kind %d t %g x %.17g: got %.17g want %.17g\n",
+                                 dtype_name(dtype_of<T>()), static_cast<int>(k), t, double(std::real(x[i])),
+                                 double(std::real(y[i])), double(std::real(want)));
+                    assert_true(false);
+                }
+            }
+        }
+    }
+}
+
+void test_threshold(void **)
+{
+    thresholds<float>();
+    thresholds<double>();
+    thresholds<c64>();
+    thresholds<c128>();
+}
+
+// ---------------------------------------------------------------------------------------
+// Reductions into slots (host): what dot() and norm_partial() return, no allocation
+// ---------------------------------------------------------------------------------------
+
+template <typename T> void slots_case()
+{
+    const DType dt = dtype_of<T>();
+    const int64_t n = 5001;
+    std::vector<T> x = random_vec<T>(n, -1, 1, 81), y = random_vec<T>(n, -1, 1, 82);
+    Reductions r(Exec{}, 2 + 6);
+    alloc::reset_violations();
+    alloc::set_after_agreement(true);  // what follows runs after an agreement: no allocation
+    dot(Exec{}, dt, n, x.data(), y.data(), false, r, 0);
+    dot(Exec{}, dt, n, x.data(), y.data(), true, r, 1);
+    for (int k = 0; k < 6; ++k) norm_partial(Exec{}, dt, kKinds[k].kind, kKinds[k].p, n, x.data(), r, 2 + k);
+    std::vector<double> got(16, -1);
+    collect(Exec{}, r, got.data());
+    alloc::set_after_agreement(false);
+    assert_true(alloc::violations() == 0);
+    for (int c = 0; c < 2; ++c) {
+        T d{};
+        dot(Exec{}, dt, n, x.data(), y.data(), c == 1, &d);
+        assert_true(got[2 * c] == double(std::real(d)) && got[2 * c + 1] == double(std::imag(d)));
+    }
+    for (int k = 0; k < 6; ++k) {
+        assert_true(got[4 + 2 * k] == norm1(dt, kKinds[k].kind, kKinds[k].p, n, x.data()));
+        assert_true(got[5 + 2 * k] == 0);
+    }
+    // A slot is overwritten by its next reduction; slots out of range are errors.
+    dot(Exec{}, dt, 0, x.data(), y.data(), false, r, 0);
+    collect(Exec{}, r, got.data());
+    assert_true(got[0] == 0 && got[1] == 0);
+    assert_true(rejects([&] { dot(Exec{}, dt, n, x.data(), y.data(), false, r, 8); }));
+    assert_true(rejects([&] { norm_partial(Exec{}, dt, NormKind::max_abs, 0, n, x.data(), r, -1); }));
+}
+
+void test_reductions_slots(void **)
+{
+    slots_case<float>();
+    slots_case<double>();
+    slots_case<c64>();
+    slots_case<c128>();
 }
 
 }  // namespace
@@ -504,6 +983,14 @@ int main()
         cmocka_unit_test(test_dot),
         cmocka_unit_test(test_axpby_scale_conventions),
         cmocka_unit_test(test_complex_mul_conj),
+        cmocka_unit_test(test_stencil_random),
+        cmocka_unit_test(test_stencil_large),
+        cmocka_unit_test(test_stencil_subranges),
+        cmocka_unit_test(test_stencil_vs_combine),
+        cmocka_unit_test(test_stencil_checks),
+        cmocka_unit_test(test_stencil_known),
+        cmocka_unit_test(test_threshold),
+        cmocka_unit_test(test_reductions_slots),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
