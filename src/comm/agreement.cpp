@@ -1,4 +1,5 @@
 #include "comm/agreement.hpp"
+#include "comm/pool.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -106,6 +107,8 @@ const WordOp &ensure_word_op()
 Agreement::Agreement(const Communicator &c, const char *what) : c_(c), what_(what), n_(kHeader)
 {
     for (const char *p = what; *p; ++p) fold(*p);
+    // What the call's communication will take after the agreement (comm/pool.hpp).
+    check([&] { pool::top_up(c.size()); });
 }
 
 void Agreement::fold(int64_t v)
@@ -151,6 +154,7 @@ void Agreement::rearm()
 void Agreement::run()
 {
     require_mpi_usable();
+    add_error(c_.poison_error());  // a poisoned rank makes every rank fail (comm/backend.hpp)
     Word *words = this->words();
     words[0] = {kMinInt, local_ ? c_.rank() : c_.size()};
     words[1] = {kMaxBits, static_cast<int64_t>(hash_)};

@@ -1,8 +1,54 @@
 #include "comm/backend.hpp"
 
+#include <cstdio>
+#include <cstring>
+
+#include "comm/pool.hpp"
 #include "core/error.hpp"
 
 namespace plm::comm {
+
+void *Pending::operator new(std::size_t bytes) { return pool::take(bytes); }
+void Pending::operator delete(void *p, std::size_t bytes) noexcept { pool::give(p, bytes); }
+
+void Poison::mark(plm_status_t status, const char *message) noexcept
+{
+    std::lock_guard<std::mutex> g(lock_);
+    if (set_.load(std::memory_order_relaxed)) return;
+    status_ = status == PLM_SUCCESS ? PLM_ERR_INTERNAL : status;
+    std::snprintf(text_, sizeof text_, "%s", message ? message : "");
+    set_.store(true, std::memory_order_release);
+}
+
+plm_status_t Poison::status() const
+{
+    std::lock_guard<std::mutex> g(lock_);
+    return status_;
+}
+
+void Poison::message(char *out, std::size_t n) const
+{
+    if (!out || n == 0) return;
+    std::lock_guard<std::mutex> g(lock_);
+    std::snprintf(out, n, "%s", text_);
+}
+
+Error Poison::error() const
+{
+    std::lock_guard<std::mutex> g(lock_);
+    return Error(status_, std::string("the communicator is unusable after an earlier failure that could not be agreed "
+                                      "(plm_comm_get_async_error): ") +
+                              text_);
+}
+
+void fail_unagreed(Poison *p, const Error &e)
+{
+    if (p) p->mark(e.status(), e.what());
+    char text[kMsgLen + 160];
+    std::snprintf(text, sizeof text, "%s; the communicator is now unusable: every later collective call on it fails",
+                  e.what());
+    throw Error(e.status(), text);
+}
 
 namespace {
 

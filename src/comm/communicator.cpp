@@ -89,6 +89,8 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
                                                   const std::optional<Error> &prior)
 {
     std::shared_ptr<Communicator> c(new Communicator());
+    c->poison_ = std::make_shared<Poison>();
+    c->view_.poison = c->poison_.get();
     mpi_check(MPI_Comm_dup(user, &c->view_.mpi), "MPI_Comm_dup");
     // From here the destructor frees the duplicate if anything below throws.
     mpi_check(MPI_Comm_set_errhandler(c->view_.mpi, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
@@ -127,7 +129,11 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
     // Forcing NCCL without a communicator of one's own asks the library to make one.
     c->policy_.nccl_attached = cfg.nccl_comm != nullptr || cfg.backend == PLM_BACKEND_NCCL;
     c->policy_.nccl_enabled = ag.get(lo + 1) == 1;
-    c->make_backends();
+    // The backends follow from the agreed policy: a second agreement, inside whose check they
+    // are made (NCCL's creation fails on every rank alike), so nothing is made after one.
+    Agreement made(*c, "comm_create (backends)");
+    made.check([&] { c->make_backends(); });
+    made.run();
     return c;
 }
 
@@ -181,16 +187,109 @@ Backend &Communicator::backend(Space s) const
     return *b;
 }
 
+void Communicator::reserve(Space s, std::size_t bytes) const
+{
+    if (s == Space::device && device_) device_->reserve(bytes);
+}
+
 const Communicator &Communicator::mask_group(const std::vector<int> &mask) const
 {
     std::lock_guard<std::mutex> g(groups_lock_);
     auto it = groups_.find(mask);
     if (it == groups_.end()) {
-        it = groups_.emplace(mask, split(mask[static_cast<size_t>(rank())], rank(), false)).first;
+        MPI_Comm raw = MPI_COMM_NULL;
+        mpi_check(MPI_Comm_split(view_.mpi, mask[static_cast<size_t>(rank())], rank(), &raw), "MPI_Comm_split");
+        std::shared_ptr<Communicator> sub;
+        try {
+            sub = adopt_split(raw);
+        } catch (...) {
+            MPI_Comm_free(&raw);
+            throw;
+        }
         // Group traffic of this communicator's arrays stays ordered on this stream.
-        it->second->stream_owner_ = this;
+        sub->stream_owner_ = this;
+        it = groups_.emplace(mask, std::move(sub)).first;
     }
     return *it->second;
+}
+
+namespace {
+
+// One multiply-xorshift step per value, as the agreement's fingerprint.
+uint64_t fingerprint(const std::vector<int> &v)
+{
+    uint64_t h = 1469598103934665603ull ^ v.size();
+    for (int x : v) {
+        h = (h ^ static_cast<uint64_t>(static_cast<int64_t>(x))) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+}  // namespace
+
+void Communicator::prepare_mask_group(Agreement &ag, const std::vector<int> &mask, Space s, bool mask_agreed) const
+{
+    alloc::Allowed allowed;  // part of the caller's checks: failures are agreed
+    bool valid = mask.size() == static_cast<size_t>(size());
+    for (int m : mask) valid = valid && m >= 0;
+    if (!valid)
+        ag.add_error(capture([&] {
+            PLM_FAIL(PLM_ERR_INVALID_ARG, "mask has %zu entries (one id >= 0 per rank of %d expected)", mask.size(),
+                     size());
+        }));
+    const bool device = s == Space::device && device_;
+    bool have = false;
+    if (valid) {
+        std::lock_guard<std::mutex> g(groups_lock_);
+        auto it = groups_.find(mask);
+        have = it != groups_.end() && (!device || it->second->device_ready_);
+    }
+    // An agreed mask finds the same cache on every rank (groups are only ever made here, or
+    // by mask_group() with agreed masks, on every rank alike).
+    if (mask_agreed && have) return;
+    // Otherwise every rank learns whether all may go on: none failed, the same mask, and
+    // whether some rank still lacks the group.
+    const uint64_t h = fingerprint(mask);
+    int64_t in[4] = {ag.ok() && valid ? 0 : 1, static_cast<int64_t>(h), static_cast<int64_t>(~h), have ? 0 : 1}, out[4];
+    const int rc = MPI_Allreduce(in, out, 4, MPI_INT64_T, MPI_MAX, view_.mpi);
+    if (rc != MPI_SUCCESS) {
+        ag.add_error(capture([&] { mpi_check(rc, "MPI_Allreduce (mask group)"); }));
+        return;
+    }
+    if (out[0]) return;  // a failed rank: its error fails ag.run() on every rank
+    if (out[1] != ~out[2]) {
+        ag.add_error(capture([&] {
+            PLM_FAIL(PLM_ERR_INVALID_ARG, "ranks passed different masks (they must be equal on every rank)");
+        }));
+        return;
+    }
+    if (!out[3]) return;  // every rank has it ready
+    // Made on every rank; the device state among each group's ranks (all of them are here).
+    bool made = false;
+    std::optional<Error> err = capture([&] {
+        {
+            std::lock_guard<std::mutex> g(groups_lock_);
+            made = groups_.find(mask) == groups_.end();
+        }
+        const Communicator &grp = mask_group(mask);
+        if (device && grp.device_) grp.device_->prepare();
+    });
+    // The outcome over all ranks, so the cache stays the same everywhere: a group made in a
+    // call that failed somewhere is dropped on every rank, and "ready" is set everywhere or
+    // nowhere.
+    int ok = err ? 0 : 1, all = 0;
+    const int rc2 = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, view_.mpi);
+    if (rc2 != MPI_SUCCESS && !err) err = capture([&] { mpi_check(rc2, "MPI_Allreduce (mask group)"); });
+    {
+        std::lock_guard<std::mutex> g(groups_lock_);
+        auto it = groups_.find(mask);
+        if (it != groups_.end()) {
+            if (all && device) it->second->device_ready_ = true;
+            if (!all && made) groups_.erase(it);
+        }
+    }
+    ag.add_error(err);
 }
 
 int Communicator::next_plan_tags(int n) const
@@ -203,43 +302,142 @@ int Communicator::next_plan_tags(int n) const
     return t;
 }
 
-std::shared_ptr<Communicator> Communicator::split(int color, int key, bool eager) const
+std::shared_ptr<Communicator> Communicator::adopt_split(MPI_Comm raw) const
 {
-    PLM_REQUIRE(color >= 0, PLM_ERR_INVALID_ARG, "split color must be non-negative (got %d)", color);
-    MPI_Comm sub = MPI_COMM_NULL;
-    mpi_check(MPI_Comm_split(view_.mpi, color, key, &sub), "MPI_Comm_split");
     std::shared_ptr<Communicator> c(new Communicator());
-    c->view_.mpi = sub;
-    mpi_check(MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-    mpi_check(MPI_Comm_rank(sub, &c->view_.rank), "MPI_Comm_rank");
-    mpi_check(MPI_Comm_size(sub, &c->view_.size), "MPI_Comm_size");
+    CommView v{raw, 0, 1, poison_.get()};
+    mpi_check(MPI_Comm_set_errhandler(raw, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    mpi_check(MPI_Comm_rank(raw, &v.rank), "MPI_Comm_rank");
+    mpi_check(MPI_Comm_size(raw, &v.size), "MPI_Comm_size");
+    c->poison_ = poison_;
     c->cfg_ = cfg_;
     c->cfg_.nccl_comm = nullptr;  // the parent's; an NCCL backend's split makes the sub's own
     c->policy_ = policy_;
     c->cuda_aware_source_ = cuda_aware_source_;
     // Each backend makes its own state for the sub-communicator (the split hook).
-    c->host_ = host_->split(c->view_);
+    c->host_ = host_->split(v);
     c->device_id_ = device_id_;
     c->devices_everywhere_ = devices_everywhere_;
-    if (!device_) return c;
-    c->device_ = device_->split(c->view_);
-    if (eager) {
-        // Fails in some groups only (an NCCL initialisation): agreed over all of this one.
-        Agreement ag(*this, "comm_split (device backend)");
-        ag.add_error(capture([&] { c->device_->prepare(); }));
-        ag.run();
-    }
+    if (device_) c->device_ = device_->split(v);
+    c->view_ = v;  // last: from here c frees raw
     return c;
+}
+
+std::shared_ptr<Communicator> Communicator::split(Agreement &ag, int color, int key) const
+{
+    alloc::Allowed allowed;  // part of the caller's checks: failures are agreed
+    if (color < 0)
+        ag.add_error(capture([&] { PLM_FAIL(PLM_ERR_INVALID_ARG, "split color must be non-negative (got %d)", color); }));
+    // Every rank takes part; one that failed a check so far joins no group.
+    MPI_Comm raw = MPI_COMM_NULL;
+    const int col = ag.ok() ? color : MPI_UNDEFINED;
+    ag.add_error(capture([&] { mpi_check(MPI_Comm_split(view_.mpi, col, key, &raw), "MPI_Comm_split"); }));
+    if (raw == MPI_COMM_NULL) return nullptr;
+    std::shared_ptr<Communicator> sub;
+    std::optional<Error> err = capture([&] { sub = adopt_split(raw); });
+    // The device state is made among the group's ranks: only when every one of them has its
+    // communicator (a rank whose allocation failed above must not leave the others waiting).
+    int ok = err ? 0 : 1, all = 0;
+    const int rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, raw);
+    if (rc != MPI_SUCCESS && !err) err = capture([&] { mpi_check(rc, "MPI_Allreduce (comm_split)"); });
+    if (!err && all && sub->device_) err = capture([&] { sub->device_->prepare(); });
+    if (!sub) MPI_Comm_free(&raw);
+    ag.add_error(err);
+    if (err) sub.reset();
+    return sub;
+}
+
+std::shared_ptr<Communicator> Communicator::split(int color, int key) const
+{
+    Agreement ag(*this, "comm_split");
+    std::shared_ptr<Communicator> sub = split(ag, color, key);
+    ag.run();
+    return sub;
+}
+
+std::optional<Error> Communicator::poison_error() const
+{
+    if (!poison_->set()) return std::nullopt;
+    return poison_->error();
+}
+
+void Communicator::fail_unagreed(const Error &e) const { comm::fail_unagreed(poison_.get(), e); }
+
+plm_status_t Communicator::async_error() const
+{
+    if (!poison_->set()) {
+        if (device_) device_->async_error();  // poisons on an error
+        std::lock_guard<std::mutex> g(groups_lock_);
+        for (auto &kv : groups_)
+            if (kv.second->device_) kv.second->device_->async_error();
+    }
+    return poison_->status();
+}
+
+void Communicator::abort(int errorcode) const noexcept
+{
+    {
+        std::lock_guard<std::mutex> g(groups_lock_);
+        for (auto &kv : groups_)
+            if (kv.second->device_) kv.second->device_->abort();
+    }
+    if (device_) device_->abort();
+    MPI_Abort(view_.mpi, errorcode);
+}
+
+bool Communicator::meet() noexcept
+{
+    int init = 0, done = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&done);
+    if (!init || done) return false;
+    // Heap memory: after a timeout MPI may still write it, so it is then left alone.
+    struct Flags {
+        int mine, any;
+    };
+    Flags *f = new (std::nothrow) Flags{poison_->set() ? 1 : 0, 1};
+    if (!f) return false;
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (MPI_Iallreduce(&f->mine, &f->any, 1, MPI_INT, MPI_MAX, view_.mpi, &r) != MPI_SUCCESS) {
+        delete f;
+        return false;
+    }
+    bool failed = false;
+    const bool met = poll_for(
+        [&] {
+            int flag = 0;
+            if (MPI_Test(&r, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) failed = true;
+            return flag != 0 || failed;
+        },
+        nccl_timeout_from_env(std::getenv("PYLOPS_MPI_NCCL_TIMEOUT")));
+    if (!met) {
+        leak_mpi_ = true;  // the reduction is still posted on it
+        return false;
+    }
+    const bool healthy = !failed && f->any == 0;
+    delete f;
+    return healthy;
+}
+
+void Communicator::close_device_state() noexcept
+{
+    if (!device_ || !device_->needs_ordered_close()) return;
+    const bool orderly = meet();
+    // One order on every rank: the groups by mask (the map's order), then this one.
+    for (auto &kv : groups_)
+        if (kv.second->device_) kv.second->device_->close(orderly);
+    device_->close(orderly);
 }
 
 Communicator::~Communicator()
 {
+    close_device_state();
     // Mask groups and backends go first: their state may refer to the MPI communicator.
     groups_.clear();
     host_.reset();
     device_.reset();
     destroy_stream(own_stream_);
-    if (view_.mpi == MPI_COMM_NULL) return;
+    if (view_.mpi == MPI_COMM_NULL || leak_mpi_) return;
     int finalized = 0;
     MPI_Finalized(&finalized);
     // Freeing after MPI_Finalize is erroneous; the handle is gone with MPI then anyway.

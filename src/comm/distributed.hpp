@@ -4,6 +4,15 @@
 // MPI, NCCL or staging. Every i* call returns a Request and its blocking form is i* + wait.
 // All calls are collective on the communicator passed, except send/recv (point-to-point).
 // Buffers must stay untouched until the request completes.
+//
+// After an agreement (core/alloc.hpp) every call here allocates nothing: what an operation
+// keeps until it completes comes from the pool that each Agreement tops up for one operation
+// over its communicator's ranks (comm/pool.hpp), plans reserve what their starts take, and
+// host-staged device memory is staged in memory reserved by Communicator::reserve() inside
+// the agreement's check. Exceptions, allocating: allgather_i64's vector form, Request::then()
+// with large captures, a Request::all() vector grown after the agreement, messages chunked
+// past INT_MAX elements into more pieces than an operation's reserve holds, and more
+// operations in flight at once than the pool keeps (16 small requests, 4 per-rank arrays).
 #pragma once
 
 #include <new>
@@ -11,6 +20,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/pool.hpp"
 
 namespace plm::comm {
 
@@ -30,9 +40,9 @@ void reduce(const Communicator &c, const Exec &e, const void *send, void *recv, 
 // Rank r contributes counts[r] elements; they land at displs[r] (exclusive prefix sum of
 // counts when displs is empty). No padding. send may be recv + displs[rank] (in place).
 Request iallgatherv(const Communicator &c, const Exec &e, const void *send, void *recv,
-                    const std::vector<int64_t> &counts, DType dt, std::vector<int64_t> displs = {});
+                    const std::vector<int64_t> &counts, DType dt, const std::vector<int64_t> &displs = {});
 void allgatherv(const Communicator &c, const Exec &e, const void *send, void *recv, const std::vector<int64_t> &counts,
-                DType dt, std::vector<int64_t> displs = {});
+                DType dt, const std::vector<int64_t> &displs = {});
 
 Request ibcast(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int root);
 void bcast(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int root);
@@ -71,8 +81,9 @@ Request ineighbour_exchange(const Communicator &c, const Exec &e, DType dt, cons
 void neighbour_exchange(const Communicator &c, const Exec &e, DType dt, const Halo &h);
 
 // Persistent exchange plans: the shape is fixed at creation (collective, in the same order
-// on every rank, which gives each plan the same private tags everywhere), then start() runs
-// one exchange per call. Plans with different tags can be in flight together; one plan has
+// on every rank, which gives each plan the same private tags everywhere; it allocates, and
+// reserves pool storage for its starts: make plans inside an agreement's check or before
+// it), then start() runs one exchange per call, allocating nothing. Plans with different tags can be in flight together; one plan has
 // at most one exchange in flight. A plan must not outlive its communicator.
 class HaloPlan {
 public:
@@ -87,6 +98,7 @@ private:
     DType dt_;
     Halo counts_;
     int tag_;
+    pool::Reservation slots_;  // what one start takes from the pool
 };
 
 class AlltoallvPlan {
@@ -101,10 +113,13 @@ private:
     DType dt_;
     std::vector<int64_t> sc_, sd_, rc_, rd_;
     int tag_;
+    pool::Reservation slots_, arrays_;  // what one start takes from the pool
 };
 
 // Host metadata helpers (shapes, counts, flags), always on the host backend.
 std::vector<int64_t> allgather_i64(const Communicator &c, const std::vector<int64_t> &mine);
+// The same into all (n * size values, rank r's at r * n): allocates nothing.
+void allgather_i64(const Communicator &c, const int64_t *mine, int64_t n, int64_t *all);
 int64_t allreduce_i64(const Communicator &c, int64_t v, ReduceOp op);
 
 // Runs f() and returns the Error it threw, if any (for Agreement::add_error).
