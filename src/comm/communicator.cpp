@@ -88,17 +88,22 @@ Config read_config(const plm_comm_config_t *cfg)
 std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm_config_t *user_cfg,
                                                   const std::optional<Error> &prior)
 {
-    std::shared_ptr<Communicator> c(new Communicator());
-    c->poison_ = std::make_shared<Poison>();
-    c->view_.poison = c->poison_.get();
-    mpi_check(MPI_Comm_dup(user, &c->view_.mpi), "MPI_Comm_dup");
-    // From here the destructor frees the duplicate if anything below throws.
-    mpi_check(MPI_Comm_set_errhandler(c->view_.mpi, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-    mpi_check(MPI_Comm_rank(c->view_.mpi, &c->view_.rank), "MPI_Comm_rank");
-    mpi_check(MPI_Comm_size(c->view_.mpi, &c->view_.size), "MPI_Comm_size");
+    // The duplicate lives in a communicator on the stack until the agreement: a rank whose
+    // allocations fail still takes part in the duplication and the agreement.
+    Communicator tmp;
+    mpi_check(MPI_Comm_dup(user, &tmp.view_.mpi), "MPI_Comm_dup");
+    // From here tmp's destructor frees the duplicate if anything below throws.
+    mpi_check(MPI_Comm_set_errhandler(tmp.view_.mpi, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    mpi_check(MPI_Comm_rank(tmp.view_.mpi, &tmp.view_.rank), "MPI_Comm_rank");
+    mpi_check(MPI_Comm_size(tmp.view_.mpi, &tmp.view_.size), "MPI_Comm_size");
 
-    Agreement ag(*c, "comm_create");
+    Agreement ag(tmp, "comm_create");
     ag.add_error(prior);
+    std::shared_ptr<Communicator> c;
+    ag.check([&] {
+        c.reset(new Communicator());
+        c->poison_ = std::make_shared<Poison>();
+    });
     Config cfg;
     ag.check([&] { cfg = read_config(user_cfg); });
     // A forced backend or an attached NCCL communicator on some ranks only is an error; a
@@ -109,7 +114,7 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
         decide_cuda_aware(cfg.cuda_aware, std::getenv("PYLOPS_MPI_CUDA_AWARE"), vendor_cuda_aware_query());
     const bool nccl_on = nccl_enabled_from_env(std::getenv("PYLOPS_MPI_NCCL"), std::getenv("NCCL_PYLOPS_MPI"));
     // Every rank takes part in the node split, whatever its checks found.
-    const int node_rank = cuda_built() ? node_local_rank(c->view_.mpi) : 0;
+    const int node_rank = cuda_built() ? node_local_rank(tmp.view_.mpi) : 0;
     int device = -1;
     ag.check([&] { device = choose_device(cfg, node_rank); });
     const size_t lo = ag.add_lanes(3, LaneOp::min), hi = ag.add_lanes(1, LaneOp::max);
@@ -119,6 +124,9 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
     ag.set(hi, d.yes);
     ag.run();
 
+    c->view_ = tmp.view_;
+    c->view_.poison = c->poison_.get();
+    tmp.view_.mpi = MPI_COMM_NULL;  // c owns the duplicate now
     c->cfg_ = cfg;
     c->device_id_ = device;
     // Device backends only where every rank has a device (their creation is collective).
@@ -197,15 +205,9 @@ const Communicator &Communicator::mask_group(const std::vector<int> &mask) const
     std::lock_guard<std::mutex> g(groups_lock_);
     auto it = groups_.find(mask);
     if (it == groups_.end()) {
-        MPI_Comm raw = MPI_COMM_NULL;
-        mpi_check(MPI_Comm_split(view_.mpi, mask[static_cast<size_t>(rank())], rank(), &raw), "MPI_Comm_split");
-        std::shared_ptr<Communicator> sub;
-        try {
-            sub = adopt_split(raw);
-        } catch (...) {
-            MPI_Comm_free(&raw);
-            throw;
-        }
+        std::optional<Error> err;
+        std::shared_ptr<Communicator> sub = split_raw(mask[static_cast<size_t>(rank())], rank(), false, err);
+        if (err) throw *err;
         // Group traffic of this communicator's arrays stays ordered on this stream.
         sub->stream_owner_ = this;
         it = groups_.emplace(mask, std::move(sub)).first;
@@ -267,14 +269,25 @@ void Communicator::prepare_mask_group(Agreement &ag, const std::vector<int> &mas
     if (!out[3]) return;  // every rank has it ready
     // Made on every rank; the device state among each group's ranks (all of them are here).
     bool made = false;
-    std::optional<Error> err = capture([&] {
-        {
-            std::lock_guard<std::mutex> g(groups_lock_);
-            made = groups_.find(mask) == groups_.end();
-        }
-        const Communicator &grp = mask_group(mask);
-        if (device && grp.device_) grp.device_->prepare();
-    });
+    std::optional<Error> err;
+    std::shared_ptr<Communicator> grp;
+    {
+        std::lock_guard<std::mutex> g(groups_lock_);
+        auto it = groups_.find(mask);
+        made = it == groups_.end();
+        if (!made) grp = it->second;
+    }
+    if (made) {
+        grp = split_raw(mask[static_cast<size_t>(rank())], rank(), device, err);
+        if (grp)
+            err = capture([&] {
+                grp->stream_owner_ = this;
+                std::lock_guard<std::mutex> g(groups_lock_);
+                groups_.emplace(mask, grp);
+            });
+    } else if (device && grp->device_) {
+        err = capture([&] { grp->device_->prepare(); });  // every member has the group: all are here
+    }
     // The outcome over all ranks, so the cache stays the same everywhere: a group made in a
     // call that failed somewhere is dropped on every rank, and "ready" is set everywhere or
     // nowhere.
@@ -323,27 +336,33 @@ std::shared_ptr<Communicator> Communicator::adopt_split(MPI_Comm raw) const
     return c;
 }
 
+std::shared_ptr<Communicator> Communicator::split_raw(int color, int key, bool device, std::optional<Error> &err) const
+{
+    MPI_Comm raw = MPI_COMM_NULL;
+    err = capture([&] { mpi_check(MPI_Comm_split(view_.mpi, color, key, &raw), "MPI_Comm_split"); });
+    if (raw == MPI_COMM_NULL) return nullptr;
+    std::shared_ptr<Communicator> sub;
+    err = capture([&] { sub = adopt_split(raw); });
+    // The device state is made among the group's ranks: only when every one of them has its
+    // communicator (a rank whose allocation failed above must not leave the others waiting).
+    int ok = err ? 0 : 1, all = 0;
+    const int rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, raw);
+    if (rc != MPI_SUCCESS && !err) err = capture([&] { mpi_check(rc, "MPI_Allreduce (split)"); });
+    if (!err && all && device && sub->device_) err = capture([&] { sub->device_->prepare(); });
+    if (!sub) MPI_Comm_free(&raw);
+    if (err) sub.reset();
+    return sub;
+}
+
 std::shared_ptr<Communicator> Communicator::split(Agreement &ag, int color, int key) const
 {
     alloc::Allowed allowed;  // part of the caller's checks: failures are agreed
     if (color < 0)
         ag.add_error(capture([&] { PLM_FAIL(PLM_ERR_INVALID_ARG, "split color must be non-negative (got %d)", color); }));
     // Every rank takes part; one that failed a check so far joins no group.
-    MPI_Comm raw = MPI_COMM_NULL;
-    const int col = ag.ok() ? color : MPI_UNDEFINED;
-    ag.add_error(capture([&] { mpi_check(MPI_Comm_split(view_.mpi, col, key, &raw), "MPI_Comm_split"); }));
-    if (raw == MPI_COMM_NULL) return nullptr;
-    std::shared_ptr<Communicator> sub;
-    std::optional<Error> err = capture([&] { sub = adopt_split(raw); });
-    // The device state is made among the group's ranks: only when every one of them has its
-    // communicator (a rank whose allocation failed above must not leave the others waiting).
-    int ok = err ? 0 : 1, all = 0;
-    const int rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, raw);
-    if (rc != MPI_SUCCESS && !err) err = capture([&] { mpi_check(rc, "MPI_Allreduce (comm_split)"); });
-    if (!err && all && sub->device_) err = capture([&] { sub->device_->prepare(); });
-    if (!sub) MPI_Comm_free(&raw);
+    std::optional<Error> err;
+    std::shared_ptr<Communicator> sub = split_raw(ag.ok() ? color : MPI_UNDEFINED, key, true, err);
     ag.add_error(err);
-    if (err) sub.reset();
     return sub;
 }
 
@@ -357,7 +376,7 @@ std::shared_ptr<Communicator> Communicator::split(int color, int key) const
 
 std::optional<Error> Communicator::poison_error() const
 {
-    if (!poison_->set()) return std::nullopt;
+    if (!poisoned()) return std::nullopt;
     return poison_->error();
 }
 
@@ -385,38 +404,51 @@ void Communicator::abort(int errorcode) const noexcept
     MPI_Abort(view_.mpi, errorcode);
 }
 
+namespace {
+
+// One bounded MPI_MAX reduction of flag: the result, or -1 when it failed or did not complete
+// within `seconds` (then MPI may still write its memory, which is left alone).
+int bounded_max(MPI_Comm comm, int flag, double seconds) noexcept
+{
+    struct Flags {
+        int mine, all;
+    };
+    Flags *f = new (std::nothrow) Flags{flag, 0};
+    if (!f) return -1;
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (MPI_Iallreduce(&f->mine, &f->all, 1, MPI_INT, MPI_MAX, comm, &r) != MPI_SUCCESS) {
+        delete f;
+        return -1;
+    }
+    bool failed = false;
+    const bool done = poll_for(
+        [&] {
+            int ready = 0;
+            if (MPI_Test(&r, &ready, MPI_STATUS_IGNORE) != MPI_SUCCESS) failed = true;
+            return ready != 0 || failed;
+        },
+        seconds);
+    if (!done) return -1;  // f stays: the reduction is still posted
+    const int all = failed ? -1 : f->all;
+    delete f;
+    return all;
+}
+
+}  // namespace
+
 bool Communicator::meet() noexcept
 {
     int init = 0, done = 0;
     MPI_Initialized(&init);
     MPI_Finalized(&done);
     if (!init || done) return false;
-    // Heap memory: after a timeout MPI may still write it, so it is then left alone.
-    struct Flags {
-        int mine, any;
-    };
-    Flags *f = new (std::nothrow) Flags{poison_->set() ? 1 : 0, 1};
-    if (!f) return false;
-    MPI_Request r = MPI_REQUEST_NULL;
-    if (MPI_Iallreduce(&f->mine, &f->any, 1, MPI_INT, MPI_MAX, view_.mpi, &r) != MPI_SUCCESS) {
-        delete f;
-        return false;
-    }
-    bool failed = false;
-    const bool met = poll_for(
-        [&] {
-            int flag = 0;
-            if (MPI_Test(&r, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) failed = true;
-            return flag != 0 || failed;
-        },
-        nccl_timeout_from_env(std::getenv("PYLOPS_MPI_NCCL_TIMEOUT")));
-    if (!met) {
-        leak_mpi_ = true;  // the reduction is still posted on it
-        return false;
-    }
-    const bool healthy = !failed && f->any == 0;
-    delete f;
-    return healthy;
+    const double limit = nccl_timeout_from_env(std::getenv("PYLOPS_MPI_NCCL_TIMEOUT"));
+    // Two rounds: a rank that arrives after the others gave up finds the first completed by
+    // their stale contributions, but nobody joins its second, so it gives up too.
+    const int first = bounded_max(view_.mpi, poisoned() ? 1 : 0, limit);
+    const int second = first < 0 ? -1 : bounded_max(view_.mpi, first, limit);
+    if (first < 0 || second < 0) leak_mpi_ = true;  // a reduction may still be posted on it
+    return first == 0 && second == 0;
 }
 
 void Communicator::close_device_state() noexcept

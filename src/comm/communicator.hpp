@@ -114,7 +114,7 @@ public:
     void reserve(Space s, std::size_t bytes) const;
 
     // Health (see the file comment). Not collective.
-    bool poisoned() const { return poison_->set(); }
+    bool poisoned() const { return poison_ && poison_->set(); }
     Poison &poison() const { return *poison_; }
     // The error of a poisoned communicator; nullopt while healthy.
     std::optional<Error> poison_error() const;
@@ -153,6 +153,10 @@ private:
     // throw the caller still owns raw), sharing this one's configuration, health and backends'
     // split state. Allocates; not collective.
     std::shared_ptr<Communicator> adopt_split(MPI_Comm raw) const;
+    // MPI_Comm_split (collective on this communicator; MPI_UNDEFINED joins no group) and
+    // adopt_split(), then, when `device`, the group's device state, made only when every
+    // member got its communicator. Never throws: a failure on this rank is returned in err.
+    std::shared_ptr<Communicator> split_raw(int color, int key, bool device, std::optional<Error> &err) const;
     void close_device_state() noexcept;
     bool meet() noexcept;
 
