@@ -175,7 +175,7 @@ void neighbour_exchange(const Communicator &c, const Exec &e, DType dt, const Ha
 // for an all-to-all, per-rank arrays (the MPI requests, a copy of the receive counts).
 HaloPlan::HaloPlan(const Communicator &c, DType dt, int64_t n_to_prev, int64_t n_from_prev, int64_t n_to_next,
                    int64_t n_from_next)
-    : c_(c), dt_(dt), tag_(c.next_plan_tags(2)), slots_(pool::kSlot, 3)
+    : c_(c), dt_(dt), slots_(pool::kSlot, 3)
 {
     for (int64_t n : {n_to_prev, n_from_prev, n_to_next, n_from_next})
         PLM_REQUIRE(n >= 0, PLM_ERR_INVALID_ARG, "halo plan counts must be non-negative");
@@ -190,20 +190,33 @@ Request HaloPlan::start(const Exec &e, const Halo &h) const
     PLM_REQUIRE(h.n_to_prev == counts_.n_to_prev && h.n_from_prev == counts_.n_from_prev &&
                     h.n_to_next == counts_.n_to_next && h.n_from_next == counts_.n_from_next,
                 PLM_ERR_INTERNAL, "halo exchange counts differ from its plan's");
-    return halo_requests(c_, e, dt_, h, tag_, tag_ + 1);
+    const int t = tag();
+    return halo_requests(c_, e, dt_, h, t, t + 1);
+}
+
+int HaloPlan::tag() const
+{
+    if (tag_ < 0) tag_ = c_.next_plan_tags(2);
+    return tag_;
+}
+
+int AlltoallvPlan::tag() const
+{
+    if (tag_ < 0) tag_ = c_.next_plan_tags(1);
+    return tag_;
 }
 
 AlltoallvPlan::AlltoallvPlan(const Communicator &c, DType dt, std::vector<int64_t> scounts,
                              std::vector<int64_t> sdispls, std::vector<int64_t> rcounts, std::vector<int64_t> rdispls)
     : c_(c), dt_(dt), sc_(std::move(scounts)), sd_(std::move(sdispls)), rc_(std::move(rcounts)),
-      rd_(std::move(rdispls)), tag_(c.next_plan_tags(1)), slots_(pool::kSlot, 2), arrays_(pool::op_bytes(c.size()), 2)
+      rd_(std::move(rdispls)), slots_(pool::kSlot, 2), arrays_(pool::op_bytes(c.size()), 2)
 {
     for (const auto *v : {&sc_, &sd_, &rc_, &rd_}) require_per_rank(c, *v, "alltoallv plan");
 }
 
 Request AlltoallvPlan::start(const Exec &e, const void *sbuf, void *rbuf) const
 {
-    return c_.backend(e.space).ialltoallv(e, sbuf, sc_.data(), sd_.data(), rbuf, rc_.data(), rd_.data(), dt_, tag_);
+    return c_.backend(e.space).ialltoallv(e, sbuf, sc_.data(), sd_.data(), rbuf, rc_.data(), rd_.data(), dt_, tag());
 }
 
 std::vector<int64_t> allgather_i64(const Communicator &c, const std::vector<int64_t> &mine)

@@ -80,10 +80,12 @@ struct Halo {
 Request ineighbour_exchange(const Communicator &c, const Exec &e, DType dt, const Halo &h);
 void neighbour_exchange(const Communicator &c, const Exec &e, DType dt, const Halo &h);
 
-// Persistent exchange plans: the shape is fixed at creation (collective, in the same order
-// on every rank, which gives each plan the same private tags everywhere; it allocates, and
-// reserves pool storage for its starts: make plans inside an agreement's check or before
-// it), then start() runs one exchange per call, allocating nothing. Plans with different tags can be in flight together; one plan has
+// Persistent exchange plans: the shape is fixed at creation (it allocates, and reserves pool
+// storage for its starts: make plans inside an agreement's check or before it), then start()
+// runs one exchange per call, allocating nothing. A plan takes its private tags at its first
+// start (or tag()), not at creation, so a creation that fails on some ranks takes none; plans
+// are started for the first time in the same order on every rank (they are collective),
+// which gives each the same tags everywhere. Plans with different tags can be in flight together; one plan has
 // at most one exchange in flight. A plan must not outlive its communicator.
 class HaloPlan {
 public:
@@ -91,13 +93,13 @@ public:
     HaloPlan(const Communicator &c, DType dt, int64_t n_to_prev, int64_t n_from_prev, int64_t n_to_next,
              int64_t n_from_next);
     Request start(const Exec &e, const Halo &h) const;  // h's counts must be the plan's
-    int tag() const { return tag_; }
+    int tag() const;
 
 private:
     const Communicator &c_;
     DType dt_;
     Halo counts_;
-    int tag_;
+    mutable int tag_ = -1;
     pool::Reservation slots_;  // what one start takes from the pool
 };
 
@@ -106,13 +108,13 @@ public:
     AlltoallvPlan(const Communicator &c, DType dt, std::vector<int64_t> scounts, std::vector<int64_t> sdispls,
                   std::vector<int64_t> rcounts, std::vector<int64_t> rdispls);
     Request start(const Exec &e, const void *sbuf, void *rbuf) const;
-    int tag() const { return tag_; }
+    int tag() const;
 
 private:
     const Communicator &c_;
     DType dt_;
     std::vector<int64_t> sc_, sd_, rc_, rd_;
-    int tag_;
+    mutable int tag_ = -1;
     pool::Reservation slots_, arrays_;  // what one start takes from the pool
 };
 

@@ -638,7 +638,7 @@ void test_split_hook(void **)
         for (int q = r % 2; q < P(); q += 2) want += q;
         ck.expect(s == want, "allreduce on the split: %g, expected %g", s, want);
 
-        // A staged backend splits into a staged backend with its own cache.
+        // A staged backend splits into a staged backend (sharing its staging memory).
         std::unique_ptr<Backend> staged = make_mpi_staged(C().view(), Space::host, Space::host);
         std::unique_ptr<Backend> sub_staged = staged->split(sub->view());
         ck.expect(sub_staged->kind() == PLM_BACKEND_MPI_STAGED, "staged split kind %s", sub_staged->name());
