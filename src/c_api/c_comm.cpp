@@ -114,6 +114,7 @@ PLM_API plm_status_t plm_comm_split(plm_comm_t comm, int color, int key, plm_com
         // Made before the agreement ends (every rank takes part); its failures are agreed.
         std::shared_ptr<comm::Communicator> sub = c.split(ag, color, key);
         ag.run();
+        sub->mark_agreed();
         h->magic = detail::kCommMagic;
         h->comm = std::move(sub);
         *out = h.release();

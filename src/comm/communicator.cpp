@@ -142,6 +142,7 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
     Agreement made(*c, "comm_create (backends)");
     made.check([&] { c->make_backends(); });
     made.run();
+    c->agreed_ = true;
     return c;
 }
 
@@ -208,6 +209,7 @@ const Communicator &Communicator::mask_group(const std::vector<int> &mask) const
         std::optional<Error> err;
         std::shared_ptr<Communicator> sub = split_raw(mask[static_cast<size_t>(rank())], rank(), false, err);
         if (err) throw *err;
+        sub->agreed_ = true;  // made on every rank (not agreed: callers use prepare_mask_group)
         // Group traffic of this communicator's arrays stays ordered on this stream.
         sub->stream_owner_ = this;
         it = groups_.emplace(mask, std::move(sub)).first;
@@ -299,7 +301,8 @@ void Communicator::prepare_mask_group(Agreement &ag, const std::vector<int> &mas
         auto it = groups_.find(mask);
         if (it != groups_.end()) {
             if (all && device) it->second->device_ready_ = true;
-            if (!all && made) groups_.erase(it);
+            if (all) it->second->agreed_ = true;
+            if (!all && made) groups_.erase(it);  // not agreed: its device state is aborted
         }
     }
     ag.add_error(err);
@@ -371,6 +374,7 @@ std::shared_ptr<Communicator> Communicator::split(int color, int key) const
     Agreement ag(*this, "comm_split");
     std::shared_ptr<Communicator> sub = split(ag, color, key);
     ag.run();
+    if (sub) sub->mark_agreed();
     return sub;
 }
 
@@ -454,7 +458,7 @@ bool Communicator::meet() noexcept
 void Communicator::close_device_state() noexcept
 {
     if (!device_ || !device_->needs_ordered_close()) return;
-    const bool orderly = meet();
+    const bool orderly = agreed_ && meet();
     // One order on every rank: the groups by mask (the map's order), then this one.
     for (auto &kv : groups_)
         if (kv.second->device_) kv.second->device_->close(orderly);

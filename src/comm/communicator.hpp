@@ -54,8 +54,14 @@ public:
     // device backend's state (an NCCL communicator) made now. Called on every rank before
     // ag.run() and outside ag.check() (every rank takes part, also one whose checks failed:
     // it joins no group). Its failures become ag's error, so they are agreed; nullptr on a
-    // rank that failed. The result shares this communicator's health (Poison).
+    // rank that failed. The result shares this communicator's health (Poison). Once ag.run()
+    // has returned, call mark_agreed() on it; dropped without (the call failed), its device
+    // state is aborted rather than closed in step with the other ranks.
     std::shared_ptr<Communicator> split(Agreement &ag, int color, int key) const;
+    // The call that made this communicator agreed on it: its teardown meets the other ranks
+    // and closes its device state in step (see the file comment). Until then teardown aborts
+    // the device state at once: a communicator made in a failed call never waits for peers.
+    void mark_agreed() { agreed_ = true; }
     // The same with an agreement of its own (throws on every rank alike).
     std::shared_ptr<Communicator> split(int color, int key) const;
 
@@ -168,6 +174,7 @@ private:
     mutable std::map<std::vector<int>, std::shared_ptr<Communicator>> groups_;
     mutable bool device_ready_ = false;  // mask groups: device state prepared on every rank
     bool leak_mpi_ = false;              // a teardown step timed out: MPI may still use the handle
+    bool agreed_ = false;                // made in a call that agreed on it (mark_agreed())
     Config cfg_{};
     int device_id_ = -1;
     bool devices_everywhere_ = false;  // every rank has a device (agreed at creation)
