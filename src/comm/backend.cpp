@@ -52,35 +52,50 @@ void fail_unagreed(Poison *p, const Error &e)
 
 namespace {
 
-// Completes its parts in order, then runs its actions.
+// Completes its parts in order. Holds the caller's vector: no allocation.
 class Group final : public Pending {
 public:
-    Group(std::vector<Request> parts, std::vector<std::function<void()>> after)
-        : parts_(std::move(parts)), after_(std::move(after))
-    {
-    }
+    explicit Group(std::vector<Request> parts) : parts_(std::move(parts)) {}
     bool test() override
     {
         for (Request &r : parts_)
             if (!r.test()) return false;
-        finish();
         return true;
     }
     void wait() override
     {
         for (Request &r : parts_) r.wait();
+    }
+
+private:
+    std::vector<Request> parts_;
+};
+
+// Completes one request, then runs an action once.
+class Then final : public Pending {
+public:
+    Then(Request inner, std::function<void()> f) : inner_(std::move(inner)), f_(std::move(f)) {}
+    bool test() override
+    {
+        if (!inner_.test()) return false;
+        finish();
+        return true;
+    }
+    void wait() override
+    {
+        inner_.wait();
         finish();
     }
 
 private:
     void finish()
     {
-        std::vector<std::function<void()>> after;
-        after.swap(after_);
-        for (auto &f : after) f();
+        std::function<void()> f;
+        f.swap(f_);
+        if (f) f();
     }
-    std::vector<Request> parts_;
-    std::vector<std::function<void()>> after_;
+    Request inner_;
+    std::function<void()> f_;
 };
 
 }  // namespace
@@ -124,17 +139,11 @@ void Request::wait()
     p->wait();
 }
 
-Request Request::all(std::vector<Request> rs)
-{
-    return Request(std::make_unique<Group>(std::move(rs), std::vector<std::function<void()>>{}));
-}
+Request Request::all(std::vector<Request> rs) { return Request(std::make_unique<Group>(std::move(rs))); }
 
 Request Request::then(std::function<void()> f) &&
 {
-    std::vector<Request> one;
-    one.push_back(std::move(*this));
-    std::vector<std::function<void()>> after{std::move(f)};
-    return Request(std::make_unique<Group>(std::move(one), std::move(after)));
+    return Request(std::make_unique<Then>(std::move(*this), std::move(f)));
 }
 
 const char *Backend::name() const { return plm_backend_name(kind()); }

@@ -218,8 +218,8 @@ public:
     StagedPending(Space memory, const Exec &e, Poison *poison) : copier(memory, e, poison) {}
 
     Copier copier;
-    Request inner;
     Loan loans[2];
+    Request inner;  // after the loans: destroyed (completed) before they go back
 
     // Makes room for n pieces of back() (a few fit inline; more come from the pool).
     void expect_pieces(std::size_t n)

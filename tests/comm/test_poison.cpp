@@ -174,10 +174,10 @@ void test_c_api_after_poisoning(void **)
         ck.expect(plm_comm_get_async_error(h, &err, msg, sizeof msg) == PLM_SUCCESS && err == PLM_SUCCESS &&
                       msg[0] == '\0',
                   "healthy: %s '%s'", plm_status_string(err), msg);
-        // The one helper code after an agreement reports with.
+        // Code after an agreement reports what it cannot agree through the communicator.
         const Communicator &c = detail::comm_of(h);
         if (r == culprit) {
-            const Outcome o = outcome([&] { c.fail_unagreed(Error(PLM_ERR_NCCL, "a device fault (test)")); });
+            const Outcome o = outcome([&] { c.unagreed([] { PLM_FAIL(PLM_ERR_NCCL, "a device fault (test)"); }); });
             ck.expect(o.status == PLM_ERR_NCCL && o.message.find("unusable") != std::string::npos,
                       "fail_unagreed threw %s '%s'", plm_status_string(o.status), o.message.c_str());
         }
