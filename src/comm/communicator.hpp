@@ -8,10 +8,10 @@
 // agreement on it then fails on every rank.
 //
 // Teardown: where the device backend holds NCCL communicators, destroying a communicator is
-// collective: its ranks meet in one small reduction (bounded by PYLOPS_MPI_NCCL_TIMEOUT) that
-// also carries poisoning, then close the NCCL state in one order - the mask groups' by mask,
-// then its own - finalising it when every rank is healthy and present, aborting it otherwise.
-// It never waits longer than the timeout.
+// collective: its ranks meet in two small reductions (each bounded by PYLOPS_MPI_NCCL_TIMEOUT)
+// that also carry poisoning, then close the NCCL state in one order - the mask groups' by
+// mask, then its own - finalising it when every rank is healthy and present, aborting it
+// otherwise. It never waits longer than that.
 #pragma once
 
 #include <map>
@@ -58,12 +58,12 @@ public:
     // has returned, call mark_agreed() on it; dropped without (the call failed), its device
     // state is aborted rather than closed in step with the other ranks.
     std::shared_ptr<Communicator> split(Agreement &ag, int color, int key) const;
+    // The same with an agreement of its own (throws on every rank alike).
+    std::shared_ptr<Communicator> split(int color, int key) const;
     // The call that made this communicator agreed on it: its teardown meets the other ranks
     // and closes its device state in step (see the file comment). Until then teardown aborts
     // the device state at once: a communicator made in a failed call never waits for peers.
     void mark_agreed() { agreed_ = true; }
-    // The same with an agreement of its own (throws on every rank alike).
-    std::shared_ptr<Communicator> split(int color, int key) const;
 
     int rank() const { return view_.rank; }
     int size() const { return view_.size; }
@@ -106,8 +106,8 @@ public:
     // rank passed the same one and has not failed. mask_agreed (it comes from an existing
     // layout, the same on every rank): no communication at all once the group is ready.
     void prepare_mask_group(Agreement &ag, const std::vector<int> &mask, Space s, bool mask_agreed = false) const;
-    // n consecutive private tags for a persistent plan. Ranks create plans in the same order,
-    // so a plan gets the same tags on every rank.
+    // n consecutive private tags for a persistent plan, taken at its first start. Ranks start
+    // plans in the same order, so a plan gets the same tags on every rank.
     int next_plan_tags(int n) const;
     // Makes the operations on this communicator (and its splits and mask groups) in space s
     // that stage at most `bytes` at any one time allocate nothing (Backend::reserve: the
