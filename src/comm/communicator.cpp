@@ -235,7 +235,9 @@ uint64_t fingerprint(const std::vector<int> &v)
 void Communicator::prepare_mask_group(Agreement &ag, const std::vector<int> &mask, Space s, bool mask_agreed) const
 {
     alloc::Allowed allowed;  // part of the caller's checks: failures are agreed
-    bool valid = mask.size() == static_cast<size_t>(size());
+    // An empty mask is "no mask group": nothing to make, but a rank passing one still takes
+    // part, so ranks that differ in having a mask are found out together.
+    bool valid = mask.empty() || mask.size() == static_cast<size_t>(size());
     for (int m : mask) valid = valid && m >= 0;
     if (!valid)
         ag.add_error(capture([&] {
@@ -243,8 +245,8 @@ void Communicator::prepare_mask_group(Agreement &ag, const std::vector<int> &mas
                      size());
         }));
     const bool device = s == Space::device && device_;
-    bool have = false;
-    if (valid) {
+    bool have = mask.empty();
+    if (valid && !have) {
         std::lock_guard<std::mutex> g(groups_lock_);
         auto it = groups_.find(mask);
         have = it != groups_.end() && (!device || it->second->device_ready_);
@@ -268,7 +270,7 @@ void Communicator::prepare_mask_group(Agreement &ag, const std::vector<int> &mas
         }));
         return;
     }
-    if (!out[3]) return;  // every rank has it ready
+    if (!out[3] || mask.empty()) return;  // every rank has it ready, or no rank has a mask
     // Made on every rank; the device state among each group's ranks (all of them are here).
     bool made = false;
     std::optional<Error> err;

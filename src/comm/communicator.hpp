@@ -101,10 +101,12 @@ public:
     // ranks). Collective on this communicator. Call it on every rank, before ag.run() and
     // outside ag.check(): a rank whose checks failed still takes part. A failure (on some
     // ranks, or in some groups only) becomes ag's error, so the agreement fails on every rank.
-    // mask must have one id >= 0 per rank (else ag's error); when it is not agreed yet (a
-    // user's argument), one small reduction over this communicator first checks that every
-    // rank passed the same one and has not failed. mask_agreed (it comes from an existing
-    // layout, the same on every rank): no communication at all once the group is ready.
+    // mask must have one id >= 0 per rank (else ag's error), or be empty: no mask group, but
+    // the rank takes part all the same. When the mask is not agreed yet (a user's argument),
+    // one small reduction over this communicator first checks that every rank passed the same
+    // one (so a rank without a mask must call too) and has not failed. mask_agreed (it comes
+    // from an existing layout, the same on every rank): no communication at all once the
+    // group is ready.
     void prepare_mask_group(Agreement &ag, const std::vector<int> &mask, Space s, bool mask_agreed = false) const;
     // n consecutive private tags for a persistent plan, taken at its first start. Ranks start
     // plans in the same order, so a plan gets the same tags on every rank.

@@ -444,23 +444,25 @@ void test_failed_reservations_agreed(void **)
     assert_all_ranks_true(ck.ok);
 }
 
-// prepare_mask_group agrees on the mask first: a rank passing another mask, or a rank whose
-// checks failed, makes every rank fail, and nobody waits.
+// prepare_mask_group agrees on the mask first: a rank passing another mask (or none, or one
+// of the wrong size), or a rank whose checks failed, makes every rank fail, and nobody waits.
 void test_prepare_mask_group_agreed(void **)
 {
     Checker ck;
     const int r = R(), p = P();
     std::vector<int> good(static_cast<size_t>(p)), other(static_cast<size_t>(p)), bad_size(static_cast<size_t>(p + 1));
+    const std::vector<int> none;
     for (int q = 0; q < p; ++q) {
         good[static_cast<size_t>(q)] = 100 + q % 2;
         other[static_cast<size_t>(q)] = 200 + q % 3;
     }
-    enum Kind { kOtherMask, kWrongSize, kFailedCheck };
+    enum Kind { kOtherMask, kNoMask, kWrongSize, kFailedCheck };
     const struct {
         Kind kind;
         const char *what;
         plm_status_t want;
     } cases[] = {{kOtherMask, "another mask on one rank", p > 1 ? PLM_ERR_INVALID_ARG : PLM_SUCCESS},
+                 {kNoMask, "no mask on one rank", p > 1 ? PLM_ERR_INVALID_ARG : PLM_SUCCESS},
                  {kWrongSize, "a mask of the wrong size on one rank", PLM_ERR_INVALID_ARG},
                  {kFailedCheck, "an earlier failed check on one rank", PLM_ERR_SIZE_MISMATCH}};
     for (int culprit = 0; culprit < p; ++culprit) {
@@ -470,6 +472,7 @@ void test_prepare_mask_group_agreed(void **)
                 Agreement ag(C(), "masked call");
                 const std::vector<int> *m = &good;
                 if (r == culprit && k.kind == kOtherMask) m = &other;
+                if (r == culprit && k.kind == kNoMask) m = &none;
                 if (r == culprit && k.kind == kWrongSize) m = &bad_size;
                 if (r == culprit && k.kind == kFailedCheck)
                     ag.check([] { PLM_FAIL(PLM_ERR_SIZE_MISMATCH, "an earlier check"); });
@@ -494,6 +497,10 @@ void test_prepare_mask_group_agreed(void **)
         C().prepare_mask_group(again, good, Space::host, true);
         again.run();
         ck.expect(end_counting() == 0, "an agreed, ready mask group allocated");
+        Agreement empty(C(), "no mask anywhere");
+        C().prepare_mask_group(empty, none, Space::host);
+        empty.run();
+        alloc::set_after_agreement(false);
     });
     alarm(0);
     assert_all_ranks_true(ck.ok);
