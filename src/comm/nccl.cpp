@@ -480,9 +480,10 @@ private:
     // when the stream has passed the enqueued work.
     template <typename F> Request launch(const Exec &e, F &&enqueue) const
     {
-        // A mask group makes its NCCL communicator at its first device operation (they are
-        // all collectives, so every rank of it takes part): groups only ever used for host
-        // data never initialise NCCL. plm_comm_split makes it at once (prepare()).
+        // Mask groups and splits have their NCCL communicator made before the agreement of
+        // the call that needs it (prepare(), through Communicator::prepare_mask_group and
+        // split); a caller that did not is served here, at the group's first device operation
+        // (a collective, so every rank of the group takes part), not agreed.
         ensure();
         PLM_REQUIRE(comm_->open(), PLM_ERR_NCCL, "the NCCL communicator was aborted (the communicator is poisoned)");
         PLM_REQUIRE(e.device < 0 || e.device == comm_->device, PLM_ERR_INVALID_ARG,
@@ -492,8 +493,15 @@ private:
         cuda::activate(here);
         auto p = std::make_unique<NcclPending>(comm_, view_.poison);  // first: nothing enqueued goes untracked
         const cudaStream_t s = cuda::stream_of(e);
-        enqueue(s);
-        p->record(s);
+        try {
+            enqueue(s);
+            p->record(s);
+        } catch (const Error &x) {
+            // Arguments were checked before: an NCCL or CUDA failure here, on this rank only,
+            // while the peers' parts are queued. Abort, so they fail too, and poison.
+            comm_->abort();
+            fail_unagreed(view_.poison, x);
+        }
         return Request(std::move(p));
     }
 
