@@ -144,6 +144,17 @@ void sendrecv(const Communicator &c, const Exec &e, const void *sbuf, int64_t sc
     c.backend(e.space).iexchange(e, dt, m, 2).wait();
 }
 
+Request iexchange(const Communicator &c, const Exec &e, DType dt, const Backend::Message *msgs, std::size_t n)
+{
+    for (std::size_t i = 0; i < n; ++i) require_peer(c, msgs[i].peer, msgs[i].send ? "send destination" : "receive source");
+    return c.backend(e.space).iexchange(e, dt, msgs, n);
+}
+
+void exchange(const Communicator &c, const Exec &e, DType dt, const Backend::Message *msgs, std::size_t n)
+{
+    iexchange(c, e, dt, msgs, n).wait();
+}
+
 Request ialltoallv(const Communicator &c, const Exec &e, const void *sbuf, const std::vector<int64_t> &scounts,
                    const std::vector<int64_t> &sdispls, void *rbuf, const std::vector<int64_t> &rcounts,
                    const std::vector<int64_t> &rdispls, DType dt)
@@ -209,7 +220,8 @@ int AlltoallvPlan::tag() const
 AlltoallvPlan::AlltoallvPlan(const Communicator &c, DType dt, std::vector<int64_t> scounts,
                              std::vector<int64_t> sdispls, std::vector<int64_t> rcounts, std::vector<int64_t> rdispls)
     : c_(c), dt_(dt), sc_(std::move(scounts)), sd_(std::move(sdispls)), rc_(std::move(rcounts)),
-      rd_(std::move(rdispls)), slots_(pool::kSlot, 2), arrays_(pool::op_bytes(c.size()), 2)
+      rd_(std::move(rdispls)), slots_(pool::kSlot, 2),
+      arrays_(2 * sizeof(int64_t) * static_cast<std::size_t>(c.size()), 2)
 {
     for (const auto *v : {&sc_, &sd_, &rc_, &rd_}) require_per_rank(c, *v, "alltoallv plan");
 }

@@ -12,7 +12,8 @@
 // the agreement's check. Exceptions, allocating: allgather_i64's vector form, Request::then()
 // with large captures, a Request::all() vector grown after the agreement, messages chunked
 // past INT_MAX elements into more pieces than an operation's reserve holds, and more
-// operations in flight at once than the pool keeps (16 small requests, 4 per-rank arrays).
+// operations in flight at once than the pool keeps (16 requests, 4 per-rank arrays of each
+// size): a gather's or scatter's P messages go as one iexchange(), not P requests.
 #pragma once
 
 #include <new>
@@ -54,6 +55,13 @@ Request irecv(const Communicator &c, const Exec &e, void *buf, int64_t count, DT
 void recv(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int source, int tag);
 void sendrecv(const Communicator &c, const Exec &e, const void *sbuf, int64_t scount, int dest, int stag, void *rbuf,
               int64_t rcount, int source, int rtag, DType dt);
+// A batch of point-to-point messages (Backend::Message: send or receive, buffer, count, peer
+// or kNoPeer, tag) as one request: a root's receives from every rank (gather), its sends to
+// every rank (scatter). One request object and one array of MPI requests however many
+// messages, both from the pool (up to one message per rank, no allocation after an
+// agreement); msgs is read during the call only.
+Request iexchange(const Communicator &c, const Exec &e, DType dt, const Backend::Message *msgs, std::size_t n);
+void exchange(const Communicator &c, const Exec &e, DType dt, const Backend::Message *msgs, std::size_t n);
 
 // Rank r sends scounts[k] elements at sdispls[k] to rank k and receives rcounts[k] at
 // rdispls[k] from it. For repeated exchanges of the same shape use AlltoallvPlan.

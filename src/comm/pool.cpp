@@ -12,7 +12,7 @@ namespace {
 
 constexpr int kClasses = 7;        // 256 B, 1 KiB, ..., 1 MiB
 constexpr int kSmallFree = 16;     // 256-byte blocks kept free: requests of one call
-constexpr int kOpFree = 4;         // blocks of op_bytes(ranks) kept free
+constexpr int kOpFree = 4;         // blocks of each class up to op_bytes(ranks) kept free
 
 std::size_t capacity(int cls) { return kSlot << (2 * cls); }
 
@@ -96,7 +96,7 @@ void give(void *p, std::size_t bytes) noexcept
     ++l.free[k];
 }
 
-std::size_t op_bytes(int ranks) { return 16 * static_cast<std::size_t>(ranks > 0 ? ranks : 1); }
+std::size_t op_bytes(int ranks) { return 32 * static_cast<std::size_t>(ranks > 0 ? ranks : 1); }
 
 void top_up(int ranks)
 {
@@ -105,8 +105,10 @@ void top_up(int ranks)
     std::lock_guard<std::mutex> g(l.lock);
     for (int k = 0; k < kClasses; ++k) want[k] = l.reserved[k];
     want[0] += kSmallFree;
-    const int big = class_of(op_bytes(ranks));
-    if (big >= 0) want[big] += kOpFree;
+    // Per-rank arrays come in several sizes up to op_bytes(): a few free in every class.
+    int big = class_of(op_bytes(ranks));
+    if (big < 0) big = kClasses - 1;
+    for (int k = 0; k <= big; ++k) want[k] += kOpFree;
     for (int k = 0; k < kClasses; ++k)
         if (l.free[k] < want[k]) fill(l, k, want[k]);
 }

@@ -4,9 +4,9 @@
 // agreement allocates nothing (core/alloc.hpp).
 //
 // Blocks come in size classes of 256 bytes times 4^k (256 B .. 1 MiB). top_up(ranks), called
-// by every Agreement's constructor, keeps a few 256-byte blocks free and a few blocks big
-// enough for one operation on `ranks` ranks (op_bytes(ranks)); a Reservation raises those
-// numbers while a persistent plan lives. A request bigger than the largest class is plain
+// by every Agreement's constructor, keeps 16 256-byte blocks free (the requests of one call)
+// and 4 blocks of every class up to op_bytes(ranks) (the per-rank arrays of one call); a
+// Reservation raises those numbers while a persistent plan lives. A request bigger than the largest class is plain
 // memory, allocated each time. One lock; blocks may be given back on any thread.
 #pragma once
 
@@ -24,8 +24,9 @@ void *take(std::size_t bytes);
 // Back to its free list (bytes as given to take()).
 void give(void *p, std::size_t bytes) noexcept;
 
-// Bytes of per-rank arrays one operation on n ranks may take at once: two entries of 8 bytes
-// per rank (the MPI requests of an alltoallv, the counts and displacements of a v-collective).
+// Bytes of a per-rank array one operation on n ranks may take: 32 bytes per rank (the MPI
+// requests of an alltoallv, the counts and displacements of a v-collective, a host-staged
+// exchange's message table with one message per rank).
 std::size_t op_bytes(int ranks);
 
 // Makes sure the free lists hold what one collective call on a communicator of `ranks` ranks

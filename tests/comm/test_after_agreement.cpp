@@ -4,9 +4,10 @@
 // Each round makes its data, runs an Agreement whose check() makes what the communication
 // will need (persistent plans, the staging reservation), then runs every primitive - blocking
 // and non-blocking collectives (some in flight together), reduce, point-to-point, a
-// Request::all, sendrecv, neighbour exchanges, alltoallv, halo and all-to-all plans in flight
-// together, the host metadata helpers - and every rank must count no allocation after the
-// agreement. Rounds run on the host backend and on the host-staged backend in host emulation
+// Request::all, sendrecv, a gather as one batch of messages, neighbour exchanges, alltoallv,
+// halo and all-to-all plans in flight together, the host metadata helpers - and every rank
+// must count no allocation after the agreement. The pool's top-up for many ranks covers every
+// size of per-rank array. Rounds run on the host backend and on the host-staged backend in host emulation
 // (a staged backend on host memory, with no staging cache of its own, as the device backend
 // of a communicator), with messages whole and chunked (max_mpi_count 3: many MPI requests per
 // operation). Results are checked against serial references.
@@ -80,6 +81,8 @@ struct Round {
     std::vector<int64_t> sc, sd, rc, rd;
     std::vector<double> sbuf, rbuf, rbuf2, rbuf3;
     std::vector<int64_t> meta, meta_all;
+    std::vector<Backend::Message> gmsgs;
+    std::vector<double> gsend, gathered;
 
     Round(const Communicator &comm, Exec ex, int64_t len) : c(comm), e(ex), r(comm.rank()), p(comm.size()), n(len)
     {
@@ -122,6 +125,9 @@ struct Round {
         rbuf3.assign(static_cast<size_t>(ro), -1);
         meta = {r, 10 * r};
         meta_all.assign(static_cast<size_t>(2 * p), -1);
+        gmsgs.reserve(static_cast<size_t>(p));
+        gsend = block(r, 3, 80);
+        gathered.assign(static_cast<size_t>(3 * p), -1);
     }
 
     // Bytes in flight together at most (the staging reservation): generous.
@@ -170,6 +176,11 @@ struct Round {
         sendrecv(c, e, ring_out.data(), n, prev, 62, ring_in2.data(), n, next, 62, F64);
         neighbour_exchange(c, e, F64, halo(from_prev, from_next));
         ineighbour_exchange(c, e, F64, halo(from_prev2, from_next2)).wait();
+        // A gather to the last rank as one batch of messages.
+        for (int q = 0; q < p - 1 && r == p - 1; ++q)
+            gmsgs.push_back({false, gathered.data() + 3 * q, 3, q, 63});
+        if (r != p - 1) gmsgs.push_back({true, gsend.data(), 3, p - 1, 63});
+        exchange(c, e, F64, gmsgs.data(), gmsgs.size());
         alltoallv(c, e, sbuf.data(), sc, sd, rbuf.data(), rc, rd, F64);
         ialltoallv(c, e, sbuf.data(), sc, sd, rbuf2.data(), rc, rd, F64).wait();
         {  // two plans in flight together
@@ -235,6 +246,15 @@ struct Round {
             std::vector<double> b = block(q, cnt, 70 + off);
             want_rb.insert(want_rb.end(), b.begin(), b.end());
         }
+        if (r == p - 1) {
+            std::vector<double> want_g;
+            for (int q = 0; q < p - 1; ++q) {
+                std::vector<double> b = block(q, 3, 80);
+                want_g.insert(want_g.end(), b.begin(), b.end());
+            }
+            want_g.resize(static_cast<size_t>(3 * p), -1);
+            expect_equal(ck, gathered, want_g, what + " gather by exchange");
+        }
         expect_equal(ck, rbuf, want_rb, what + " alltoallv");
         expect_equal(ck, rbuf2, want_rb, what + " ialltoallv");
         expect_equal(ck, rbuf3, want_rb, what + " alltoallv plan");
@@ -289,6 +309,27 @@ void test_primitives_allocate_nothing(void **)
         }
     }
     alarm(0);
+    assert_all_ranks_true(ck.ok);
+}
+
+// The pool's top-up for a communicator of many ranks keeps blocks of every size a per-rank
+// array of one operation takes, so taking them after an agreement allocates nothing.
+void test_pool_classes(void **)
+{
+    Checker ck;
+    const int ranks = 5000;
+    pool::top_up(ranks);
+    // One size in each class (256 B x 4^k) up to op_bytes(5000) = 160000.
+    const std::size_t sizes[] = {pool::kSlot, 1000, 4000, 16000, 60000, pool::op_bytes(ranks)};
+    for (std::size_t b : sizes) ck.expect(pool::free_blocks(b) >= 4, "%zu free blocks of %zu bytes", pool::free_blocks(b), b);
+    alloc::reset_violations();
+    alloc::set_after_agreement(true);
+    {
+        pool::Array<char> a[6][4];
+        for (int k = 0; k < 6; ++k)
+            for (int i = 0; i < 4; ++i) a[k][i] = pool::Array<char>(sizes[k]);
+    }
+    ck.expect(end_counting() == 0, "per-rank arrays after a top-up allocated");
     assert_all_ranks_true(ck.ok);
 }
 
@@ -514,6 +555,7 @@ int main(int argc, char **argv)
     if (std::getenv("PLM_TEST_TRACE_ALLOC")) alloc::trace_violations(true);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_primitives_allocate_nothing),
+        cmocka_unit_test(test_pool_classes),
         cmocka_unit_test(test_failed_reservations_agreed),
         cmocka_unit_test(test_prepare_mask_group_agreed),
     };
