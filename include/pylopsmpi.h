@@ -280,6 +280,12 @@ PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, const plm_comm_config_
  * with the last of them (here, when nothing else holds it - destroy those first to free MPI
  * state in this collective call). Collective on comm (it frees MPI communicators) but with no
  * agreement step: destroy is NULL-safe, and a rank passing NULL returns at once.
+ * Where comm uses NCCL, freeing it is a collective teardown: the ranks meet in one small
+ * reduction on comm's MPI communicator, then close their NCCL communicators in one order
+ * (the mask groups' first, then comm's own) - finalised when every rank is healthy, aborted
+ * (ncclCommAbort, which never waits) when comm is poisoned (plm_comm_get_async_error()) or
+ * the ranks did not all arrive within PYLOPS_MPI_NCCL_TIMEOUT seconds. It never hangs; a rank
+ * that never frees comm makes the others wait that long.
  */
 PLM_API plm_status_t plm_comm_destroy(plm_comm_t *comm);
 
@@ -355,6 +361,39 @@ PLM_API plm_status_t plm_comm_get_stream(plm_const_comm_t comm, void **stream);
  * kind of stream on every rank. PLM_ERR_BACKEND_UNAVAILABLE without device memory.
  */
 PLM_API plm_status_t plm_comm_set_stream(plm_comm_t comm, void *stream);
+
+/**
+ * Whether comm is still usable, and why not. A failure after a collective call has agreed to
+ * go ahead cannot be agreed any more - a CUDA error in a device copy or kernel, an NCCL error
+ * or timeout (PYLOPS_MPI_NCCL_TIMEOUT), an MPI error mid-operation - so it poisons comm, and
+ * with it every communicator split from the same plm_comm_create() and their mask groups:
+ * the call returns the error on the ranks that saw it (its results elsewhere are undefined),
+ * and every later collective call on them fails on every rank at its agreement, at once and
+ * with that error (the poisoned rank carries it there, so no rank waits). Destroy the
+ * communicator (plm_comm_destroy() aborts its NCCL state instead of waiting) or abort the job
+ * (plm_comm_abort()). Where comm uses NCCL this also polls NCCL's asynchronous errors; one
+ * poisons comm. Not collective.
+ * @param[out] error   PLM_SUCCESS while comm is usable, else the status of the failure that
+ *                     poisoned it (the first one)
+ * @param[out] message NULL, or a buffer of size bytes (host memory) that receives that
+ *                     failure's message, NUL-terminated and truncated to fit ("" while usable)
+ * @param[in]  size    bytes at message; ignored when message is NULL
+ * @returns PLM_SUCCESS, also for a poisoned comm; PLM_ERR_INVALID_ARG for a bad handle or a NULL
+ *          error
+ */
+PLM_API plm_status_t plm_comm_get_async_error(plm_const_comm_t comm, plm_status_t *error, char *message,
+                                              size_t size);
+
+/**
+ * Abort the job from one rank, for errors it cannot go on after (a poisoned communicator, a
+ * failure on this rank alone) without hanging in a teardown: where comm uses NCCL, its NCCL
+ * communicators (and its mask groups') are aborted first (ncclCommAbort, which never waits),
+ * then MPI_Abort(errorcode) on comm's MPI communicator, which in practice ends every process
+ * of the job. Does not return when it works. Not collective: one rank may call it alone.
+ * @returns only on failure: PLM_ERR_INVALID_ARG for a bad handle or when MPI is not usable,
+ *          PLM_ERR_MPI when MPI_Abort returns
+ */
+PLM_API plm_status_t plm_comm_abort(plm_comm_t comm, int errorcode);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Distributed arrays                                                                         */

@@ -33,7 +33,7 @@ ArrayLayout::Draft ArrayLayout::check(comm::Agreement &ag, const LayoutSpec &s)
                           : default_local_shapes(s.global, l.axis, l.partition, c.size())[static_cast<size_t>(c.rank())];
         validate_own_shape(l, d.mine, c.rank());
         if (d.custom) {
-            d.gather.emplace(c, ndim);
+            d.gathered.resize(static_cast<size_t>(ndim) * static_cast<size_t>(c.size()));
         } else if (d.mask.empty()) {  // every rank knows the whole layout: make it now
             Layout full = l;
             full.local = default_local_shapes(l.global, l.axis, l.partition, c.size());
@@ -51,12 +51,15 @@ ArrayLayout::Ptr ArrayLayout::finish(Draft d)
 {
     if (d.done) return d.done;
     const comm::Communicator &c = *d.comm;
-    if (d.custom) d.gather->run(d.mine.data());
+    if (d.custom)
+        comm::allgather_i64(c, d.mine.data(), static_cast<int64_t>(d.mine.size()), d.gathered.data());
     return comm::finish_collective(c, "layout (local shapes, mask group)", {&d.mask}, [&] {
         Layout &l = d.layout;
         if (d.custom) {
             const size_t ndim = d.mine.size();
-            for (int r = 0; r < c.size(); ++r) l.local.emplace_back(d.gather->of(r), d.gather->of(r) + ndim);
+            const int64_t *all = d.gathered.data();
+            for (size_t r = 0; r < static_cast<size_t>(c.size()); ++r)
+                l.local.emplace_back(all + r * ndim, all + (r + 1) * ndim);
             validate_local_shapes(l);  // the same data on every rank: the same verdict
         } else {
             l.local = default_local_shapes(l.global, l.axis, l.partition, c.size());

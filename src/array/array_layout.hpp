@@ -41,7 +41,7 @@ public:
         Shape mine;
         bool custom = false;
         std::vector<int> mask;
-        std::optional<comm::GatherI64> gather;  // custom local shapes
+        std::vector<int64_t> gathered;           // custom local shapes, gathered after the agreement
         Ptr done;                               // made in check()
     };
     static Draft check(comm::Agreement &ag, const LayoutSpec &s);

@@ -109,13 +109,14 @@ PLM_API plm_status_t plm_comm_split(plm_comm_t comm, int color, int key, plm_com
         std::unique_ptr<plm_comm_s> h;
         ag.check([&] {
             detail::clear_out(out, "out");
-            PLM_REQUIRE(color >= 0, PLM_ERR_INVALID_ARG, "split color must be non-negative (got %d)", color);
             h.reset(new plm_comm_s());
         });
+        // Made before the agreement ends (every rank takes part); its failures are agreed.
+        std::shared_ptr<comm::Communicator> sub = c.split(ag, color, key);
         ag.run();
-        // Collective and allocating: agreed once more.
-        h->comm = comm::finish_collective(c, "comm_split (new communicator)", {}, [&] { return c.split(color, key); });
+        sub->mark_agreed();
         h->magic = detail::kCommMagic;
+        h->comm = std::move(sub);
         *out = h.release();
     });
 }
@@ -169,6 +170,28 @@ PLM_API plm_status_t plm_comm_set_stream(plm_comm_t comm, void *stream)
         comm::Communicator &c = detail::comm_of(comm);
         require_space(Space::device);
         c.set_stream(stream);
+    });
+}
+
+PLM_API plm_status_t plm_comm_get_async_error(plm_const_comm_t comm, plm_status_t *error, char *message, size_t size)
+{
+    return guard([&] {
+        if (message && size) message[0] = '\0';
+        PLM_REQUIRE(error, PLM_ERR_INVALID_ARG, "error is NULL");
+        *error = PLM_SUCCESS;
+        const comm::Communicator &c = detail::comm_of(comm);
+        *error = c.async_error();
+        if (message && size) c.poison().message(message, size);
+    });
+}
+
+PLM_API plm_status_t plm_comm_abort(plm_comm_t comm, int errorcode)
+{
+    return guard([&] {
+        const comm::Communicator &c = detail::comm_of(comm);
+        comm::require_mpi_usable();
+        c.abort(errorcode);
+        PLM_FAIL(PLM_ERR_MPI, "MPI_Abort returned");
     });
 }
 

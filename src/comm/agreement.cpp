@@ -1,4 +1,5 @@
 #include "comm/agreement.hpp"
+#include "comm/pool.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -108,6 +109,8 @@ const WordOp &ensure_word_op()
 Agreement::Agreement(const Communicator &c, const char *what) : c_(c), what_(what), n_(kHeader)
 {
     for (const char *p = what; *p; ++p) fold(*p);
+    // What the call's communication will take after the agreement (comm/pool.hpp).
+    check([&] { pool::top_up(c.size()); });
 }
 
 void Agreement::fold(int64_t v)
@@ -213,6 +216,7 @@ void Agreement::raise(int64_t first)
 void Agreement::run()
 {
     require_mpi_usable();
+    add_error(c_.poison_error());  // a poisoned rank makes every rank fail (comm/backend.hpp)
     Word header[kHeader];
     header[0] = {kMinInt, local_ ? c_.rank() : c_.size()};
     header[1] = {kMaxBits, static_cast<int64_t>(hash_)};
@@ -230,22 +234,9 @@ void Agreement::run()
     PLM_REQUIRE(header[1].bits == ~header[2].bits, PLM_ERR_INVALID_ARG,
                 "%s: ranks passed different values of arguments that must be equal on every rank", what_);
     if (two_steps) reduce(words + kHeader, n_ - kHeader);
-    seq_ = c_.count_agreement();
-    tags_used_ = 0;
     alloc::set_after_agreement(true);
 }
 
-int Agreement::plan_tags(int n)
-{
-    // Tags kBase.. are the plans'; they wrap well below the MPI minimum of 32767.
-    constexpr int kBase = 1000, kSlots = 30000 / kMaxPlanTags;
-    PLM_REQUIRE(seq_ > 0 && n >= 0 && tags_used_ + n <= kMaxPlanTags, PLM_ERR_INTERNAL,
-                "%s: %d plan tags asked for (%d taken, at most %d per agreement, after run())", what_, n, tags_used_,
-                kMaxPlanTags);
-    const int t = kBase + static_cast<int>(seq_ % kSlots) * kMaxPlanTags + tags_used_;
-    tags_used_ += n;
-    return t;
-}
 
 bool same_ranks(const Communicator &a, const Communicator &b)
 {

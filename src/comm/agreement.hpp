@@ -76,12 +76,6 @@ public:
     // different arguments. Returns normally on every rank otherwise.
     void run();
 
-    // After run(): n consecutive private tags for persistent plans made in this call (at most
-    // kMaxPlanTags per agreement). They derive from how many agreements this communicator has
-    // completed, which is the same on every rank, so no failure can leave ranks out of step.
-    int plan_tags(int n);
-    static constexpr int kMaxPlanTags = 16;
-
     // Makes a run agreement ready to run again with the same fingerprint and lanes (set to
     // their identities) and no error: loops re-run one agreement per step without allocating.
     void rearm();
@@ -107,45 +101,25 @@ private:
     uint64_t hash_ = 1469598103934665603ull;
     size_t n_ = 0;                             // words in use: the header, then the lanes
     bool short_ = false;                       // growing the words failed on this rank
-    uint64_t seq_ = 0;                         // this communicator's completed agreements, at run()
-    int tags_used_ = 0;
     std::array<Word, kInlineWords> inline_{};  // the words while they fit
     std::vector<Word> heap_;                   // the words once they do not
 };
 
 // The second agreement of a collective call whose objects depend on what its first one
-// gathered (every rank's sizes, local shapes): the masks' groups first (collective over c,
-// made in the first check of a new agreement, so every rank takes part), then build() (it may
-// allocate), agreed. Returns what build() returns.
-// bind(out, fin) runs after that agreement (it must not fail: persistent plans take their tags
-// there, fin.plan_tags()).
-template <typename F, typename B>
-auto finish_collective(const Communicator &c, const char *what,
-                       std::initializer_list<const std::vector<int> *> masks, F &&build, B &&bind)
-{
-    Agreement fin(c, what);
-    {
-        alloc::Allowed allowed;  // every rank makes every group (collective), whatever failed before
-        for (const std::vector<int> *m : masks)
-            if (!m->empty()) fin.add_error(capture([&] { c.prepare_mask_group(*m); }));
-    }
-    decltype(build()) out;
-    fin.check([&] { out = build(); });
-    try {
-        fin.run();
-    } catch (...) {
-        c.drop_mask_groups();  // made on some ranks only: every cache stays as it was
-        throw;
-    }
-    c.commit_mask_groups();
-    bind(out, fin);
-    return out;
-}
+// gathered (every rank's sizes, local shapes): the masks' groups first (made on every rank,
+// agreed by prepare_mask_group itself), then build() (it may allocate), agreed. Returns what
+// build() returns. masks: agreed already (from arguments the first agreement checked).
 template <typename F>
 auto finish_collective(const Communicator &c, const char *what,
                        std::initializer_list<const std::vector<int> *> masks, F &&build)
 {
-    return finish_collective(c, what, masks, std::forward<F>(build), [](const auto &, Agreement &) {});
+    Agreement fin(c, what);
+    bool ready = true;  // false on every rank when a group failed on some
+    for (const std::vector<int> *m : masks) ready = c.prepare_mask_group(fin, *m, Space::host, true) && ready;
+    decltype(build()) out;
+    if (ready) fin.check([&] { out = build(); });
+    fin.run();
+    return out;
 }
 
 // Same ranks in the same order (MPI_Comm_compare IDENT or CONGRUENT). Not collective.

@@ -1,40 +1,101 @@
 #include "comm/backend.hpp"
 
+#include <cstdio>
+#include <cstring>
+
+#include "comm/pool.hpp"
 #include "core/error.hpp"
 
 namespace plm::comm {
 
+void *Pending::operator new(std::size_t bytes) { return pool::take(bytes); }
+void Pending::operator delete(void *p, std::size_t bytes) noexcept { pool::give(p, bytes); }
+
+void Poison::mark(plm_status_t status, const char *message) noexcept
+{
+    std::lock_guard<std::mutex> g(lock_);
+    if (set_.load(std::memory_order_relaxed)) return;
+    status_ = status == PLM_SUCCESS ? PLM_ERR_INTERNAL : status;
+    std::snprintf(text_, sizeof text_, "%s", message ? message : "");
+    set_.store(true, std::memory_order_release);
+}
+
+plm_status_t Poison::status() const
+{
+    std::lock_guard<std::mutex> g(lock_);
+    return status_;
+}
+
+void Poison::message(char *out, std::size_t n) const
+{
+    if (!out || n == 0) return;
+    std::lock_guard<std::mutex> g(lock_);
+    std::snprintf(out, n, "%s", text_);
+}
+
+Error Poison::error() const
+{
+    std::lock_guard<std::mutex> g(lock_);
+    return Error(status_, std::string("the communicator is unusable after an earlier failure that could not be agreed "
+                                      "(plm_comm_get_async_error): ") +
+                              text_);
+}
+
+void fail_unagreed(Poison *p, const Error &e)
+{
+    if (p) p->mark(e.status(), e.what());
+    char text[kMsgLen + 160];
+    std::snprintf(text, sizeof text, "%s; the communicator is now unusable: every later collective call on it fails",
+                  e.what());
+    throw Error(e.status(), text);
+}
+
 namespace {
 
-// Completes its parts in order, then runs its actions.
+// Completes its parts in order. Holds the caller's vector: no allocation.
 class Group final : public Pending {
 public:
-    Group(std::vector<Request> parts, std::vector<std::function<void()>> after)
-        : parts_(std::move(parts)), after_(std::move(after))
-    {
-    }
+    explicit Group(std::vector<Request> parts) : parts_(std::move(parts)) {}
     bool test() override
     {
         for (Request &r : parts_)
             if (!r.test()) return false;
-        finish();
         return true;
     }
     void wait() override
     {
         for (Request &r : parts_) r.wait();
+    }
+
+private:
+    std::vector<Request> parts_;
+};
+
+// Completes one request, then runs an action once.
+class Then final : public Pending {
+public:
+    Then(Request inner, std::function<void()> f) : inner_(std::move(inner)), f_(std::move(f)) {}
+    bool test() override
+    {
+        if (!inner_.test()) return false;
+        finish();
+        return true;
+    }
+    void wait() override
+    {
+        inner_.wait();
         finish();
     }
 
 private:
     void finish()
     {
-        std::vector<std::function<void()>> after;
-        after.swap(after_);
-        for (auto &f : after) f();
+        std::function<void()> f;
+        f.swap(f_);
+        if (f) f();
     }
-    std::vector<Request> parts_;
-    std::vector<std::function<void()>> after_;
+    Request inner_;
+    std::function<void()> f_;
 };
 
 }  // namespace
@@ -78,17 +139,11 @@ void Request::wait()
     p->wait();
 }
 
-Request Request::all(std::vector<Request> rs)
-{
-    return Request(std::make_unique<Group>(std::move(rs), std::vector<std::function<void()>>{}));
-}
+Request Request::all(std::vector<Request> rs) { return Request(std::make_unique<Group>(std::move(rs))); }
 
 Request Request::then(std::function<void()> f) &&
 {
-    std::vector<Request> one;
-    one.push_back(std::move(*this));
-    std::vector<std::function<void()>> after{std::move(f)};
-    return Request(std::make_unique<Group>(std::move(one), std::move(after)));
+    return Request(std::make_unique<Then>(std::move(*this), std::move(f)));
 }
 
 const char *Backend::name() const { return plm_backend_name(kind()); }

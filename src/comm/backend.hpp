@@ -6,12 +6,21 @@
 //
 // Counts and displacements are 64-bit element counts; kNoPeer means "no partner" in
 // point-to-point calls (MPI_PROC_NULL on MPI). Buffers live in the backend's memory space.
+//
+// After an agreement nothing may allocate (core/alloc.hpp): Pending objects and the arrays an
+// operation keeps until it completes come from comm/pool.hpp, topped up by every agreement;
+// a host-staged backend's staging memory is reserved by reserve() inside the agreement's
+// check. A failure the ranks cannot agree on any more poisons the communicator (Poison).
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include <mpi.h>
@@ -26,20 +35,54 @@ enum class ReduceOp { sum, max, min, prod };
 constexpr int kNoPeer = -1;
 constexpr std::size_t kMsgLen = 512;
 
-// What a backend talks on: an MPI communicator it does not own, and its rank and size.
+// Whether a family of communicators (one plm_comm_create, its splits and mask groups) is
+// still usable. A failure after an agreement that the ranks can no longer agree on (a device
+// fault mid-collective, an NCCL error or timeout, an MPI error mid-operation) poisons it:
+// every later agreement on it fails on every rank (Agreement::run() carries it), and
+// plm_comm_get_async_error() reports it. The first cause is kept. Thread-safe.
+class Poison {
+public:
+    bool set() const { return set_.load(std::memory_order_acquire); }
+    // Records the cause unless one is recorded already. Never allocates.
+    void mark(plm_status_t status, const char *message) noexcept;
+    // PLM_SUCCESS while healthy.
+    plm_status_t status() const;
+    // The cause, NUL-terminated, truncated to n - 1 characters ("" while healthy).
+    void message(char *out, std::size_t n) const;
+    // The error later calls fail with (allocates: only once set()).
+    Error error() const;
+
+private:
+    mutable std::mutex lock_;
+    std::atomic<bool> set_{false};
+    plm_status_t status_ = PLM_SUCCESS;
+    char text_[kMsgLen] = "";
+};
+
+// The one way code after an agreement reports a failure it cannot agree on: poisons p (when
+// not null) with e, then throws e's status with a message saying the communicator is unusable.
+[[noreturn]] void fail_unagreed(Poison *p, const Error &e);
+
+// What a backend talks on: an MPI communicator it does not own, its rank and size, and the
+// health of its communicator (null for a backend made outside a Communicator).
 struct CommView {
     MPI_Comm mpi = MPI_COMM_NULL;
     int rank = 0;
     int size = 1;
+    Poison *poison = nullptr;
 };
 
 // One operation in flight. test() and wait() throw the operation's error; once either has
-// reported completion, both return at once.
+// reported completion, both return at once. Pending objects live in the pool
+// (comm/pool.hpp): starting an operation after an agreement allocates nothing.
 class Pending {
 public:
     virtual ~Pending() = default;
     virtual bool test() = 0;
     virtual void wait() = 0;
+
+    static void *operator new(std::size_t bytes);
+    static void operator delete(void *p, std::size_t bytes) noexcept;
 };
 
 // A move-only handle to a non-blocking operation. An empty Request is complete. The buffers
@@ -60,8 +103,10 @@ public:
     bool done() const { return !p_; }
 
     // One request that completes when all of rs have; their completion actions run in order.
+    // Takes the vector over without allocating (reserve it before an agreement).
     static Request all(std::vector<Request> rs);
-    // Runs f after this request completes (on the rank's thread, inside test/wait).
+    // Runs f after this request completes (on the rank's thread, inside test/wait). A
+    // std::function with captures past its inline buffer allocates: before agreements only.
     Request then(std::function<void()> f) &&;
 
 private:
@@ -119,6 +164,22 @@ public:
     // Makes now the state a split backend would make at its first operation (an NCCL
     // communicator). Collective on the backend's ranks.
     virtual void prepare() {}
+    // Makes operations that stage at most `bytes` at any one time take memory that exists
+    // already (the host-staged backend: its staging arena, shared with its splits); others
+    // need nothing. Call it inside an agreement's check(): it allocates and may throw.
+    virtual void reserve(std::size_t bytes) { (void)bytes; }
+
+    // Teardown and faults of device state that outlives single operations (an owned NCCL
+    // communicator). needs_ordered_close(): the state must be closed collectively, in one
+    // order on every rank (the same answer on every rank of a communicator, prepared or not).
+    // close(orderly): orderly - the ranks met and agree it is healthy - finalises it
+    // collectively; otherwise aborts it locally, never waiting. async_error(): an error
+    // the device state reported on its own (NCCL's asynchronous errors); it aborts the state
+    // and poisons the view. abort(): for plm_comm_abort, locally and at once.
+    virtual bool needs_ordered_close() const { return false; }
+    virtual void close(bool orderly) noexcept { (void)orderly; }
+    virtual plm_status_t async_error() { return PLM_SUCCESS; }
+    virtual void abort() noexcept {}
 
 protected:
     [[noreturn]] void unsupported(const char *what) const;
@@ -158,6 +219,18 @@ int64_t max_mpi_count();
 
 // Throws PLM_ERR_MPI with MPI_Error_string when rc is not MPI_SUCCESS.
 void mpi_check(int rc, const char *what);
+
+// Calls done() until it returns true or `seconds` have passed (yielding between calls);
+// false on timeout. done() may throw.
+template <typename F> bool poll_for(F &&done, double seconds)
+{
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (!done()) {
+        if (std::chrono::steady_clock::now() >= until) return false;
+        std::this_thread::yield();
+    }
+    return true;
+}
 
 // While alive, MPI returns errors it raises outside any communicator we own (a bad handle
 // is reported on MPI_COMM_SELF or MPI_COMM_WORLD, whose default handler aborts; MPICH also

@@ -1,9 +1,9 @@
 #include "comm/communicator.hpp"
 #include "comm/agreement.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <utility>
 
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>
@@ -89,24 +89,24 @@ Config read_config(const plm_comm_config_t *cfg)
 std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm_config_t *user_cfg,
                                                   const std::optional<Error> &prior)
 {
-    // The collective first: every rank duplicates, whatever its arguments. Until the new
-    // communicator exists, a shell on the stack owns the duplicate (its destructor frees it if
-    // anything below throws) and the agreement runs on it.
-    Communicator shell;
-    mpi_check(MPI_Comm_dup(user, &shell.view_.mpi), "MPI_Comm_dup");
-    mpi_check(MPI_Comm_set_errhandler(shell.view_.mpi, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-    mpi_check(MPI_Comm_rank(shell.view_.mpi, &shell.view_.rank), "MPI_Comm_rank");
-    mpi_check(MPI_Comm_size(shell.view_.mpi, &shell.view_.size), "MPI_Comm_size");
+    // The duplicate lives in a communicator on the stack until the agreement: a rank whose
+    // allocations fail still takes part in the duplication and the agreement.
+    Communicator tmp;
+    mpi_check(MPI_Comm_dup(user, &tmp.view_.mpi), "MPI_Comm_dup");
+    // From here tmp's destructor frees the duplicate if anything below throws.
+    mpi_check(MPI_Comm_set_errhandler(tmp.view_.mpi, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    mpi_check(MPI_Comm_rank(tmp.view_.mpi, &tmp.view_.rank), "MPI_Comm_rank");
+    mpi_check(MPI_Comm_size(tmp.view_.mpi, &tmp.view_.size), "MPI_Comm_size");
 
-    Agreement ag(shell, "comm_create");
+    Agreement ag(tmp, "comm_create");
     ag.add_error(prior);
-    Config cfg;
     std::shared_ptr<Communicator> c;
     ag.check([&] {
-        cfg = read_config(user_cfg);
         c.reset(new Communicator());
-        c->host_ = make_mpi_host(shell.view_);
+        c->poison_ = std::make_shared<Poison>();
     });
+    Config cfg;
+    ag.check([&] { cfg = read_config(user_cfg); });
     // A forced backend or an attached NCCL communicator on some ranks only is an error; a
     // rank whose environment or MPI says otherwise about CUDA-awareness is outvoted.
     ag.fold(cfg.backend);
@@ -115,7 +115,7 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
         decide_cuda_aware(cfg.cuda_aware, std::getenv("PYLOPS_MPI_CUDA_AWARE"), vendor_cuda_aware_query());
     const bool nccl_on = nccl_enabled_from_env(std::getenv("PYLOPS_MPI_NCCL"), std::getenv("NCCL_PYLOPS_MPI"));
     // Every rank takes part in the node split, whatever its checks found.
-    const int node_rank = cuda_built() ? node_local_rank(shell.view_.mpi) : 0;
+    const int node_rank = cuda_built() ? node_local_rank(tmp.view_.mpi) : 0;
     int device = -1;
     ag.check([&] { device = choose_device(cfg, node_rank); });
     const size_t lo = ag.add_lanes(3, LaneOp::min), hi = ag.add_lanes(1, LaneOp::max);
@@ -125,8 +125,9 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
     ag.set(hi, d.yes);
     ag.run();
 
-    c->view_ = std::exchange(shell.view_, CommView{});  // c owns the duplicate from here
-    c->agreements_ = 1;                                 // this agreement, as on every rank
+    c->view_ = tmp.view_;
+    c->view_.poison = c->poison_.get();
+    tmp.view_.mpi = MPI_COMM_NULL;  // c owns the duplicate now
     c->cfg_ = cfg;
     c->device_id_ = device;
     // Device backends only where every rank has a device (their creation is collective).
@@ -137,21 +138,21 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
     // Forcing NCCL without a communicator of one's own asks the library to make one.
     c->policy_.nccl_attached = cfg.nccl_comm != nullptr || cfg.backend == PLM_BACKEND_NCCL;
     c->policy_.nccl_enabled = ag.get(lo + 1) == 1;
-    if (c->device_backend_wanted())  // collective (NCCL) and allocating: a second agreement
-        finish_collective(*c, "comm_create (device backend)", {}, [&] {
-            c->make_device_backend();
-            return true;
-        });
+    // The backends follow from the agreed policy: a second agreement, inside whose check they
+    // are made (NCCL's creation fails on every rank alike), so nothing is made after one.
+    Agreement made(*c, "comm_create (backends)");
+    made.check([&] { c->make_backends(); });
+    made.run();
+    c->agreed_ = true;
     return c;
 }
 
-bool Communicator::device_backend_wanted() const { return devices_everywhere_ && backend_built(backend_for(Space::device)); }
-
-void Communicator::make_device_backend()
+void Communicator::make_backends()
 {
+    host_ = make_mpi_host(view_);
     const plm_backend_t b = backend_for(Space::device);
     // backend() reports it when device memory is used.
-    if (!device_backend_wanted()) return;
+    if (!devices_everywhere_ || !backend_built(b)) return;
     if (b == PLM_BACKEND_MPI_CUDA_AWARE) device_ = make_mpi_cuda_aware(view_);
     if (b == PLM_BACKEND_MPI_STAGED)
         device_ = make_mpi_staged(view_, Space::device, space_ops(Space::pinned) ? Space::pinned : Space::host);
@@ -196,92 +197,288 @@ Backend &Communicator::backend(Space s) const
     return *b;
 }
 
+void Communicator::reserve(Space s, std::size_t bytes) const
+{
+    if (s == Space::device && device_) device_->reserve(bytes);
+}
+
 const Communicator &Communicator::mask_group(const std::vector<int> &mask) const
 {
     std::lock_guard<std::mutex> g(groups_lock_);
-    for (auto *m : {&groups_, &pending_groups_}) {
-        auto it = m->find(mask);
-        if (it != m->end()) return *it->second;
-    }
-    PLM_FAIL(PLM_ERR_INTERNAL, "the group of a mask was used before it was made");
+    auto it = groups_.find(mask);
+    // Never made here: a split that some ranks reach and others do not would hang.
+    PLM_REQUIRE(it != groups_.end(), PLM_ERR_INTERNAL, "the group of a mask was used before prepare_mask_group");
+    return *it->second;
 }
 
-void Communicator::prepare_mask_group(const std::vector<int> &mask) const
+namespace {
+
+// One multiply-xorshift step per value, as the agreement's fingerprint.
+uint64_t fingerprint(const std::vector<int> &v)
+{
+    uint64_t h = 1469598103934665603ull ^ v.size();
+    for (int x : v) {
+        h = (h ^ static_cast<uint64_t>(static_cast<int64_t>(x))) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+}  // namespace
+
+bool Communicator::prepare_mask_group(Agreement &ag, const std::vector<int> &mask, Space s, bool mask_agreed) const
+{
+    alloc::Allowed allowed;  // part of the caller's checks: failures are agreed
+    // An empty mask is "no mask group": nothing to make, but a rank passing one still takes
+    // part, so ranks that differ in having a mask are found out together.
+    bool valid = mask.empty() || mask.size() == static_cast<size_t>(size());
+    for (int m : mask) valid = valid && m >= 0;
+    if (!valid)
+        ag.add_error(capture([&] {
+            PLM_FAIL(PLM_ERR_INVALID_ARG, "mask has %zu entries (one id >= 0 per rank of %d expected)", mask.size(),
+                     size());
+        }));
+    const bool device = s == Space::device && device_;
+    bool have = mask.empty();
+    if (valid && !have) {
+        std::lock_guard<std::mutex> g(groups_lock_);
+        auto it = groups_.find(mask);
+        have = it != groups_.end() && (!device || it->second->device_ready_);
+    }
+    // An agreed mask finds the same cache on every rank (groups are only ever made here, on
+    // every rank alike).
+    if (mask_agreed && have) return true;
+    // Otherwise every rank learns whether all may go on: none failed, the same mask, and
+    // whether some rank still lacks the group.
+    const uint64_t h = fingerprint(mask);
+    int64_t in[4] = {ag.ok() && valid ? 0 : 1, static_cast<int64_t>(h), static_cast<int64_t>(~h), have ? 0 : 1}, out[4];
+    const int rc = MPI_Allreduce(in, out, 4, MPI_INT64_T, MPI_MAX, view_.mpi);
+    if (rc != MPI_SUCCESS) {
+        ag.add_error(capture([&] { mpi_check(rc, "MPI_Allreduce (mask group)"); }));
+        return false;
+    }
+    if (out[0]) return false;  // a failed rank: its error fails ag.run() on every rank
+    if (out[1] != ~out[2]) {
+        ag.add_error(capture([&] {
+            PLM_FAIL(PLM_ERR_INVALID_ARG, "ranks passed different masks (they must be equal on every rank)");
+        }));
+        return false;
+    }
+    if (!out[3] || mask.empty()) return true;  // every rank has it ready, or no rank has a mask
+    // Made on every rank; the device state among each group's ranks (all of them are here).
+    bool made = false;
+    std::optional<Error> err;
+    std::shared_ptr<Communicator> grp;
+    {
+        std::lock_guard<std::mutex> g(groups_lock_);
+        auto it = groups_.find(mask);
+        made = it == groups_.end();
+        if (!made) grp = it->second;
+    }
+    if (made) {
+        grp = split_raw(mask[static_cast<size_t>(rank())], rank(), device, err);
+        if (grp)
+            err = capture([&] {
+                grp->stream_owner_ = this;
+                std::lock_guard<std::mutex> g(groups_lock_);
+                groups_.emplace(mask, grp);
+            });
+    } else if (device && grp->device_) {
+        err = capture([&] { grp->device_->prepare(); });  // every member has the group: all are here
+    }
+    // The outcome over all ranks, so the cache stays the same everywhere: a group made in a
+    // call that failed somewhere is dropped on every rank, and "ready" is set everywhere or
+    // nowhere.
+    int ok = err ? 0 : 1, all = 0;
+    const int rc2 = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, view_.mpi);
+    if (rc2 != MPI_SUCCESS && !err) err = capture([&] { mpi_check(rc2, "MPI_Allreduce (mask group)"); });
+    {
+        std::lock_guard<std::mutex> g(groups_lock_);
+        auto it = groups_.find(mask);
+        if (it != groups_.end()) {
+            if (all && device) it->second->device_ready_ = true;
+            if (all) it->second->agreed_ = true;
+            if (!all && made) groups_.erase(it);  // not agreed: its device state is aborted
+        }
+    }
+    ag.add_error(err);
+    return all != 0;
+}
+
+int Communicator::next_plan_tags(int n) const
+{
+    // Tags kPlanTagBase.. are the plans'; they wrap well below the MPI minimum of 32767.
+    constexpr int kPlanTagBase = 1000, kPlanTags = 30000;
+    if (next_tag_ + n > kPlanTags) next_tag_ = 0;
+    const int t = kPlanTagBase + next_tag_;
+    next_tag_ += n;
+    return t;
+}
+
+std::shared_ptr<Communicator> Communicator::adopt_split(MPI_Comm raw) const
+{
+    std::shared_ptr<Communicator> c(new Communicator());
+    CommView v{raw, 0, 1, poison_.get()};
+    mpi_check(MPI_Comm_set_errhandler(raw, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    mpi_check(MPI_Comm_rank(raw, &v.rank), "MPI_Comm_rank");
+    mpi_check(MPI_Comm_size(raw, &v.size), "MPI_Comm_size");
+    c->poison_ = poison_;
+    c->cfg_ = cfg_;
+    c->cfg_.nccl_comm = nullptr;  // the parent's; an NCCL backend's split makes the sub's own
+    c->policy_ = policy_;
+    c->cuda_aware_source_ = cuda_aware_source_;
+    // Each backend makes its own state for the sub-communicator (the split hook).
+    c->host_ = host_->split(v);
+    c->device_id_ = device_id_;
+    c->devices_everywhere_ = devices_everywhere_;
+    if (device_) c->device_ = device_->split(v);
+    c->view_ = v;  // last: from here c frees raw
+    return c;
+}
+
+std::shared_ptr<Communicator> Communicator::split_raw(int color, int key, bool device, std::optional<Error> &err) const
+{
+    MPI_Comm raw = MPI_COMM_NULL;
+    err = capture([&] { mpi_check(MPI_Comm_split(view_.mpi, color, key, &raw), "MPI_Comm_split"); });
+    if (raw == MPI_COMM_NULL) return nullptr;
+    std::shared_ptr<Communicator> sub;
+    err = capture([&] { sub = adopt_split(raw); });
+    // The device state is made among the group's ranks: only when every one of them has its
+    // communicator (a rank whose allocation failed above must not leave the others waiting).
+    int ok = err ? 0 : 1, all = 0;
+    const int rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, raw);
+    if (rc != MPI_SUCCESS && !err) err = capture([&] { mpi_check(rc, "MPI_Allreduce (split)"); });
+    if (!err && all && device && sub->device_) err = capture([&] { sub->device_->prepare(); });
+    if (!sub) MPI_Comm_free(&raw);
+    if (err) sub.reset();
+    return sub;
+}
+
+std::shared_ptr<Communicator> Communicator::split(Agreement &ag, int color, int key) const
+{
+    alloc::Allowed allowed;  // part of the caller's checks: failures are agreed
+    if (color < 0)
+        ag.add_error(capture([&] { PLM_FAIL(PLM_ERR_INVALID_ARG, "split color must be non-negative (got %d)", color); }));
+    // Every rank takes part; one that failed a check so far joins no group.
+    std::optional<Error> err;
+    std::shared_ptr<Communicator> sub = split_raw(ag.ok() ? color : MPI_UNDEFINED, key, true, err);
+    ag.add_error(err);
+    return sub;
+}
+
+std::shared_ptr<Communicator> Communicator::split(int color, int key) const
+{
+    Agreement ag(*this, "comm_split");
+    std::shared_ptr<Communicator> sub = split(ag, color, key);
+    ag.run();
+    if (sub) sub->mark_agreed();
+    return sub;
+}
+
+std::optional<Error> Communicator::poison_error() const
+{
+    if (!poisoned()) return std::nullopt;
+    return poison_->error();
+}
+
+void Communicator::fail_unagreed(const Error &e) const { comm::fail_unagreed(poison_.get(), e); }
+
+plm_status_t Communicator::async_error() const
+{
+    if (!poison_->set()) {
+        if (device_) device_->async_error();  // poisons on an error
+        std::lock_guard<std::mutex> g(groups_lock_);
+        for (auto &kv : groups_)
+            if (kv.second->device_) kv.second->device_->async_error();
+    }
+    return poison_->status();
+}
+
+void Communicator::abort(int errorcode) const noexcept
 {
     {
         std::lock_guard<std::mutex> g(groups_lock_);
-        if (groups_.count(mask) || pending_groups_.count(mask)) return;
+        for (auto &kv : groups_)
+            if (kv.second->device_) kv.second->device_->abort();
     }
-    // The same on every rank (the caches agree), so every rank splits, or none.
-    std::shared_ptr<Communicator> sub = split(mask[static_cast<size_t>(rank())], rank(), false);
-    sub->stream_owner_ = this;  // group traffic of this communicator's arrays stays ordered on its stream
-    std::lock_guard<std::mutex> g(groups_lock_);
-    pending_groups_.emplace(mask, std::move(sub));
+    if (device_) device_->abort();
+    MPI_Abort(view_.mpi, errorcode);
 }
 
-void Communicator::commit_mask_groups() const noexcept
-{
-    std::lock_guard<std::mutex> g(groups_lock_);
-    while (!pending_groups_.empty()) groups_.insert(pending_groups_.extract(pending_groups_.begin()));  // moves nodes
-}
+namespace {
 
-void Communicator::drop_mask_groups() const noexcept
+// One bounded MPI_MAX reduction of flag: the result, or -1 when it failed or did not complete
+// within `seconds` (then MPI may still write its memory, which is left alone).
+int bounded_max(MPI_Comm comm, int flag, double seconds) noexcept
 {
-    std::lock_guard<std::mutex> g(groups_lock_);
-    pending_groups_.clear();
-}
-
-std::shared_ptr<Communicator> Communicator::split(int color, int key, bool eager) const
-{
-    PLM_REQUIRE(color >= 0, PLM_ERR_INVALID_ARG, "split color must be non-negative (got %d)", color);
-    // The collective first (every rank reaches it), then what may fail on one rank alone; the
-    // new MPI communicator is freed if that fails.
-    MPI_Comm sub = MPI_COMM_NULL;
-    mpi_check(MPI_Comm_split(view_.mpi, color, key, &sub), "MPI_Comm_split");
-    std::shared_ptr<Communicator> c;
-    const std::optional<Error> err = capture([&] {
-        try {
-            c.reset(new Communicator());
-        } catch (...) {
-            MPI_Comm_free(&sub);
-            throw;
+    struct Flags {
+        int mine, all;
+    };
+    Flags *f = new (std::nothrow) Flags{flag, 0};
+    if (!f) return -1;
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (MPI_Iallreduce(&f->mine, &f->all, 1, MPI_INT, MPI_MAX, comm, &r) != MPI_SUCCESS) {
+        delete f;
+        return -1;
+    }
+    bool failed = false;
+    const bool done = poll_for(
+        [&] {
+            int ready = 0;
+            if (MPI_Test(&r, &ready, MPI_STATUS_IGNORE) != MPI_SUCCESS) failed = true;
+            return ready != 0 || failed;
+        },
+        seconds);
+    if (!done) {
+        // f stays: the reduction is still posted. Kept where leak checkers see it.
+        static std::atomic<Flags *> abandoned[16];
+        for (auto &slot : abandoned) {
+            Flags *none = nullptr;
+            if (slot.compare_exchange_strong(none, f)) break;
         }
-        c->view_.mpi = sub;  // from here its destructor frees it
-        mpi_check(MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-        mpi_check(MPI_Comm_rank(sub, &c->view_.rank), "MPI_Comm_rank");
-        mpi_check(MPI_Comm_size(sub, &c->view_.size), "MPI_Comm_size");
-        c->cfg_ = cfg_;
-        c->cfg_.nccl_comm = nullptr;  // the parent's; an NCCL backend's split makes the sub's own
-        c->policy_ = policy_;
-        c->cuda_aware_source_ = cuda_aware_source_;
-        // Each backend makes its own state for the sub-communicator (the split hook).
-        c->host_ = host_->split(c->view_);
-        c->device_id_ = device_id_;
-        c->devices_everywhere_ = devices_everywhere_;
-        if (device_) c->device_ = device_->split(c->view_);
-    });
-    if (!eager || !device_) {
-        if (err) throw *err;  // the caller's agreement carries it
-        return c;
+        return -1;
     }
-    // The device state now (an NCCL initialisation, in each group; fails in some groups only):
-    // agreed over all of this communicator, with whatever failed above.
-    Agreement ag(*this, "comm_split (device backend)");
-    ag.add_error(err);
-    if (!err) ag.add_error(capture([&] { c->device_->prepare(); }));
-    ag.run();
-    return c;
+    const int all = failed ? -1 : f->all;
+    delete f;
+    return all;
+}
+
+}  // namespace
+
+bool Communicator::meet() noexcept
+{
+    int init = 0, done = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&done);
+    if (!init || done) return false;
+    const double limit = nccl_timeout_from_env(std::getenv("PYLOPS_MPI_NCCL_TIMEOUT"));
+    // Two rounds: a rank that arrives after the others gave up finds the first completed by
+    // their stale contributions, but nobody joins its second, so it gives up too.
+    const int first = bounded_max(view_.mpi, poisoned() ? 1 : 0, limit);
+    const int second = first < 0 ? -1 : bounded_max(view_.mpi, first, limit);
+    if (first < 0 || second < 0) leak_mpi_ = true;  // a reduction may still be posted on it
+    return first == 0 && second == 0;
+}
+
+void Communicator::close_device_state() noexcept
+{
+    if (!device_ || !device_->needs_ordered_close()) return;
+    const bool orderly = agreed_ && meet();
+    // One order on every rank: the groups by mask (the map's order), then this one.
+    for (auto &kv : groups_)
+        if (kv.second->device_) kv.second->device_->close(orderly);
+    device_->close(orderly);
 }
 
 Communicator::~Communicator()
 {
+    close_device_state();
     // Mask groups and backends go first: their state may refer to the MPI communicator.
-    pending_groups_.clear();
     groups_.clear();
     host_.reset();
     device_.reset();
     destroy_stream(own_stream_);
-    if (view_.mpi == MPI_COMM_NULL) return;
+    if (view_.mpi == MPI_COMM_NULL || leak_mpi_) return;
     int finalized = 0;
     MPI_Finalized(&finalized);
     // Freeing after MPI_Finalize is erroneous; the handle is gone with MPI then anyway.

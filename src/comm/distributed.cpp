@@ -1,12 +1,13 @@
 #include "comm/distributed.hpp"
 
+#include "comm/pool.hpp"
 #include "core/checked.hpp"
 
 namespace plm::comm {
 
 namespace {
 
-// Tags of the one-shot exchanges; plans take theirs from their agreement (Agreement::plan_tags).
+// Tags of the one-shot exchanges; plans take theirs from Communicator::next_plan_tags().
 constexpr int kTagAlltoallv = 7;
 constexpr int kTagHaloUp = 11;    // towards rank + 1
 constexpr int kTagHaloDown = 12;  // towards rank - 1
@@ -23,25 +24,23 @@ void require_per_rank(const Communicator &c, const std::vector<int64_t> &v, cons
                 what, v.size(), c.size());
 }
 
-std::vector<int64_t> exclusive_sum(const std::vector<int64_t> &v)
-{
-    std::vector<int64_t> out(v.size());
-    int64_t off = 0;
-    for (size_t i = 0; i < v.size(); ++i) {
-        out[i] = off;
-        off = checked_add(off, v[i], "the displacements of a gather");
-    }
-    return out;
-}
-
-// Checked counts and displacements of an allgatherv (the exclusive sum when none are given).
-std::vector<int64_t> allgatherv_displs(const Communicator &c, const std::vector<int64_t> &counts,
-                                       std::vector<int64_t> displs)
+// The displacements of an allgatherv: displs, or the exclusive sum of counts (in pool memory,
+// so a call after an agreement allocates nothing) when displs is empty.
+const int64_t *allgatherv_displs(const Communicator &c, const std::vector<int64_t> &counts,
+                                 const std::vector<int64_t> &displs, pool::Array<int64_t> &sum)
 {
     require_per_rank(c, counts, "allgatherv counts");
-    if (displs.empty()) displs = exclusive_sum(counts);
-    require_per_rank(c, displs, "allgatherv displacements");
-    return displs;
+    if (!displs.empty()) {
+        require_per_rank(c, displs, "allgatherv displacements");
+        return displs.data();
+    }
+    sum = pool::Array<int64_t>(counts.size());
+    int64_t off = 0;
+    for (size_t i = 0; i < counts.size(); ++i) {
+        sum[i] = off;
+        off = checked_add(off, counts[i], "the displacements of a gather");
+    }
+    return sum.data();
 }
 
 // Both shifts run concurrently along the chain (no rank waits on a ripple). A zero count
@@ -87,17 +86,19 @@ void reduce(const Communicator &c, const Exec &e, const void *send, void *recv, 
 }
 
 Request iallgatherv(const Communicator &c, const Exec &e, const void *send, void *recv,
-                    const std::vector<int64_t> &counts, DType dt, std::vector<int64_t> displs)
+                    const std::vector<int64_t> &counts, DType dt, const std::vector<int64_t> &displs)
 {
-    displs = allgatherv_displs(c, counts, std::move(displs));
-    return c.backend(e.space).iallgatherv(e, send, recv, counts.data(), displs.data(), dt);
+    pool::Array<int64_t> sum;  // the backend copies what it keeps
+    const int64_t *d = allgatherv_displs(c, counts, displs, sum);
+    return c.backend(e.space).iallgatherv(e, send, recv, counts.data(), d, dt);
 }
 
 void allgatherv(const Communicator &c, const Exec &e, const void *send, void *recv, const std::vector<int64_t> &counts,
-                DType dt, std::vector<int64_t> displs)
+                DType dt, const std::vector<int64_t> &displs)
 {
-    displs = allgatherv_displs(c, counts, std::move(displs));
-    c.backend(e.space).allgatherv(e, send, recv, counts.data(), displs.data(), dt);
+    pool::Array<int64_t> sum;
+    const int64_t *d = allgatherv_displs(c, counts, displs, sum);
+    c.backend(e.space).allgatherv(e, send, recv, counts.data(), d, dt);
 }
 
 void allgatherv(const Communicator &c, const Exec &e, const void *send, void *recv, const int64_t *counts,
@@ -150,6 +151,17 @@ void sendrecv(const Communicator &c, const Exec &e, const void *sbuf, int64_t sc
     c.backend(e.space).iexchange(e, dt, m, 2).wait();
 }
 
+Request iexchange(const Communicator &c, const Exec &e, DType dt, const Backend::Message *msgs, std::size_t n)
+{
+    for (std::size_t i = 0; i < n; ++i) require_peer(c, msgs[i].peer, msgs[i].send ? "send destination" : "receive source");
+    return c.backend(e.space).iexchange(e, dt, msgs, n);
+}
+
+void exchange(const Communicator &c, const Exec &e, DType dt, const Backend::Message *msgs, std::size_t n)
+{
+    iexchange(c, e, dt, msgs, n).wait();
+}
+
 Request ialltoallv(const Communicator &c, const Exec &e, const void *sbuf, const std::vector<int64_t> &scounts,
                    const std::vector<int64_t> &sdispls, void *rbuf, const std::vector<int64_t> &rcounts,
                    const std::vector<int64_t> &rdispls, DType dt)
@@ -176,9 +188,12 @@ void neighbour_exchange(const Communicator &c, const Exec &e, DType dt, const Ha
     ineighbour_exchange(c, e, dt, h).wait();
 }
 
+// What one start of a plan takes from the pool (comm/pool.hpp), at most: its Pending objects
+// (a host-staged start: the staged request and the MPI one, and a table of its messages) and,
+// for an all-to-all, per-rank arrays (the MPI requests, a copy of the receive counts).
 HaloPlan::HaloPlan(const Communicator &c, DType dt, int64_t n_to_prev, int64_t n_from_prev, int64_t n_to_next,
                    int64_t n_from_next)
-    : c_(c), dt_(dt)
+    : c_(c), dt_(dt), slots_(pool::kSlot, 3)
 {
     for (int64_t n : {n_to_prev, n_from_prev, n_to_next, n_from_next})
         PLM_REQUIRE(n >= 0, PLM_ERR_INVALID_ARG, "halo plan counts must be non-negative");
@@ -193,41 +208,55 @@ Request HaloPlan::start(const Exec &e, const Halo &h) const
     PLM_REQUIRE(h.n_to_prev == counts_.n_to_prev && h.n_from_prev == counts_.n_from_prev &&
                     h.n_to_next == counts_.n_to_next && h.n_from_next == counts_.n_from_next,
                 PLM_ERR_INTERNAL, "halo exchange counts differ from its plan's");
-    PLM_REQUIRE(tag_ >= 0, PLM_ERR_INTERNAL, "halo plan used before its tags were bound");
-    return halo_requests(c_, e, dt_, h, tag_, tag_ + 1);
+    const int t = tag();
+    return halo_requests(c_, e, dt_, h, t, t + 1);
+}
+
+int HaloPlan::tag() const
+{
+    if (tag_ < 0) tag_ = c_.next_plan_tags(2);
+    return tag_;
+}
+
+int AlltoallvPlan::tag() const
+{
+    if (tag_ < 0) tag_ = c_.next_plan_tags(1);
+    return tag_;
 }
 
 AlltoallvPlan::AlltoallvPlan(const Communicator &c, DType dt, std::vector<int64_t> scounts,
                              std::vector<int64_t> sdispls, std::vector<int64_t> rcounts, std::vector<int64_t> rdispls)
     : c_(c), dt_(dt), sc_(std::move(scounts)), sd_(std::move(sdispls)), rc_(std::move(rcounts)),
-      rd_(std::move(rdispls))
+      rd_(std::move(rdispls)), slots_(pool::kSlot, 2),
+      arrays_(2 * sizeof(int64_t) * static_cast<std::size_t>(c.size()), 2)
 {
     for (const auto *v : {&sc_, &sd_, &rc_, &rd_}) require_per_rank(c, *v, "alltoallv plan");
 }
 
 Request AlltoallvPlan::start(const Exec &e, const void *sbuf, void *rbuf) const
 {
-    PLM_REQUIRE(tag_ >= 0, PLM_ERR_INTERNAL, "alltoallv plan used before its tag was bound");
-    return c_.backend(e.space).ialltoallv(e, sbuf, sc_.data(), sd_.data(), rbuf, rc_.data(), rd_.data(), dt_, tag_);
+    return c_.backend(e.space).ialltoallv(e, sbuf, sc_.data(), sd_.data(), rbuf, rc_.data(), rd_.data(), dt_, tag());
 }
 
 std::vector<int64_t> allgather_i64(const Communicator &c, const std::vector<int64_t> &mine)
 {
     const int64_t n = static_cast<int64_t>(mine.size());
     std::vector<int64_t> all(static_cast<size_t>(n) * static_cast<size_t>(c.size()));
-    allgatherv(c, Exec{}, mine.data(), all.data(), std::vector<int64_t>(static_cast<size_t>(c.size()), n), DType::i64);
+    allgather_i64(c, mine.data(), n, all.data());
     return all;
 }
 
-GatherI64::GatherI64(const Communicator &c, int64_t n)
-    : c_(c), n_(n), all_(static_cast<size_t>(n) * static_cast<size_t>(c.size())),
-      counts_(static_cast<size_t>(c.size()), n), displs_(exclusive_sum(counts_))
+void allgather_i64(const Communicator &c, const int64_t *mine, int64_t n, int64_t *all)
 {
-}
-
-void GatherI64::run(const int64_t *mine)
-{
-    allgatherv(c_, Exec{}, mine, all_.data(), counts_.data(), displs_.data(), DType::i64);
+    PLM_REQUIRE(n >= 0, PLM_ERR_INTERNAL, "allgather_i64 of %lld values", static_cast<long long>(n));
+    // Every rank's block is n values at rank * n: counts and displacements in pool memory.
+    const size_t P = static_cast<size_t>(c.size());
+    pool::Array<int64_t> cd(2 * P);
+    for (size_t r = 0; r < P; ++r) {
+        cd[r] = n;
+        cd[P + r] = static_cast<int64_t>(r) * n;
+    }
+    c.backend(Space::host).allgatherv(Exec{}, mine, all, cd.data(), cd.data() + P, DType::i64);
 }
 
 int64_t allreduce_i64(const Communicator &c, int64_t v, ReduceOp op)

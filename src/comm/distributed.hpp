@@ -4,6 +4,16 @@
 // MPI, NCCL or staging. Every i* call returns a Request and its blocking form is i* + wait.
 // All calls are collective on the communicator passed, except send/recv (point-to-point).
 // Buffers must stay untouched until the request completes.
+//
+// After an agreement (core/alloc.hpp) every call here allocates nothing: what an operation
+// keeps until it completes comes from the pool that each Agreement tops up for one operation
+// over its communicator's ranks (comm/pool.hpp), plans reserve what their starts take, and
+// host-staged device memory is staged in memory reserved by Communicator::reserve() inside
+// the agreement's check. Exceptions, allocating: allgather_i64's vector form, Request::then()
+// with large captures, a Request::all() vector grown after the agreement, messages chunked
+// past INT_MAX elements into more pieces than an operation's reserve holds, and more
+// operations in flight at once than the pool keeps (16 requests, 4 per-rank arrays of each
+// size): a gather's or scatter's P messages go as one iexchange(), not P requests.
 #pragma once
 
 #include <new>
@@ -11,6 +21,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/pool.hpp"
 
 namespace plm::comm {
 
@@ -30,11 +41,11 @@ void reduce(const Communicator &c, const Exec &e, const void *send, void *recv, 
 // Rank r contributes counts[r] elements; they land at displs[r] (exclusive prefix sum of
 // counts when displs is empty). No padding. send may be recv + displs[rank] (in place).
 Request iallgatherv(const Communicator &c, const Exec &e, const void *send, void *recv,
-                    const std::vector<int64_t> &counts, DType dt, std::vector<int64_t> displs = {});
+                    const std::vector<int64_t> &counts, DType dt, const std::vector<int64_t> &displs = {});
 void allgatherv(const Communicator &c, const Exec &e, const void *send, void *recv, const std::vector<int64_t> &counts,
-                DType dt, std::vector<int64_t> displs = {});
+                DType dt, const std::vector<int64_t> &displs = {});
 // The same with counts and displacements given (size() each) and checked by the caller: for
-// gathers planned before an agreement, allocates nothing.
+// gathers planned before an agreement.
 void allgatherv(const Communicator &c, const Exec &e, const void *send, void *recv, const int64_t *counts,
                 const int64_t *displs, DType dt);
 
@@ -48,6 +59,13 @@ Request irecv(const Communicator &c, const Exec &e, void *buf, int64_t count, DT
 void recv(const Communicator &c, const Exec &e, void *buf, int64_t count, DType dt, int source, int tag);
 void sendrecv(const Communicator &c, const Exec &e, const void *sbuf, int64_t scount, int dest, int stag, void *rbuf,
               int64_t rcount, int source, int rtag, DType dt);
+// A batch of point-to-point messages (Backend::Message: send or receive, buffer, count, peer
+// or kNoPeer, tag) as one request: a root's receives from every rank (gather), its sends to
+// every rank (scatter). One request object and one array of MPI requests however many
+// messages, both from the pool (up to one message per rank, no allocation after an
+// agreement); msgs is read during the call only.
+Request iexchange(const Communicator &c, const Exec &e, DType dt, const Backend::Message *msgs, std::size_t n);
+void exchange(const Communicator &c, const Exec &e, DType dt, const Backend::Message *msgs, std::size_t n);
 
 // Rank r sends scounts[k] elements at sdispls[k] to rank k and receives rcounts[k] at
 // rdispls[k] from it. For repeated exchanges of the same shape use AlltoallvPlan.
@@ -74,26 +92,27 @@ struct Halo {
 Request ineighbour_exchange(const Communicator &c, const Exec &e, DType dt, const Halo &h);
 void neighbour_exchange(const Communicator &c, const Exec &e, DType dt, const Halo &h);
 
-// Persistent exchange plans: the shape is fixed at creation (inside an agreement's check: it
-// allocates), the private tags are bound after that agreement ran (bind(ag.plan_tags(n)), the
-// same on every rank), then start() runs one exchange per call. Plans with different tags can
-// be in flight together; one plan has at most one exchange in flight. A plan must not outlive
-// its communicator.
+// Persistent exchange plans: the shape is fixed at creation (it allocates, and reserves pool
+// storage for its starts: make plans inside an agreement's check or before it), then start()
+// runs one exchange per call, allocating nothing. A plan takes its private tags at its first
+// start (or tag()), not at creation, so a creation that fails on some ranks takes none; plans
+// are started for the first time in the same order on every rank (they are collective),
+// which gives each the same tags everywhere. Plans with different tags can be in flight together; one plan has
+// at most one exchange in flight. A plan must not outlive its communicator.
 class HaloPlan {
 public:
     // Counts as in Halo; the buffers are given to start().
     HaloPlan(const Communicator &c, DType dt, int64_t n_to_prev, int64_t n_from_prev, int64_t n_to_next,
              int64_t n_from_next);
     Request start(const Exec &e, const Halo &h) const;  // h's counts must be the plan's
-    static constexpr int kTags = 2;
-    void bind(int first_tag) noexcept { tag_ = first_tag; }
-    int tag() const { return tag_; }
+    int tag() const;
 
 private:
     const Communicator &c_;
     DType dt_;
     Halo counts_;
-    int tag_ = -1;
+    mutable int tag_ = -1;
+    pool::Reservation slots_;  // what one start takes from the pool
 };
 
 class AlltoallvPlan {
@@ -101,33 +120,20 @@ public:
     AlltoallvPlan(const Communicator &c, DType dt, std::vector<int64_t> scounts, std::vector<int64_t> sdispls,
                   std::vector<int64_t> rcounts, std::vector<int64_t> rdispls);
     Request start(const Exec &e, const void *sbuf, void *rbuf) const;
-    static constexpr int kTags = 1;
-    void bind(int first_tag) noexcept { tag_ = first_tag; }
-    int tag() const { return tag_; }
+    int tag() const;
 
 private:
     const Communicator &c_;
     DType dt_;
     std::vector<int64_t> sc_, sd_, rc_, rd_;
-    int tag_ = -1;
+    mutable int tag_ = -1;
+    pool::Reservation slots_, arrays_;  // what one start takes from the pool
 };
 
 // Host metadata helpers (shapes, counts, flags), always on the host backend.
 std::vector<int64_t> allgather_i64(const Communicator &c, const std::vector<int64_t> &mine);
-
-// An allgather of n int64 per rank whose storage is made up front (inside an agreement's
-// check), so that running it after the agreement allocates nothing.
-class GatherI64 {
-public:
-    GatherI64(const Communicator &c, int64_t n);
-    void run(const int64_t *mine);  // collective on c
-    const int64_t *of(int r) const { return all_.data() + static_cast<size_t>(r) * static_cast<size_t>(n_); }
-
-private:
-    const Communicator &c_;
-    int64_t n_;
-    std::vector<int64_t> all_, counts_, displs_;
-};
+// The same into all (n * size values, rank r's at r * n): allocates nothing.
+void allgather_i64(const Communicator &c, const int64_t *mine, int64_t n, int64_t *all);
 int64_t allreduce_i64(const Communicator &c, int64_t v, ReduceOp op);
 
 // Runs f() and returns the Error it threw, if any (for Agreement::add_error).

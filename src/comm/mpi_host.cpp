@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
-#include <deque>
 #include <stdexcept>
 #include <vector>
 
 #include "comm/backend.hpp"
+#include "comm/pool.hpp"
 #include "core/error.hpp"
 
 namespace plm::comm {
@@ -79,14 +79,33 @@ struct QuietOnMpich {
 };
 #endif
 
-// The MPI requests of one operation, and the int arrays MPI reads until they complete.
+// Messages a count of n elements takes (at least one, even when empty, so both sides of a
+// point-to-point message agree on the count from the same n), and requests of a collective
+// (none for an empty one).
+int64_t messages(int64_t n, int64_t max) { return nchunks(n, max); }
+int64_t pieces(int64_t n, int64_t max) { return n <= 0 ? 0 : (n + max - 1) / max; }
+
+// The MPI requests of one operation, and the int arrays MPI reads until they complete. Up to
+// kInline requests live in the object; more (an alltoallv over many ranks, messages chunked
+// past INT_MAX elements) and the int arrays come from the pool (comm/pool.hpp), which every
+// agreement tops up for one operation over its ranks: nothing here allocates after one.
 class MpiPending final : public Pending {
 public:
+    static constexpr std::size_t kInline = 8;
+    static_assert(sizeof(MPI_Request) <= 8, "pool::op_bytes() counts 8 bytes per MPI request");
+
+    // capacity: the requests this operation will post.
+    explicit MpiPending(int64_t capacity) : cap_(static_cast<std::size_t>(capacity))
+    {
+        if (cap_ > kInline) more_ = pool::Array<MPI_Request>(cap_);
+    }
+    MpiPending(const MpiPending &) = delete;
+    MpiPending &operator=(const MpiPending &) = delete;
     ~MpiPending() override
     {
         // Reached with live requests only when posting failed: MPI may still use the
         // buffers, so let it finish before they can be freed.
-        for (MPI_Request &r : reqs_)
+        for (MPI_Request &r : live())
             if (r != MPI_REQUEST_NULL) MPI_Wait(&r, MPI_STATUS_IGNORE);
     }
     // Adds the request a call made, or throws (the ones posted so far are waited for).
@@ -94,50 +113,62 @@ public:
     void post(int rc, const MPI_Request &r, const char *what)
     {
         mpi_check(rc, what);
-        reqs_.push_back(r);
+        PLM_REQUIRE(n_ < cap_, PLM_ERR_INTERNAL, "%s: more MPI requests than counted (%zu)", what, cap_);
+        reqs()[n_++] = r;
     }
-    std::vector<int> &keep(std::vector<int> v)
+    // n ints that live as long as the operation (counts and displacements MPI reads).
+    int *ints(std::size_t n)
     {
-        keep_.push_back(std::move(v));
-        return keep_.back();
+        ints_ = pool::Array<int>(n);
+        return ints_.data();
     }
     // Open MPI reports a failed request on its communicator, whose handler returns; MPICH
     // (4.0) reports it on MPI_COMM_WORLD's, fatal by default, so it is made to return.
     bool test() override
     {
         [[maybe_unused]] QuietOnMpich quiet;
-        for (MPI_Request &r : reqs_) {
+        for (MPI_Request &r : live()) {
             int flag = 0;
             const int rc = MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) give_up(r, rc, "MPI_Test");
             if (!flag) return false;
         }
-        reqs_.clear();
+        n_ = 0;
         return true;
     }
     void wait() override
     {
         [[maybe_unused]] QuietOnMpich quiet;
-        for (MPI_Request &r : reqs_) {
+        for (MPI_Request &r : live()) {
             const int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) give_up(r, rc, "MPI_Wait");
         }
-        reqs_.clear();
+        n_ = 0;
     }
 
 private:
+    struct Span {
+        MPI_Request *b, *e;
+        MPI_Request *begin() const { return b; }
+        MPI_Request *end() const { return e; }
+    };
+    MPI_Request *reqs() { return more_ ? more_.data() : inline_; }
+    Span live() { return {reqs(), reqs() + n_}; }
+
     // The failed request is done; the others are finished before the error is thrown.
     [[noreturn]] void give_up(MPI_Request &failed, int rc, const char *what)
     {
         failed = MPI_REQUEST_NULL;
-        for (MPI_Request &r : reqs_)
+        for (MPI_Request &r : live())
             if (r != MPI_REQUEST_NULL) MPI_Wait(&r, MPI_STATUS_IGNORE);
-        reqs_.clear();
+        n_ = 0;
         mpi_check(rc, what);
         throw std::logic_error("unreachable");
     }
-    std::vector<MPI_Request> reqs_;
-    std::deque<std::vector<int>> keep_;  // a deque: keep() references stay valid
+    std::size_t cap_, n_ = 0;
+    MPI_Request inline_[kInline];
+    pool::Array<MPI_Request> more_;
+    pool::Array<int> ints_;
 };
 
 // Collectives are written once for both modes: Blocking runs the blocking MPI call (MPI's
@@ -161,10 +192,10 @@ public:
     {
         require_reducible(dt, op, "reduce");
         ready(e);
-        auto p = std::make_unique<MpiPending>();
+        const int64_t max = g_max_count.load();
+        auto p = std::make_unique<MpiPending>(pieces(count, max));
         const bool is_root = view_.rank == root;
         const bool in_place = is_root && send == recv;  // MPI_IN_PLACE is for the root only
-        const int64_t max = g_max_count.load();
         for (int64_t off = 0; off < count; off += max) {
             const int n = static_cast<int>(std::min(max, count - off));
             const void *s = in_place ? MPI_IN_PLACE : at(send, off, dt);
@@ -177,7 +208,7 @@ public:
     Request ibcast(const Exec &e, void *buf, int64_t count, DType dt, int root) override
     {
         ready(e);
-        auto p = std::make_unique<MpiPending>();
+        auto p = std::make_unique<MpiPending>(pieces(count, g_max_count.load()));
         bcast_into<false>(p.get(), buf, count, dt, root);
         return Request(std::move(p));
     }
@@ -208,7 +239,10 @@ public:
     Request iexchange(const Exec &e, DType dt, const Message *msgs, std::size_t n) override
     {
         ready(e);
-        auto p = std::make_unique<MpiPending>();
+        const int64_t max = g_max_count.load();
+        int64_t reqs = 0;
+        for (std::size_t i = 0; i < n; ++i) reqs += messages(msgs[i].count, max);
+        auto p = std::make_unique<MpiPending>(reqs);
         for (std::size_t i = 0; i < n; ++i) message_into(*p, msgs[i], dt);
         return Request(std::move(p));
     }
@@ -218,7 +252,14 @@ public:
     {
         ready(e);
         const int me = view_.rank, np = view_.size;
-        auto p = std::make_unique<MpiPending>();
+        const int64_t max = g_max_count.load();
+        int64_t reqs = 0;
+        for (int k = 0; k < np; ++k) {
+            if (k == me) continue;
+            if (rcounts[k] > 0) reqs += messages(rcounts[k], max);
+            if (scounts[k] > 0) reqs += messages(scounts[k], max);
+        }
+        auto p = std::make_unique<MpiPending>(reqs);
         // Receives first, so every send finds its match posted; empty blocks send nothing.
         for (int k = 1; k < np; ++k) {
             const int src = (me - k + np) % np;
@@ -259,9 +300,9 @@ private:
     {
         require_reducible(dt, op, "allreduce");
         ready(e);
-        auto p = Blocking ? nullptr : std::make_unique<MpiPending>();
-        const bool in_place = send == recv;
         const int64_t max = g_max_count.load();
+        auto p = Blocking ? nullptr : std::make_unique<MpiPending>(pieces(count, max));
+        const bool in_place = send == recv;
         for (int64_t off = 0; off < count; off += max) {
             const int n = static_cast<int>(std::min(max, count - off));
             const void *s = in_place ? MPI_IN_PLACE : at(send, off, dt);
@@ -289,12 +330,14 @@ private:
             copy_local(e, at(recv, displs[0], dt), send, n, dt);
             return Request();
         }
-        auto p = Blocking ? nullptr : std::make_unique<MpiPending>();
         const int64_t max = g_max_count.load();
         // MPI forbids a send buffer that overlaps the receive buffer unless it says so.
         if (send == at(recv, displs[me], dt)) send = MPI_IN_PLACE;
         if (!fits(counts, np, max) || !fits(displs, np, max)) {
             // Past int counts or displacements: every rank broadcasts its block in chunks.
+            int64_t reqs = 0;
+            for (int k = 0; k < np; ++k) reqs += pieces(counts[k], max);
+            auto p = Blocking ? nullptr : std::make_unique<MpiPending>(reqs);
             if (send != MPI_IN_PLACE) copy_local(e, at(recv, displs[me], dt), send, n, dt);
             for (int k = 0; k < np; ++k) bcast_into<Blocking>(p.get(), at(recv, displs[k], dt), counts[k], dt, k);
             return Blocking ? Request() : Request(std::move(p));
@@ -306,22 +349,33 @@ private:
         if (uniform) {
             if constexpr (Blocking) {
                 mpi_check(MPI_Allgather(send, ni, t, recv, ni, t, view_.mpi), "MPI_Allgather");
+                return Request();
             } else {
+                auto p = std::make_unique<MpiPending>(1);
                 MPI_Request r;
                 p->post(MPI_Iallgather(send, ni, t, recv, ni, t, view_.mpi, &r), r, "MPI_Iallgather");
+                return Request(std::move(p));
             }
-            return Blocking ? Request() : Request(std::move(p));
         }
-        std::vector<int> cnt(counts, counts + np), dsp(displs, displs + np);
+        // int counts and displacements: pool memory, which MPI reads until the operation
+        // completes (the request keeps it).
+        auto fill = [&](int *c) {
+            for (int k = 0; k < np; ++k) {
+                c[k] = static_cast<int>(counts[k]);
+                c[np + k] = static_cast<int>(displs[k]);
+            }
+            return c;
+        };
         if constexpr (Blocking) {
-            mpi_check(MPI_Allgatherv(send, ni, t, recv, cnt.data(), dsp.data(), t, view_.mpi), "MPI_Allgatherv");
+            pool::Array<int> ints(2 * static_cast<std::size_t>(np));
+            const int *c = fill(ints.data());
+            mpi_check(MPI_Allgatherv(send, ni, t, recv, c, c + np, t, view_.mpi), "MPI_Allgatherv");
             return Request();
         } else {
-            // MPI reads the count arrays until the operation completes: the request keeps them.
-            std::vector<int> &c = p->keep(std::move(cnt));
-            std::vector<int> &d = p->keep(std::move(dsp));
+            auto p = std::make_unique<MpiPending>(1);
+            const int *c = fill(p->ints(2 * static_cast<std::size_t>(np)));
             MPI_Request r;
-            p->post(MPI_Iallgatherv(send, ni, t, recv, c.data(), d.data(), t, view_.mpi, &r), r, "MPI_Iallgatherv");
+            p->post(MPI_Iallgatherv(send, ni, t, recv, c, c + np, t, view_.mpi, &r), r, "MPI_Iallgatherv");
             return Request(std::move(p));
         }
     }

@@ -5,7 +5,11 @@
 // allgatherv: it becomes grouped broadcasts, without padding. Tags are ignored: NCCL matches
 // messages by call order, which the callers keep. Built only with PLM_HAVE_NCCL.
 #include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -14,6 +18,7 @@
 #include <nccl.h>
 
 #include "comm/nccl.hpp"
+#include "comm/select.hpp"
 #include "core/error.hpp"
 #include "memory/cuda.hpp"
 
@@ -101,7 +106,11 @@ void nccl_check(ncclResult_t rc, const char *what, ncclComm_t comm = nullptr)
 }
 
 // The NCCL communicator, shared by the backend and its requests: a request polled after the
-// backend is gone must not touch a destroyed communicator.
+// backend is gone must not touch a destroyed communicator. It is closed once: finalised and
+// destroyed in an ordered teardown (Communicator's), or aborted (an error, a timeout, a
+// disorderly teardown, plm_comm_abort); a borrowed one is never destroyed, only aborted by
+// plm_comm_abort. Its requests take CUDA events from a small cache made with it, so starting
+// an operation after an agreement makes no CUDA object.
 struct Comm {
     ncclComm_t nccl = nullptr;
     bool owned = false;
@@ -112,32 +121,103 @@ struct Comm {
     Comm &operator=(const Comm &) = delete;
     ~Comm()
     {
-        if (!owned || !nccl) return;
-        // Destroy waits for work that, after an error, may never finish: abort instead.
-        ncclResult_t err = ncclSuccess;
-        if (ncclCommGetAsyncError(nccl, &err) != ncclSuccess || (err != ncclSuccess && err != ncclInProgress))
-            ncclCommAbort(nccl);
-        else
-            ncclCommDestroy(nccl);
+        // Not closed in order (a failed creation, a backend made outside a Communicator):
+        // aborting never waits, destroying might.
+        if (owned) abort();
+        std::lock_guard<std::mutex> g(lock);
+        for (cudaEvent_t e : events) cudaEventDestroy(e);
     }
-    void check_async() const
+
+    bool open() const { return nccl != nullptr; }
+
+    void abort() noexcept
     {
-        ncclResult_t err = ncclSuccess;
-        nccl_check(ncclCommGetAsyncError(nccl, &err), "ncclCommGetAsyncError", nccl);
-        if (err != ncclInProgress) nccl_check(err, "NCCL operation failed", nccl);
+        std::lock_guard<std::mutex> g(lock);
+        if (nccl) ncclCommAbort(nccl);
+        nccl = nullptr;
     }
+
+    // Finalises (flushing its work, in step with the other ranks) and destroys it; an error
+    // on the way aborts it instead.
+    void finalize() noexcept
+    {
+        std::lock_guard<std::mutex> g(lock);
+        if (!nccl) return;
+        ncclResult_t st = ncclSuccess;
+        const bool ok = ncclCommFinalize(nccl) == ncclSuccess && ncclCommGetAsyncError(nccl, &st) == ncclSuccess &&
+                        st == ncclSuccess;
+        if (ok)
+            ncclCommDestroy(nccl);
+        else
+            ncclCommAbort(nccl);
+        nccl = nullptr;
+    }
+
+    // The asynchronous error NCCL reports, if any: ncclSuccess while healthy.
+    ncclResult_t async_error() const
+    {
+        if (!nccl) return ncclSuccess;
+        ncclResult_t st = ncclSuccess;
+        const ncclResult_t rc = ncclCommGetAsyncError(nccl, &st);
+        if (rc != ncclSuccess) return rc;
+        return st == ncclInProgress ? ncclSuccess : st;
+    }
+
+    // The event cache: kEvents made with the communicator, more only if that many requests
+    // are in flight at once.
+    static constexpr std::size_t kEvents = 16;
+    void make_events()
+    {
+        events.reserve(kEvents);
+        while (events.size() < kEvents) {
+            cudaEvent_t e = nullptr;
+            cuda::check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+            events.push_back(e);
+        }
+    }
+    cudaEvent_t take_event()
+    {
+        {
+            std::lock_guard<std::mutex> g(lock);
+            if (!events.empty()) {
+                cudaEvent_t e = events.back();
+                events.pop_back();
+                return e;
+            }
+        }
+        cudaEvent_t e = nullptr;
+        cuda::check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+        return e;
+    }
+    void give_event(cudaEvent_t e) noexcept
+    {
+        std::lock_guard<std::mutex> g(lock);
+        if (events.size() < events.capacity())
+            events.push_back(e);
+        else
+            cudaEventDestroy(e);
+    }
+
+    mutable std::mutex lock;
+    std::vector<cudaEvent_t> events;
 };
 
-// Completion of the work enqueued on a stream before record().
+// Completion of the work enqueued on a stream before record(). Polling also polls NCCL's
+// asynchronous error, and a wait gives up after PYLOPS_MPI_NCCL_TIMEOUT seconds: either
+// aborts the NCCL communicator (its peers then fail too, instead of waiting) and poisons the
+// communicator, so a failed peer is reported rather than waited for forever.
 class NcclPending final : public Pending {
 public:
-    explicit NcclPending(std::shared_ptr<const Comm> comm) : comm_(std::move(comm))
+    NcclPending(std::shared_ptr<Comm> comm, Poison *poison) : comm_(std::move(comm)), poison_(poison)
     {
-        cuda::check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+        event_ = comm_->take_event();
     }
     NcclPending(const NcclPending &) = delete;
     NcclPending &operator=(const NcclPending &) = delete;
-    ~NcclPending() override { cudaEventDestroy(event_); }
+    ~NcclPending() override
+    {
+        if (event_) comm_->give_event(event_);
+    }
 
     void record(cudaStream_t s) { cuda::check(cudaEventRecord(event_, s), "cudaEventRecord"); }
 
@@ -146,18 +226,42 @@ public:
         if (done_) return true;
         const cudaError_t rc = cudaEventQuery(event_);
         if (rc == cudaSuccess) return done_ = true;
-        if (rc != cudaErrorNotReady) cuda::check(rc, "cudaEventQuery");
-        comm_->check_async();
+        if (rc != cudaErrorNotReady) {
+            (void)cudaGetLastError();
+            fail(PLM_ERR_CUDA, "cudaEventQuery on an NCCL operation: %s (%s)", cudaGetErrorString(rc),
+                 cudaGetErrorName(rc));
+        }
+        const ncclResult_t err = comm_->async_error();
+        if (err != ncclSuccess) fail(PLM_ERR_NCCL, "NCCL operation failed: %s", ncclGetErrorString(err));
+        if (!comm_->open()) fail(PLM_ERR_NCCL, "the NCCL communicator was aborted while an operation was in flight");
         return false;
     }
     // Polls rather than cudaEventSynchronize, which would never return after a peer failure.
     void wait() override
     {
-        while (!test()) std::this_thread::yield();
+        const double limit = nccl_timeout_from_env(std::getenv("PYLOPS_MPI_NCCL_TIMEOUT"));
+        if (!poll_for([&] { return test(); }, limit))
+            fail(PLM_ERR_NCCL,
+                 "an NCCL operation did not complete within %g s (PYLOPS_MPI_NCCL_TIMEOUT): a peer failed or "
+                 "never took part",
+                 limit);
     }
 
 private:
-    std::shared_ptr<const Comm> comm_;
+    // Aborts the NCCL communicator, poisons and throws: the failure cannot be agreed.
+    [[noreturn]] void fail(plm_status_t status, const char *fmt, ...) __attribute__((format(printf, 3, 4)))
+    {
+        comm_->abort();
+        char text[kMsgLen];
+        va_list ap;
+        va_start(ap, fmt);
+        std::vsnprintf(text, sizeof text, fmt, ap);
+        va_end(ap);
+        fail_unagreed(poison_, Error(status, std::string(text) + "; its NCCL communicator was aborted"));
+    }
+
+    std::shared_ptr<Comm> comm_;
+    Poison *poison_;
     cudaEvent_t event_ = nullptr;
     bool done_ = false;
 };
@@ -316,9 +420,39 @@ public:
     }
 
     // A communicator of its own, from a new unique id over sub, on this backend's device,
-    // made by prepare() or at its first device operation.
+    // made by prepare() (Communicator::prepare_mask_group, plm_comm_split: before their
+    // agreements) or, failing that, at its first device operation.
     std::unique_ptr<Backend> split(const CommView &sub) const override;
     void prepare() override { ensure(); }
+
+    // Every NCCL backend takes part in the ordered teardown until closed, made or not, so all
+    // ranks of a communicator take the same steps.
+    bool needs_ordered_close() const override { return !closed_; }
+    void close(bool orderly) noexcept override
+    {
+        closed_ = true;
+        if (!comm_ || !comm_->owned) return;  // a borrowed communicator is the user's
+        if (orderly)
+            comm_->finalize();
+        else
+            comm_->abort();
+    }
+    plm_status_t async_error() override
+    {
+        if (!comm_) return PLM_SUCCESS;
+        const ncclResult_t err = comm_->async_error();
+        if (err == ncclSuccess) return PLM_SUCCESS;
+        comm_->abort();
+        char text[kMsgLen];
+        std::snprintf(text, sizeof text, "NCCL reported an asynchronous error: %s; its NCCL communicator was aborted",
+                      ncclGetErrorString(err));
+        if (view_.poison) view_.poison->mark(PLM_ERR_NCCL, text);
+        return PLM_ERR_NCCL;
+    }
+    void abort() noexcept override
+    {
+        if (comm_) comm_->abort();
+    }
 
 private:
     void ensure() const
@@ -346,24 +480,34 @@ private:
     // when the stream has passed the enqueued work.
     template <typename F> Request launch(const Exec &e, F &&enqueue) const
     {
-        // A mask group makes its NCCL communicator at its first device operation (they are
-        // all collectives, so every rank of it takes part): groups only ever used for host
-        // data never initialise NCCL. plm_comm_split makes it at once (prepare()).
+        // Mask groups and splits have their NCCL communicator made before the agreement of
+        // the call that needs it (prepare(), through Communicator::prepare_mask_group and
+        // split); a caller that did not is served here, at the group's first device operation
+        // (a collective, so every rank of the group takes part), not agreed.
         ensure();
+        PLM_REQUIRE(comm_->open(), PLM_ERR_NCCL, "the NCCL communicator was aborted (the communicator is poisoned)");
         PLM_REQUIRE(e.device < 0 || e.device == comm_->device, PLM_ERR_INVALID_ARG,
                     "the NCCL communicator is on CUDA device %d, the data on device %d", comm_->device, e.device);
         Exec here = e;
         here.device = comm_->device;
         cuda::activate(here);
-        auto p = std::make_unique<NcclPending>(comm_);  // first: nothing enqueued goes untracked
+        auto p = std::make_unique<NcclPending>(comm_, view_.poison);  // first: nothing enqueued goes untracked
         const cudaStream_t s = cuda::stream_of(e);
-        enqueue(s);
-        p->record(s);
+        try {
+            enqueue(s);
+            p->record(s);
+        } catch (const Error &x) {
+            // Arguments were checked before: an NCCL or CUDA failure here, on this rank only,
+            // while the peers' parts are queued. Abort, so they fail too, and poison.
+            comm_->abort();
+            fail_unagreed(view_.poison, x);
+        }
         return Request(std::move(p));
     }
 
     mutable std::shared_ptr<Comm> comm_;
     int device_;
+    bool closed_ = false;
 };
 
 // ---- Creation: every step ends in an agreement, so all ranks fail alike. ----
@@ -457,6 +601,7 @@ std::shared_ptr<Comm> create(const CommView &v, int device)
         c->owned = true;
         c->device = device;
         nccl_check(ncclCommInitRank(&c->nccl, v.size, id, v.rank), "ncclCommInitRank");
+        c->make_events();
     });
     const bool ok = all_ok(v.mpi, err.empty());
     if (!ok && c && c->nccl) {  // a failed init may still hand back a half-made communicator
@@ -479,6 +624,8 @@ std::shared_ptr<Comm> adopt(const CommView &v, ncclComm_t nccl)
         nccl_check(ncclCommCuDevice(nccl, &c->device), "ncclCommCuDevice", nccl);
         PLM_REQUIRE(n == v.size && r == v.rank, PLM_ERR_INVALID_ARG,
                     "it is rank %d of %d, the MPI communicator rank %d of %d", r, n, v.rank, v.size);
+        cuda::check(cudaSetDevice(c->device), "cudaSetDevice");  // its events live there
+        c->make_events();
     });
     fail_together(all_ok(v.mpi, err.empty()), err, PLM_ERR_INVALID_ARG,
                   "the NCCL communicator does not match the MPI communicator");

@@ -1,5 +1,7 @@
 #include "comm/select.hpp"
 
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace plm::comm {
@@ -35,6 +37,16 @@ CudaAwareDecision decide_cuda_aware(int config_value, const char *env_value, int
 bool nccl_enabled_from_env(const char *pylops_mpi_nccl, const char *nccl_pylops_mpi)
 {
     return parse_flag(pylops_mpi_nccl) != 0 && parse_flag(nccl_pylops_mpi) != 0;
+}
+
+double nccl_timeout_from_env(const char *value)
+{
+    if (!value) return kNcclTimeoutDefault;
+    char *end = nullptr;
+    const double v = std::strtod(value, &end);
+    if (end == value) return kNcclTimeoutDefault;
+    while (*end == ' ' || *end == '\t') ++end;
+    return *end == '\0' && std::isfinite(v) && v > 0 ? v : kNcclTimeoutDefault;
 }
 
 }  // namespace plm::comm

@@ -27,4 +27,11 @@ CudaAwareDecision decide_cuda_aware(int config_value, const char *env_value, int
 // NCCL is disabled when PYLOPS_MPI_NCCL or NCCL_PYLOPS_MPI (PyLops-MPI's name) is "0".
 bool nccl_enabled_from_env(const char *pylops_mpi_nccl, const char *nccl_pylops_mpi);
 
+// How long, in seconds, a wait for an NCCL operation and each step of an NCCL teardown may
+// take before the NCCL communicator is aborted and the communicator poisoned: the value of
+// PYLOPS_MPI_NCCL_TIMEOUT when it is a finite number of seconds > 0 (fractions allowed,
+// surrounding blanks ignored), else kNcclTimeoutDefault (unset, empty, 0, negative, junk).
+constexpr double kNcclTimeoutDefault = 600;
+double nccl_timeout_from_env(const char *value);
+
 }  // namespace plm::comm

@@ -11,6 +11,10 @@ namespace plm::cuda {
 // Throws PLM_ERR_CUDA "what: <CUDA's error string>" unless rc is cudaSuccess.
 void check(cudaError_t rc, const char *what);
 
+// An allocation (cudaMalloc, cudaMallocHost) of bytes failed with rc: throws
+// PLM_ERR_OUT_OF_MEMORY for cudaErrorMemoryAllocation, else PLM_ERR_CUDA with CUDA's message.
+[[noreturn]] void alloc_failed(cudaError_t rc, const char *what, std::size_t bytes);
+
 inline cudaStream_t stream_of(const Exec &e) { return static_cast<cudaStream_t>(e.stream.handle); }
 
 // Makes e.device the calling thread's current device when it is set (>= 0).

@@ -1,8 +1,6 @@
 // The CUDA memory spaces: device memory and pinned host memory (staging buffers), and the
 // helpers the other CUDA-built sources share. Tables exist only when a device is visible,
 // so a CUDA build on a machine without a GPU behaves like a host-only one.
-#include <new>
-
 #include "memory/cuda.hpp"
 
 namespace plm::cuda {
@@ -12,6 +10,14 @@ void check(cudaError_t rc, const char *what)
     if (rc == cudaSuccess) return;
     (void)cudaGetLastError();  // clear a sticky non-fatal error so later calls report their own
     PLM_FAIL(PLM_ERR_CUDA, "%s: %s (%s)", what, cudaGetErrorString(rc), cudaGetErrorName(rc));
+}
+
+void alloc_failed(cudaError_t rc, const char *what, std::size_t bytes)
+{
+    (void)cudaGetLastError();
+    if (rc == cudaErrorMemoryAllocation)
+        PLM_FAIL(PLM_ERR_OUT_OF_MEMORY, "%s of %zu bytes: out of memory (%s)", what, bytes, cudaGetErrorName(rc));
+    PLM_FAIL(PLM_ERR_CUDA, "%s of %zu bytes: %s (%s)", what, bytes, cudaGetErrorString(rc), cudaGetErrorName(rc));
 }
 
 void activate(const Exec &e)
@@ -34,20 +40,16 @@ std::size_t at_least_one(std::size_t bytes) { return bytes ? bytes : 1; }
 void *device_alloc(std::size_t bytes)
 {
     void *p = nullptr;
-    if (cudaMalloc(&p, at_least_one(bytes)) != cudaSuccess) {
-        (void)cudaGetLastError();
-        throw std::bad_alloc();  // the C API reports PLM_ERR_ALLOC, as for host memory
-    }
+    const cudaError_t rc = cudaMalloc(&p, at_least_one(bytes));
+    if (rc != cudaSuccess) cuda::alloc_failed(rc, "cudaMalloc", bytes);
     return p;
 }
 
 void *pinned_alloc(std::size_t bytes)
 {
     void *p = nullptr;
-    if (cudaMallocHost(&p, at_least_one(bytes)) != cudaSuccess) {
-        (void)cudaGetLastError();
-        throw std::bad_alloc();
-    }
+    const cudaError_t rc = cudaMallocHost(&p, at_least_one(bytes));
+    if (rc != cudaSuccess) cuda::alloc_failed(rc, "cudaMallocHost", bytes);
     return p;
 }
 

@@ -120,6 +120,27 @@ void Buffer::swap(Buffer &o) noexcept
     std::swap(owned_, o.owned_);
 }
 
+namespace {
+thread_local int64_t t_copy_countdown = 0;
+
+void copy_fault_hook()
+{
+    if (t_copy_countdown > 0 && --t_copy_countdown == 0)
+        PLM_FAIL(PLM_ERR_CUDA, "cudaMemcpyAsync: injected device copy failure (test hook)");
+}
+}  // namespace
+
+namespace fault {
+void fail_copy_nth(int64_t n) { t_copy_countdown = n; }
+}  // namespace fault
+
+void copy_on(Space s, void *dst, const void *src, std::size_t bytes, Stream stream)
+{
+    const SpaceOps &ops = require_space(s);
+    copy_fault_hook();
+    ops.copy(dst, src, bytes, stream);
+}
+
 void copy_bytes(Space dst_space, void *dst, Space src_space, const void *src, std::size_t bytes, Stream stream)
 {
     // The device's table (else the non-host side's) knows how to move data to and from it.
@@ -127,6 +148,7 @@ void copy_bytes(Space dst_space, void *dst, Space src_space, const void *src, st
               : dst_space != Space::host                               ? dst_space
                                                                        : src_space;
     const SpaceOps &ops = require_space(s);
+    copy_fault_hook();
     ops.copy(dst, src, bytes, stream);
     // A copy touching host memory is done when this returns: the caller may read the
     // destination or reuse the source at once. Device-to-device copies stay on the stream.

@@ -92,5 +92,13 @@ private:
 // side is host memory; device-to-device copies are asynchronous on the stream.
 void copy_bytes(Space dst_space, void *dst, Space src_space, const void *src, std::size_t bytes,
                 Stream stream = {});
+// Space s's copy (either side may be host memory or s), queued on stream and not waited for.
+void copy_on(Space s, void *dst, const void *src, std::size_t bytes, Stream stream);
+
+namespace fault {
+// Tests: the n-th copy from now on (copy_bytes, copy_on) on this thread throws PLM_ERR_CUDA,
+// as a device fault would, without copying; 0 disarms. Runs device-fault paths on host memory.
+void fail_copy_nth(int64_t n);
+}  // namespace fault
 
 }  // namespace plm

@@ -133,12 +133,6 @@ public:
             axes_.push_back(std::move(a));
         }
     }
-    // After the constructing call's agreement: the plans' tags.
-    void bind(comm::Agreement &fin) const
-    {
-        for (const Axis &a : axes_) a.plan->bind(fin.plan_tags(comm::AlltoallvPlan::kTags));
-    }
-
     WorkPtr make_work(const Exec &e) const override
     {
         const size_t bytes = checked_bytes(most_, dtype_, "the halo exchange buffer");
@@ -205,7 +199,7 @@ private:
 
     std::vector<int64_t> w_;  // (minus, plus) per axis
     Shape core_, ext_;
-    std::vector<Axis> axes_;  // plans' tags bound once, after construction
+    std::vector<Axis> axes_;
     int64_t most_ = 0;        // the most elements sent (and received) along one axis
 };
 
@@ -248,15 +242,11 @@ Operator::Ptr halo(comm::Agreement &ag, const CommPtr &c, int dtype, const std::
     ag.fold(static_cast<int64_t>(dt));
     ag.fold_all(dims);
     ag.fold_all(g.p);
-    std::optional<comm::GatherI64> widths_of;  // every rank's 2 ndim widths, gathered after the agreement
-    ag.check([&] { widths_of.emplace(*c, static_cast<int64_t>(mine.size())); });
+    std::vector<int64_t> all;  // every rank's 2 ndim widths, gathered after the agreement
+    ag.check([&] { all.resize(mine.size() * static_cast<size_t>(P)); });
     ag.run();
-    widths_of->run(mine.data());
-    std::shared_ptr<const Halo> made;
-    return comm::finish_collective(
-        *c, "op_halo", {},
-        [&]() -> Operator::Ptr {
-            const std::vector<int64_t> all(widths_of->of(0), widths_of->of(P));
+    comm::allgather_i64(*c, mine.data(), static_cast<int64_t>(mine.size()), all.data());
+    return comm::finish_collective(*c, "op_halo", {}, [&]() -> Operator::Ptr {
             check_widths(g, all, P);  // the same data on every rank: the same verdict
             std::vector<int64_t> core_sizes, ext_sizes;
             for (int r = 0; r < P; ++r) {
@@ -265,11 +255,9 @@ Operator::Ptr halo(comm::Agreement &ag, const CommPtr &c, int dtype, const std::
                 ext_sizes.push_back(plm::product(extent_of(core, all.data() + static_cast<size_t>(r) * 2 * dims.size())));
             }
             checked_sum(ext_sizes, "the halo-grown blocks summed over the ranks", PLM_ERR_SIZE_MISMATCH);
-            made = std::make_shared<Halo>(dt, vector_layout(c, core_sizes, PLM_PARTITION_SCATTER, {}),
+            return std::make_shared<Halo>(dt, vector_layout(c, core_sizes, PLM_PARTITION_SCATTER, {}),
                                           vector_layout(c, ext_sizes, PLM_PARTITION_SCATTER, {}), g, std::move(mine));
-            return made;
-        },
-        [&](const Operator::Ptr &, comm::Agreement &fin) { made->bind(fin); });
+    });
 }
 
 }  // namespace plm::ops

@@ -209,12 +209,6 @@ public:
         plan_ = std::make_unique<comm::AlltoallvPlan>(c, dt, std::move(g.sc), std::move(g.sd), std::move(g.rc),
                                                       std::move(g.rd));
     }
-    // After the constructing call's agreement: the plan's tag (every Stencil of that call in turn).
-    void bind(comm::Agreement &fin) const
-    {
-        if (plan_) plan_->bind(fin.plan_tags(comm::AlltoallvPlan::kTags));
-    }
-
     WorkPtr make_work(const Exec &e) const override
     {
         if (!plan_) return nullptr;
@@ -304,7 +298,7 @@ private:
     std::vector<AxisPart> parts_;
     int64_t esize_;
     int64_t row_len_ = 0, s_ = 0, e_ = 0;  // this rank's rows [s_, e_) of axis 0, row_len_ elements each
-    std::unique_ptr<comm::AlltoallvPlan> plan_;  // tag bound once, after construction
+    std::unique_ptr<comm::AlltoallvPlan> plan_;
     int64_t before_ = 0, after_ = 0;             // rows received ahead of and past this block
 };
 
@@ -394,26 +388,18 @@ ArrayLayout::Ptr model_layout(const CommPtr &c, const Model &m, const std::vecto
 
 // One stencil operator per entry of members (each a set of axis parts) on one model layout,
 // made after ag ran; a stacked vstack of them when stack. Agreed a second time: the objects and
-// the plans are made then, and the plans' tags bound after it.
+// their plans are made then.
 Operator::Ptr build(comm::Agreement &ag, const CommPtr &c, const Model &m, size_t rows_lane,
                     std::vector<std::vector<AxisPart>> members, bool stack)
 {
-    std::vector<std::shared_ptr<const Stencil>> made;
-    return comm::finish_collective(
-        *c, "stencil operator",  {},
-        [&]() -> Operator::Ptr {
-            const std::vector<int64_t> rows = model_rows(ag, m, rows_lane);
-            ArrayLayout::Ptr l = model_layout(c, m, rows);
-            std::vector<Operator::Ptr> ops;
-            for (std::vector<AxisPart> &parts : members) {
-                made.push_back(std::make_shared<Stencil>(m.dt, l, m.dims, rows, std::move(parts)));
-                ops.push_back(made.back());
-            }
-            return stack ? stacked_vstack(std::move(ops)) : ops.front();
-        },
-        [&](const Operator::Ptr &, comm::Agreement &fin) {
-            for (const auto &s : made) s->bind(fin);
-        });
+    return comm::finish_collective(*c, "stencil operator", {}, [&]() -> Operator::Ptr {
+        const std::vector<int64_t> rows = model_rows(ag, m, rows_lane);
+        ArrayLayout::Ptr l = model_layout(c, m, rows);
+        std::vector<Operator::Ptr> ops;
+        for (std::vector<AxisPart> &parts : members)
+            ops.push_back(std::make_shared<Stencil>(m.dt, l, m.dims, rows, std::move(parts)));
+        return stack ? stacked_vstack(std::move(ops)) : ops.front();
+    });
 }
 
 // This rank's rows through the agreement, when they are given (not the default split).

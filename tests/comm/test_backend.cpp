@@ -165,15 +165,8 @@ void test_plans_in_flight(void **)
         HaloCase<int64_t> h1(1, 4, 0);
         A2ACase<double> a0(0, 0);
         A2ACase<c128> a1(1, 0);
-        HaloPlan hp0 = h0.plan(), hp1 = h1.plan();
-        AlltoallvPlan ap0 = a0.plan(), ap1 = a1.plan();
-        // Tags come from the agreement of the call that makes the plans.
-        Agreement ag(C(), "plans");
-        ag.run();
-        hp0.bind(ag.plan_tags(HaloPlan::kTags));
-        hp1.bind(ag.plan_tags(HaloPlan::kTags));
-        ap0.bind(ag.plan_tags(AlltoallvPlan::kTags));
-        ap1.bind(ag.plan_tags(AlltoallvPlan::kTags));
+        const HaloPlan hp0 = h0.plan(), hp1 = h1.plan();
+        const AlltoallvPlan ap0 = a0.plan(), ap1 = a1.plan();
         const int tags[] = {hp0.tag(), hp0.tag() + 1, hp1.tag(), hp1.tag() + 1, ap0.tag(), ap1.tag()};
         for (int i = 0; i < 6; ++i)
             for (int j = i + 1; j < 6; ++j) ck.expect(tags[i] != tags[j], "plans share tag %d", tags[i]);
@@ -645,7 +638,7 @@ void test_split_hook(void **)
         for (int q = r % 2; q < P(); q += 2) want += q;
         ck.expect(s == want, "allreduce on the split: %g, expected %g", s, want);
 
-        // A staged backend splits into a staged backend with its own cache.
+        // A staged backend splits into a staged backend (sharing its staging memory).
         std::unique_ptr<Backend> staged = make_mpi_staged(C().view(), Space::host, Space::host);
         std::unique_ptr<Backend> sub_staged = staged->split(sub->view());
         ck.expect(sub_staged->kind() == PLM_BACKEND_MPI_STAGED, "staged split kind %s", sub_staged->name());

@@ -550,6 +550,25 @@ static void test_destroy_null_safety(void **state)
     assert_all_ranks_true(ok);
 }
 
+/* A healthy communicator reports no error (and an empty message); bad arguments are refused
+ * locally; plm_comm_abort of a bad handle returns instead of aborting. */
+static void test_async_error_and_abort_arguments(void **state)
+{
+    (void)state;
+    plm_comm_t c = create_or_null(NULL);
+    int ok = c != NULL;
+    plm_status_t err = PLM_ERR_INTERNAL;
+    char msg[64] = "junk";
+    ok &= expect_status(plm_comm_get_async_error(c, &err, msg, sizeof msg), PLM_SUCCESS, "get_async_error");
+    ok &= err == PLM_SUCCESS && msg[0] == '\0';
+    ok &= expect_status(plm_comm_get_async_error(c, &err, NULL, 0), PLM_SUCCESS, "get_async_error, no message");
+    ok &= expect_status(plm_comm_get_async_error(c, NULL, msg, sizeof msg), PLM_ERR_INVALID_ARG, "NULL error");
+    ok &= expect_status(plm_comm_get_async_error(NULL, &err, msg, sizeof msg), PLM_ERR_INVALID_ARG, "NULL comm");
+    ok &= expect_status(plm_comm_abort(NULL, 3), PLM_ERR_INVALID_ARG, "abort of a NULL comm");
+    plm_comm_destroy(&c);
+    assert_all_ranks_true(ok);
+}
+
 static void test_status_strings(void **state)
 {
     (void)state;
@@ -571,6 +590,7 @@ int main(int argc, char **argv)
     unsetenv("NCCL_PYLOPS_MPI");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_async_error_and_abort_arguments),
         cmocka_unit_test(test_create_default_rank_size),
         cmocka_unit_test(test_get_backend_host_and_device),
         cmocka_unit_test(test_get_backend_follows_config),

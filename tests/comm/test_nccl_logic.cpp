@@ -1,8 +1,9 @@
 // White-box tests of the NCCL backend's logic that needs no GPU (src/comm/nccl.hpp): the
 // dtype to NCCL type mapping (complex as float pairs), which reductions complex data allow,
 // when allgatherv becomes one ncclAllGather instead of grouped broadcasts, and the detection
-// of two ranks sharing one GPU (every rank must report the same pair). NCCL builds only;
-// single process, no MPI.
+// of two ranks sharing one GPU (every rank must report the same pair); and the status of a
+// failed device allocation (out of memory only for cudaErrorMemoryAllocation). NCCL builds
+// only; single process, no MPI, no GPU.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -18,6 +19,7 @@ extern "C" {
 #undef fail  // cmocka's fail() would rewrite plm::fail in PLM_FAIL
 
 #include "comm/nccl.hpp"
+#include "memory/cuda.hpp"
 
 using namespace plm;
 using namespace plm::comm;
@@ -124,6 +126,18 @@ void test_shared_gpu(void **)
 
 }  // namespace
 
+void test_alloc_failure_status(void **)
+{
+    std::string what;
+    assert_int_equal(status_of([] { cuda::alloc_failed(cudaErrorMemoryAllocation, "cudaMalloc", 64); }, &what),
+                     PLM_ERR_OUT_OF_MEMORY);
+    assert_true(what.find("cudaMalloc of 64 bytes") != std::string::npos);
+    assert_int_equal(status_of([] { cuda::alloc_failed(cudaErrorInvalidValue, "cudaMallocHost", 8); }, &what),
+                     PLM_ERR_CUDA);
+    assert_true(what.find("cudaMallocHost of 8 bytes") != std::string::npos &&
+                what.find("cudaErrorInvalidValue") != std::string::npos);
+}
+
 int main()
 {
     const struct CMUnitTest tests[] = {
@@ -131,6 +145,7 @@ int main()
         cmocka_unit_test(test_reductions),
         cmocka_unit_test(test_uniform_blocks),
         cmocka_unit_test(test_shared_gpu),
+        cmocka_unit_test(test_alloc_failure_status),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -1,6 +1,7 @@
 // White-box tests of the backend selection policy (src/comm/select.hpp): pure functions,
 // checked for every input combination against the rules of DESIGN.md, written out here
-// independently of the implementation. Also read_config() validation.
+// independently of the implementation. Also read_config() validation, the NCCL timeout's
+// environment variable and the polling helper NCCL waits and teardown use.
 //
 // Rules (DESIGN.md, "Backend selection"):
 //   1. host (and pinned host) memory -> mpi_host, whatever the rest says;
@@ -223,6 +224,44 @@ plm_status_t read_status(const plm_comm_config_t &cfg)
     return PLM_SUCCESS;
 }
 
+// PYLOPS_MPI_NCCL_TIMEOUT: a finite number of seconds > 0, else the default.
+void test_nccl_timeout_from_env(void **)
+{
+    const double d = kNcclTimeoutDefault;
+    const struct {
+        const char *value;
+        double want;
+    } rows[] = {{nullptr, d}, {"", d},       {"30", 30},  {" 2.5 ", 2.5}, {"1e-3", 0.001}, {"0", d},
+                {"-5", d},    {"abc", d},    {"10s", d},  {"inf", d},     {"nan", d},      {"5 5", d}};
+    bool ok = d == 600;
+    for (const auto &row : rows)
+        if (nccl_timeout_from_env(row.value) != row.want) {
+            ok = false;
+            std::fprintf(stderr, "nccl_timeout_from_env(%s) = %g, expected %g\n", row.value ? row.value : "NULL",
+                         nccl_timeout_from_env(row.value), row.want);
+        }
+    assert_true(ok);
+}
+
+// poll_for: true as soon as done() is, false once the time is up (with done() never true),
+// and done()'s exception passes through.
+void test_poll_for(void **)
+{
+    int calls = 0;
+    assert_true(poll_for([&] { return ++calls == 3; }, 60.0));
+    assert_int_equal(calls, 3);
+    calls = 0;
+    assert_false(poll_for([&] { return ++calls < 0; }, 0.01));
+    assert_true(calls >= 1);
+    bool threw = false;
+    try {
+        poll_for([]() -> bool { PLM_FAIL(PLM_ERR_NCCL, "from done()"); }, 60.0);
+    } catch (const Error &e) {
+        threw = e.status() == PLM_ERR_NCCL;
+    }
+    assert_true(threw);
+}
+
 void test_read_config(void **)
 {
     const Config d = read_config(nullptr);
@@ -378,6 +417,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_decide_cuda_aware_every_combination),
         cmocka_unit_test(test_decide_cuda_aware_literal_rows),
         cmocka_unit_test(test_nccl_enabled_from_env),
+        cmocka_unit_test(test_nccl_timeout_from_env),
+        cmocka_unit_test(test_poll_for),
         cmocka_unit_test(test_read_config),
         cmocka_unit_test(test_communicator_policy_state),
         cmocka_unit_test(test_communicator_bad_config_one_rank),

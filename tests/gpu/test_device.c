@@ -1,8 +1,8 @@
 /* Device arrays on one device backend, against the same operations on host arrays computed in
  * this test: data movement (set_global, asarray, duplicate, ghost cells, redistribute, gather
  * and scatter) must match bitwise, math (element-wise, dot, norms) to a few ulps, and an
- * operator apply and a CGLS solve to 1e-10. Also a wrapped user device pointer and the stream
- * API. Usage: test_device [mpi_staged|mpi_cuda_aware|nccl|auto]; exits 77 without a device or
+ * operator apply and a CGLS solve to 1e-10. Also a wrapped user device pointer, the stream
+ * API, an agreed out-of-memory device allocation and a healthy communicator at the end. Usage: test_device [mpi_staged|mpi_cuda_aware|nccl|auto]; exits 77 without a device or
  * when the backend cannot run here (NCCL needs one GPU per rank). */
 #include <complex.h>
 #include <math.h>
@@ -402,6 +402,26 @@ static void test_wrap_and_stream(plm_comm_t comm)
     cudaFree(buf);
 }
 
+/* A device allocation too large for any GPU (2^42 doubles, 32 TiB, per rank) fails every rank
+ * with PLM_ERR_OUT_OF_MEMORY (cudaErrorMemoryAllocation, agreed before any communication);
+ * after all the device work above the communicator is healthy: not poisoned, no NCCL
+ * asynchronous error. */
+static void test_failures(plm_comm_t comm)
+{
+    const int64_t g = (int64_t)nranks << 42;
+    plm_array_t x = NULL;
+    const plm_status_t st =
+        plm_array_create(comm, 1, &g, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_DEVICE, &x);
+    CHECK(st == PLM_ERR_OUT_OF_MEMORY && x == NULL, "a 32 TiB device array per rank: %s (%s)", plm_status_string(st),
+          plm_last_error());
+    plm_array_destroy(&x);
+    plm_status_t err = PLM_ERR_INTERNAL;
+    char msg[256] = "";
+    OK(plm_comm_get_async_error(comm, &err, msg, sizeof msg));
+    CHECK(err == PLM_SUCCESS, "the communicator is poisoned after the device tests: %s: %s", plm_status_string(err),
+          msg);
+}
+
 static plm_backend_t parse_backend(const char *s)
 {
     if (!s || !strcmp(s, "auto")) return PLM_BACKEND_AUTO;
@@ -462,6 +482,7 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < sizeof kTypes / sizeof kTypes[0]; ++k) test_array_ops(comm, kTypes[k], 40, 1);
     test_operator(comm);
     test_wrap_and_stream(comm);
+    test_failures(comm);
     plm_comm_destroy(&comm);
     int total = 0;
     MPI_Allreduce(&fails, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
