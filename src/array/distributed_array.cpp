@@ -275,7 +275,7 @@ void DistributedArray::norm_axis(comm::Agreement &ag, double ord, int axis, doub
 {
     int ax = 0;
     NormPlan n{};
-    std::vector<double> mine;
+    std::vector<double> mine, summed;
     Gather g{};
     ag.check([&] {
         n = plan_norm(ord);
@@ -286,6 +286,7 @@ void DistributedArray::norm_axis(comm::Agreement &ag, double ord, int axis, doub
                     static_cast<long long>(want), static_cast<long long>(n_out));
         const Shape &L = local_shape();
         mine.resize(static_cast<size_t>(Layout::outer(L, ax) * Layout::inner(L, ax)));
+        if (lay_->layout().scattered() && ax == lay_->layout().axis) summed.resize(mine.size());
         if (lay_->layout().scattered() && ax != lay_->layout().axis) {
             std::vector<Shape> shapes;
             for (const Shape &sh : lay_->layout().local) shapes.push_back(drop_axis(sh, ax));
@@ -327,13 +328,13 @@ void DistributedArray::norm_axis(comm::Agreement &ag, double ord, int axis, doub
         return;
     }
     if (along) {
-        // Many partials: after the agreement nothing can fail locally, so a payload-only
-        // agreement on the group carries them.
-        comm::Agreement sum(lay_->group(), "norm_axis partials");
-        const size_t l2 = sum.add_lanes(mine.size(), n.op);
-        for (size_t i = 0; i < mine.size(); ++i) sum.set(l2 + i, mine[i]);
-        sum.run();
-        for (size_t i = 0; i < mine.size(); ++i) out[i] = finish_norm(n.kind, n.p, sum.get(l2 + i));
+        // Many partials: one allreduce over the group into the buffer made in the checks.
+        const comm::ReduceOp op = n.op == comm::LaneOp::max   ? comm::ReduceOp::max
+                                  : n.op == comm::LaneOp::min ? comm::ReduceOp::min
+                                                              : comm::ReduceOp::sum;
+        comm::allreduce(lay_->group(), Exec{}, mine.data(), summed.data(), static_cast<int64_t>(mine.size()),
+                        DType::f64, op);
+        for (size_t i = 0; i < mine.size(); ++i) out[i] = finish_norm(n.kind, n.p, summed[i]);
         return;
     }
     for (double &v : mine) v = finish_norm(n.kind, n.p, v);
@@ -487,6 +488,7 @@ void DistributedArray::gather_to(comm::Agreement &ag, int root, void *out, int64
     const Layout &l = lay_->layout();
     Blocks b;
     Buffer packed, host;
+    std::vector<comm::Backend::Message> msgs;  // the root's receives, made in the checks
     ag.check([&] {
         PLM_REQUIRE(root >= 0 && root < c.size(), PLM_ERR_INVALID_ARG, "gather_to: root %d outside 0..%d", root,
                     c.size() - 1);
@@ -500,6 +502,7 @@ void DistributedArray::gather_to(comm::Agreement &ag, int root, void *out, int64
         const size_t bytes = checked_bytes(b.total, dtype_, "the global array in bytes");
         packed = scratch(space_, bytes);
         if (space_ != Space::host) host = scratch(Space::host, bytes);
+        msgs = block_messages(b, root, false, packed.data());
     });
     fold_layout(ag);
     ag.fold(root);
@@ -507,28 +510,45 @@ void DistributedArray::gather_to(comm::Agreement &ag, int root, void *out, int64
     const size_t esize = dtype_size(dtype_);
     const Exec e = exec();
     if (!l.scattered()) {  // every rank holds the whole array
-        if (me_root) copy_bytes(Space::host, out, space_, data(), static_cast<size_t>(local_size()) * esize, e.stream);
+        if (me_root)
+            c.unagreed([&] {
+                copy_bytes(Space::host, out, space_, data(), static_cast<size_t>(local_size()) * esize, e.stream);
+            });
         return;
     }
     if (!me_root) {
         if (local_size() > 0) comm::send(c, e, data(), local_size(), dtype_, root, kTagGatherTo);
         return;
     }
-    std::vector<comm::Request> rs;
-    for (int r = 0; r < c.size(); ++r) {
-        void *dst = at(packed.data(), b.displ[static_cast<size_t>(r)], dtype_);
-        if (r == root)
-            copy_bytes(space_, dst, space_, data(), static_cast<size_t>(local_size()) * esize, e.stream);
-        else if (b.count[static_cast<size_t>(r)] > 0)
-            rs.push_back(comm::irecv(c, e, dst, b.count[static_cast<size_t>(r)], dtype_, r, kTagGatherTo));
-    }
-    comm::Request::all(std::move(rs)).wait();
+    comm::Request rq = comm::iexchange(c, e, dtype_, msgs.data(), msgs.size());
+    c.unagreed([&] {
+        void *mine = at(packed.data(), b.displ[static_cast<size_t>(root)], dtype_);
+        copy_bytes(space_, mine, space_, data(), static_cast<size_t>(local_size()) * esize, e.stream);
+    });
+    rq.wait();
     const void *src = packed.data();
     if (host.data()) {
-        copy_bytes(Space::host, host.data(), space_, packed.data(), static_cast<size_t>(b.total) * esize, e.stream);
+        c.unagreed([&] {
+            copy_bytes(Space::host, host.data(), space_, packed.data(), static_cast<size_t>(b.total) * esize,
+                       e.stream);
+        });
         src = host.data();
     }
     copy_blocks(b, const_cast<void *>(src), out, true);
+}
+
+std::vector<comm::Backend::Message> DistributedArray::block_messages(const Blocks &b, int root, bool send,
+                                                                     void *packed) const
+{
+    std::vector<comm::Backend::Message> msgs;
+    const int P = lay_->comm().size();
+    msgs.reserve(static_cast<size_t>(P));
+    const int tag = send ? kTagScatterFrom : kTagGatherTo;
+    for (int r = 0; r < P; ++r) {
+        const int64_t n = b.count[static_cast<size_t>(r)];
+        if (r != root && n > 0) msgs.push_back({send, at(packed, b.displ[static_cast<size_t>(r)], dtype_), n, r, tag});
+    }
+    return msgs;
 }
 
 void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *global)
@@ -538,6 +558,7 @@ void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *g
     const Layout &l = lay_->layout();
     Blocks b;
     Buffer packed, dev;
+    std::vector<comm::Backend::Message> msgs;  // the root's sends, made in the checks
     ag.check([&] {
         PLM_REQUIRE(root >= 0 && root < c.size(), PLM_ERR_INVALID_ARG, "scatter_from: root %d outside 0..%d", root,
                     c.size() - 1);
@@ -548,6 +569,7 @@ void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *g
         const size_t bytes = checked_bytes(b.total, dtype_, "the global array in bytes");
         packed = scratch(Space::host, bytes);
         if (space_ != Space::host) dev = scratch(space_, bytes);
+        msgs = block_messages(b, root, true, dev.data() ? dev.data() : packed.data());
     });
     fold_layout(ag);
     ag.fold(root);
@@ -555,7 +577,10 @@ void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *g
     const size_t esize = dtype_size(dtype_);
     const Exec e = exec();
     if (!l.scattered()) {  // the root's global array goes to every rank
-        if (me_root) copy_bytes(space_, data(), Space::host, global, static_cast<size_t>(local_size()) * esize, e.stream);
+        if (me_root)
+            c.unagreed([&] {
+                copy_bytes(space_, data(), Space::host, global, static_cast<size_t>(local_size()) * esize, e.stream);
+            });
         comm::bcast(c, e, data(), local_size(), dtype_, root);
         return;
     }
@@ -566,18 +591,17 @@ void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *g
     copy_blocks(b, packed.data(), const_cast<void *>(global), false);
     const void *src = packed.data();
     if (dev.data()) {
-        copy_bytes(space_, dev.data(), Space::host, packed.data(), static_cast<size_t>(b.total) * esize, e.stream);
+        c.unagreed([&] {
+            copy_bytes(space_, dev.data(), Space::host, packed.data(), static_cast<size_t>(b.total) * esize, e.stream);
+        });
         src = dev.data();
     }
-    std::vector<comm::Request> rs;
-    for (int r = 0; r < c.size(); ++r) {
-        const void *blk = at(const_cast<void *>(src), b.displ[static_cast<size_t>(r)], dtype_);
-        if (r == root)
-            copy_bytes(space_, data(), space_, blk, static_cast<size_t>(local_size()) * esize, e.stream);
-        else if (b.count[static_cast<size_t>(r)] > 0)
-            rs.push_back(comm::isend(c, e, blk, b.count[static_cast<size_t>(r)], dtype_, r, kTagScatterFrom));
-    }
-    comm::Request::all(std::move(rs)).wait();
+    comm::Request rq = comm::iexchange(c, e, dtype_, msgs.data(), msgs.size());
+    c.unagreed([&] {
+        const void *blk = at(const_cast<void *>(src), b.displ[static_cast<size_t>(root)], dtype_);
+        copy_bytes(space_, data(), space_, blk, static_cast<size_t>(local_size()) * esize, e.stream);
+    });
+    rq.wait();
 }
 
 Shape DistributedArray::ghost_shape(int64_t before, int64_t after) const

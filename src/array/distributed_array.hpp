@@ -126,6 +126,8 @@ private:
         int64_t total = 0;
     };
     Blocks blocks() const;
+    // The root's messages of a gather (receives) or scatter (sends) into packed, by block.
+    std::vector<comm::Backend::Message> block_messages(const Blocks &b, int root, bool send, void *packed) const;
     // Copies between the packed rank-order blocks (host) and the global C-order array, in
     // the direction to_global says (the source is only read).
     void copy_blocks(const Blocks &b, void *packed, void *global, bool to_global) const;

@@ -110,6 +110,8 @@ public:
         const int me = c.rank(), P = c.size();
         core_ = g.core(me);
         ext_ = extent_of(core_, w_.data());
+        zero_.assign(core_.size(), 0);
+        for (size_t d = 0; d < core_.size(); ++d) at_.push_back(w_[2 * d]);
         for (int d = 0; d < g.ndim(); ++d) {
             // Both sides' slabs, one axis at a time: [to minus | to plus], likewise received.
             Axis a;
@@ -126,6 +128,18 @@ public:
                 const size_t q = static_cast<size_t>(a.peer[side]);
                 sc[q] = rc[q] = a.width[side] * per_row;
                 sd[q] = rd[q] = side ? a.width[0] * per_row : 0;
+            }
+            // Rows along d: sent from [lo, lo + width0) and [lo + core - width1, lo + core);
+            // received into [0, width0) and [lo + core, lo + core + width1).
+            const size_t k = static_cast<size_t>(d);
+            const int64_t lo = w_[2 * k], core = core_[k];
+            const int64_t send_at[2] = {lo, lo + core - a.width[1]}, recv_at[2] = {lo - a.width[0], lo + core};
+            for (int side = 0; side < 2; ++side) {
+                a.size[side] = a.slab;
+                a.size[side][k] = a.width[side];
+                a.send_at[side] = a.recv_at[side] = Shape(ext_.size(), 0);
+                a.send_at[side][k] = send_at[side];
+                a.recv_at[side][k] = recv_at[side];
             }
             a.count = (a.width[0] + a.width[1]) * per_row;
             most_ = std::max(most_, a.count);
@@ -147,16 +161,14 @@ public:
     {
         const Exec e = x.exec();
         const int nd = static_cast<int>(core_.size());
-        Shape zero(core_.size(), 0), at(core_.size());
-        for (size_t d = 0; d < core_.size(); ++d) at[d] = w_[2 * d];
         if (adjoint) {
-            kernels::copy_box(e, dtype_, nd, x.data(), ext_.data(), at.data(), y.data(), core_.data(), zero.data(),
+            kernels::copy_box(e, dtype_, nd, x.data(), ext_.data(), at_.data(), y.data(), core_.data(), zero_.data(),
                               core_.data());
             return;
         }
         const Scalar z = make_scalar(dtype_, 0, 0, "halo");
         kernels::fill(e, dtype_, y.local_size(), z.data(), y.data());
-        kernels::copy_box(e, dtype_, nd, x.data(), core_.data(), zero.data(), y.data(), ext_.data(), at.data(),
+        kernels::copy_box(e, dtype_, nd, x.data(), core_.data(), zero_.data(), y.data(), ext_.data(), at_.data(),
                           core_.data());
         for (size_t d = 0; d < axes_.size(); ++d) exchange(e, static_cast<int>(d), y.data(), *static_cast<HaloWork *>(w));
     }
@@ -166,6 +178,7 @@ private:
         int peer[2] = {-1, -1};
         int64_t width[2] = {0, 0};  // 0 without a neighbour
         Shape slab;                  // the extent, one row thick along this axis
+        Shape size[2], send_at[2], recv_at[2];  // per side: the rows' box, where sent, where received
         int64_t count = 0;           // elements sent (and received) on both sides
         std::unique_ptr<comm::AlltoallvPlan> plan;
     };
@@ -174,31 +187,25 @@ private:
     void exchange(const Exec &e, int d, void *ext, const HaloWork &w) const
     {
         const Axis &a = axes_[static_cast<size_t>(d)];
-        const size_t k = static_cast<size_t>(d);
         const int nd = static_cast<int>(ext_.size());
-        const int64_t core = core_[k], lo = w_[2 * k];
         const int64_t esize = static_cast<int64_t>(dtype_size(dtype_));
-        // Rows along d: sent from [lo, lo + width0) and [lo + core - width1, lo + core);
-        // received into [0, width0) and [lo + core, lo + core + width1).
-        const int64_t send_at[2] = {lo, lo + core - a.width[1]}, recv_at[2] = {lo - a.width[0], lo + core};
-        auto box = [&](int side, const int64_t *row, void *buf, bool pack) {
+        auto box = [&](int side, void *buf, bool pack) {
             if (!a.width[side]) return;
-            Shape start(ext_.size(), 0), size = a.slab, zero(ext_.size(), 0);
-            start[k] = row[side];
-            size[k] = a.width[side];
+            const int64_t *size = a.size[side].data();
             char *b = static_cast<char *>(buf) + (side ? a.width[0] * plm::product(a.slab) * esize : 0);
             if (pack)
-                kernels::copy_box(e, dtype_, nd, ext, ext_.data(), start.data(), b, size.data(), zero.data(), size.data());
+                kernels::copy_box(e, dtype_, nd, ext, ext_.data(), a.send_at[side].data(), b, size, zero_.data(), size);
             else
-                kernels::copy_box(e, dtype_, nd, b, size.data(), zero.data(), ext, ext_.data(), start.data(), size.data());
+                kernels::copy_box(e, dtype_, nd, b, size, zero_.data(), ext, ext_.data(), a.recv_at[side].data(), size);
         };
-        for (int side = 0; side < 2; ++side) box(side, send_at, w.send.data(), true);
+        for (int side = 0; side < 2; ++side) box(side, w.send.data(), true);
         a.plan->start(e, w.send.data(), w.recv.data()).wait();
-        for (int side = 0; side < 2; ++side) box(side, recv_at, w.recv.data(), false);
+        for (int side = 0; side < 2; ++side) box(side, w.recv.data(), false);
     }
 
     std::vector<int64_t> w_;  // (minus, plus) per axis
     Shape core_, ext_;
+    Shape zero_, at_;  // the origin, and where the core sits in the grown block
     std::vector<Axis> axes_;
     int64_t most_ = 0;        // the most elements sent (and received) along one axis
 };
