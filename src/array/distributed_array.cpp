@@ -162,6 +162,11 @@ void DistributedArray::require_compatible(const DistributedArray &o, const char 
     lay_->require_same(*o.lay_, what);
 }
 
+void DistributedArray::reserve_staging(int64_t elems) const
+{
+    lay_->comm().reserve(space_, checked_bytes(elems, dtype_, "staged messages in bytes"));
+}
+
 void DistributedArray::fold_layout(comm::Agreement &ag) const
 {
     ag.fold(static_cast<int64_t>(dtype_));
@@ -358,6 +363,8 @@ DistributedArray::Gather DistributedArray::plan_gather(const comm::Communicator 
     }
     if (Layout::outer(g.shapes[0], axis) != 1)  // blocks interleave: gather into scratch, then place
         g.scratch = scratch(sp, checked_bytes(total, dt, "the gathered array in bytes"));
+    const int64_t most = *std::max_element(g.counts.begin(), g.counts.end());  // what this rank sends, at most
+    c.reserve(sp, checked_bytes(checked_add(total, most, "the gathered element count"), dt, "a gather in bytes"));
     return g;
 }
 
@@ -431,7 +438,10 @@ void DistributedArray::asarray(comm::Agreement &ag, bool masked, void *out, int6
 
 void DistributedArray::set_global(comm::Agreement &ag, const void *global)
 {
-    ag.check([&] { PLM_REQUIRE(global, PLM_ERR_INVALID_ARG, "set_global: global is NULL"); });
+    ag.check([&] {
+        PLM_REQUIRE(global, PLM_ERR_INVALID_ARG, "set_global: global is NULL");
+        if (lay_->layout().partition == PLM_PARTITION_BROADCAST) reserve_staging(local_size());
+    });
     fold_layout(ag);
     ag.run();
     if (lay_->layout().scattered()) {
@@ -492,6 +502,7 @@ void DistributedArray::gather_to(comm::Agreement &ag, int root, void *out, int64
     ag.check([&] {
         PLM_REQUIRE(root >= 0 && root < c.size(), PLM_ERR_INVALID_ARG, "gather_to: root %d outside 0..%d", root,
                     c.size() - 1);
+        reserve_staging(local_size());  // a non-root's send
         if (!me_root) return;
         const int64_t want = product(l.global);
         PLM_REQUIRE(n_out == want, PLM_ERR_SIZE_MISMATCH, "gather_to: the global array has %lld elements, n_out is %lld",
@@ -503,6 +514,7 @@ void DistributedArray::gather_to(comm::Agreement &ag, int root, void *out, int64
         packed = scratch(space_, bytes);
         if (space_ != Space::host) host = scratch(Space::host, bytes);
         msgs = block_messages(b, root, false, packed.data());
+        reserve_staging(b.total);
     });
     fold_layout(ag);
     ag.fold(root);
@@ -562,6 +574,7 @@ void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *g
     ag.check([&] {
         PLM_REQUIRE(root >= 0 && root < c.size(), PLM_ERR_INVALID_ARG, "scatter_from: root %d outside 0..%d", root,
                     c.size() - 1);
+        reserve_staging(local_size());  // a non-root's receive, or the broadcast
         if (!me_root) return;
         PLM_REQUIRE(global || product(l.global) == 0, PLM_ERR_INVALID_ARG, "scatter_from: global is NULL on the root");
         if (!l.scattered()) return;
@@ -570,6 +583,7 @@ void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *g
         packed = scratch(Space::host, bytes);
         if (space_ != Space::host) dev = scratch(space_, bytes);
         msgs = block_messages(b, root, true, dev.data() ? dev.data() : packed.data());
+        reserve_staging(b.total);
     });
     fold_layout(ag);
     ag.fold(root);
@@ -646,9 +660,10 @@ void DistributedArray::add_ghost_cells(comm::Agreement &ag, int64_t before, int6
                      me, static_cast<long long>(after), me + 1, static_cast<long long>(held(me + 1)), ax,
                      static_cast<long long>(lay_->layout().global[static_cast<size_t>(ax)]));
         const Shape &L = local_shape();
-        if (Layout::outer(L, ax) != 1) {  // slabs are strided: pack; neighbours take at most my block each
-            const int64_t slab = Layout::outer(L, ax) * Layout::inner(L, ax);
-            const int64_t rows = checked_sum({held(me), held(me), recv_prev, recv_next}, "the ghost pack");
+        const int64_t slab = Layout::outer(L, ax) * Layout::inner(L, ax);
+        const int64_t rows = checked_sum({held(me), held(me), recv_prev, recv_next}, "the ghost pack");
+        reserve_staging(checked_mul(rows, slab, "the ghost pack"));  // neighbours take at most my block each
+        if (Layout::outer(L, ax) != 1) {  // slabs are strided: pack
             pack = scratch(space_, checked_bytes(checked_mul(rows, slab, "the ghost pack"), dtype_,
                                                  "the ghost pack in bytes"));
         }
@@ -742,6 +757,7 @@ DistributedArray::Ptr DistributedArray::redistribute(comm::Agreement &ag, int ax
         }
         sbuf = scratch(space_, checked_bytes(soff, dtype_, "the redistribution send buffer"));
         rbuf = scratch(space_, checked_bytes(roff, dtype_, "the redistribution receive buffer"));
+        reserve_staging(checked_add(soff, roff, "the redistributed elements"));
     });
     fold_layout(ag);
     ag.fold(b);

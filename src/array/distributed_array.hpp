@@ -66,6 +66,9 @@ public:
     void require_compatible(const DistributedArray &o, const char *what) const;
     // Folds what every rank must agree on about this array: dtype, space and layout.
     void fold_layout(comm::Agreement &ag) const;
+    // Sizes the communicator's staging memory for elems elements of this array's dtype
+    // staged at once (host-staged device communication); in an agreement's check.
+    void reserve_staging(int64_t elems) const;
 
     // BROADCAST: make every rank hold rank 0's data (collective); other partitions: no-op.
     void sync_broadcast();

@@ -236,6 +236,7 @@ PLM_API plm_status_t plm_array_restore_local_write(plm_array_t x, void **data)
             PLM_REQUIRE(data && *data == a.data(), PLM_ERR_INVALID_ARG,
                         "restore_local_write needs the pointer get_local_write returned");
             PLM_REQUIRE(x->writes_out > 0, PLM_ERR_INVALID_ARG, "restore_local_write without get_local_write");
+            if (a.layout().partition == PLM_PARTITION_BROADCAST) a.reserve_staging(a.local_size());
         });
         --x->writes_out;
         *data = nullptr;

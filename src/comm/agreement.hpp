@@ -107,15 +107,17 @@ private:
 
 // The second agreement of a collective call whose objects depend on what its first one
 // gathered (every rank's sizes, local shapes): the masks' groups first (made on every rank,
-// agreed by prepare_mask_group itself), then build() (it may allocate), agreed. Returns what
-// build() returns. masks: agreed already (from arguments the first agreement checked).
+// agreed by prepare_mask_group itself, with their device state wherever the communicator
+// has a device backend, so a device collective on a group never makes it after an
+// agreement), then build() (it may allocate), agreed. Returns what build() returns. masks:
+// agreed already (from arguments the first agreement checked).
 template <typename F>
 auto finish_collective(const Communicator &c, const char *what,
                        std::initializer_list<const std::vector<int> *> masks, F &&build)
 {
     Agreement fin(c, what);
     bool ready = true;  // false on every rank when a group failed on some
-    for (const std::vector<int> *m : masks) ready = c.prepare_mask_group(fin, *m, Space::host, true) && ready;
+    for (const std::vector<int> *m : masks) ready = c.prepare_mask_group(fin, *m, Space::device, true) && ready;
     decltype(build()) out;
     if (ready) fin.check([&] { out = build(); });
     fin.run();

@@ -154,6 +154,7 @@ public:
         auto w = std::make_unique<HaloWork>();
         w->send = Buffer::allocate(e.space, bytes);
         w->recv = Buffer::allocate(e.space, bytes);
+        reserve_staging(e, 2 * most_);
         return w;
     }
 

@@ -32,6 +32,11 @@ Operator::Operator(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range)
 
 bool Operator::native(Space) const { return true; }
 
+void Operator::reserve_staging(const Exec &e, int64_t elems) const
+{
+    comm().reserve(e.space, checked_bytes(elems, dtype_, "staged messages in bytes"));
+}
+
 WorkPtr Operator::make_work(const Exec &) const { return nullptr; }
 
 void Operator::local_apply(const Exec &, bool, const void *, void *, Work *) const

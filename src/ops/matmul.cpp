@@ -150,7 +150,14 @@ public:
         : MatmulBase(std::move(domain), std::move(range), std::move(p)), counts_(std::move(counts))
     {
     }
-    WorkPtr make_work(const Exec &e) const override { return base_work(e); }
+    WorkPtr make_work(const Exec &e) const override
+    {
+        // The forward allgatherv (my rows, then all of Y) or the adjoint allreduce (X, out and back).
+        int64_t y = 0;
+        for (int64_t c : counts_) y += c;
+        reserve_staging(e, std::max(rows_of(p_.b.a) * cols_of(p_.b.x) + y, 2 * cols_of(p_.b.a) * cols_of(p_.b.x)));
+        return base_work(e);
+    }
 
     void apply(const DistributedArray &in, DistributedArray &out, bool adjoint, Work *w) const override
     {
@@ -213,6 +220,7 @@ public:
         std::unique_ptr<MatmulWork> w = base_work(e);
         if (e.space == Space::device) use_device(e.device);
         w->panels = Buffer::allocate(e.space, static_cast<size_t>(2 * (nr() + mc()) * width_) * dtype_size(dtype_));
+        reserve_staging(e, 4 * (nr() + mc()) * width_);  // both panel sets in flight, out and back
         return w;
     }
 

@@ -81,6 +81,11 @@ protected:
     Operator(DType dt, int64_t rows, int64_t cols);
     Operator(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range);
 
+    // Sizes the communicator's staging memory for elems elements of the dtype staged at once
+    // in e's space (host-staged device communication); from make_work, so before the
+    // agreement.
+    void reserve_staging(const Exec &e, int64_t elems) const;
+
     DType dtype_;
     int64_t rows_, cols_;
     ArrayLayout::Ptr domain_, range_;  // null for local operators; a stacked one's first parts

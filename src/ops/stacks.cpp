@@ -131,6 +131,7 @@ public:
         for (const Operator::Ptr &p : parts_) w->parts.push_back(p->make_work(e));
         if (e.space == Space::device) use_device(e.device);
         w->sum = Buffer::allocate(e.space, static_cast<size_t>(cols_) * dtype_size(dtype_));
+        reserve_staging(e, 2 * cols_);  // the adjoint's allreduce: out and back
         return w;
     }
     void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
