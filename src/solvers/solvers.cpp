@@ -721,36 +721,10 @@ Eigen power_iteration(comm::Agreement &ag, const ops::Operator &op, int64_t nite
 
 namespace {
 
-// PyLops' thresholds on one element (complex: applied to the magnitude, phase kept).
-template <typename T> T threshold(T v, double t, int kind)
+// ISTA/FISTA's thresholds of x, in place, in x's memory space.
+void threshold(Vec &x, kernels::Threshold kind, double t)
 {
-    const double a = std::abs(v);
-    switch (kind) {
-    case PLM_THRESH_SOFT: {
-        const double m = std::max(a - t, 0.0);
-        return a == 0 ? T(0) : static_cast<T>(v * static_cast<real_t<T>>(m / a));
-    }
-    case PLM_THRESH_HARD: return a <= std::sqrt(2 * t) ? T(0) : v;
-    case PLM_THRESH_HALF: {
-        if (a <= std::cbrt(54.0) / 4 * std::pow(t, 2.0 / 3)) return T(0);
-        const double arg = std::clamp(t / 8 * std::pow(a / 3, -1.5), -1.0, 1.0);
-        const double phi = 2.0 / 3 * std::acos(arg);
-        return static_cast<T>(v * static_cast<real_t<T>>(2.0 / 3 * (1 + std::cos(2 * M_PI / 3 - phi))));
-    }
-    }
-    return v;
-}
-
-void threshold_all(Vec &x, double t, int kind)
-{
-    for (DistributedArray *a : x.p) {
-        PLM_REQUIRE(a->space() == Space::host, PLM_ERR_NOT_SUPPORTED, "ISTA/FISTA thresholds on device arrays");
-        dispatch_float(a->dtype(), [&](auto z) {
-            using T = decltype(z);
-            T *p = static_cast<T *>(a->data());
-            for (int64_t i = 0; i < a->local_size(); ++i) p[i] = threshold(p[i], t, kind);
-        });
-    }
+    for (DistributedArray *a : x.p) kernels::threshold(a->exec(), a->dtype(), kind, t, a->local_size(), a->data());
 }
 
 }  // namespace
@@ -761,9 +735,14 @@ void ista(comm::Agreement &ag, const ops::Operator::Ptr &opp, const Parts &yp, c
     const ops::Operator &op = *opp;
     const char *name = o.fista ? "FISTA" : "ISTA";
     const Exec e = check_operands(ag, op, yp, xp, o.niter, name);
+    kernels::Threshold kind{};
     ag.check([&] {
-        PLM_REQUIRE(o.kind >= PLM_THRESH_SOFT && o.kind <= PLM_THRESH_HALF, PLM_ERR_INVALID_ARG,
-                    "unknown threshold kind %d", o.kind);
+        switch (o.kind) {
+        case PLM_THRESH_SOFT: kind = kernels::Threshold::soft; break;
+        case PLM_THRESH_HARD: kind = kernels::Threshold::hard; break;
+        case PLM_THRESH_HALF: kind = kernels::Threshold::half; break;
+        default: PLM_FAIL(PLM_ERR_INVALID_ARG, "unknown threshold kind %d", o.kind);
+        }
         PLM_REQUIRE(o.decay.empty() || static_cast<int64_t>(o.decay.size()) >= o.niter, PLM_ERR_SIZE_MISMATCH,
                     "decay has %zu values for %lld iterations", o.decay.size(), static_cast<long long>(o.niter));
     });
@@ -848,7 +827,7 @@ void ista(comm::Agreement &ag, const ops::Operator::Ptr &opp, const Parts &yp, c
         if (mine) {
             copy(base, x);
             axpby(alpha, *grad, 1, x);  // x = base + alpha Op^H res
-            threshold_all(x, (o.decay.empty() ? 1.0 : o.decay[static_cast<size_t>(its[mi])]) * thresh, o.kind);
+            threshold(x, kind, (o.decay.empty() ? 1.0 : o.decay[static_cast<size_t>(its[mi])]) * thresh);
         }
         if (o.fista) {
             const double told = t;
