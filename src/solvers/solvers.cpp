@@ -4,13 +4,13 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "core/alloc.hpp"
+#include "kernels/kernels.hpp"
 
 namespace plm::solvers {
 
@@ -126,25 +126,56 @@ private:
     std::vector<std::vector<std::vector<int>>> ranks_[2];
 };
 
+// ---- a solve's common state -----------------------------------------------------------------
+
+// The operator, the execution context of the operands, the groups, the operator's Work and the
+// reduction slots of every reduction point of the solve. Planned inside the solve's agreement
+// check: the Steps take their slots (take), then plan() makes them in the operands' memory
+// space and stream, with the host room collect() copies them into.
+struct Solve {
+    Solve(const ops::Operator &op, const Exec &e) : op(op), e(e), groups(op), work(op, e) {}
+    const ops::Operator &op;
+    Exec e;
+    Groups groups;
+    ops::WorkLease work;
+    kernels::Reductions red;
+    std::vector<double> host;  // 2 per slot, after a collect()
+    int slots = 0;
+    void apply(const Vec &x, Vec &y, bool adjoint) const { op.apply_parts(x.in, y.p, adjoint, work.get()); }
+    int G() const { return groups.count(); }
+    int mine() const { return groups.mine(); }
+    int take(size_t n)
+    {
+        const int first = slots;
+        slots += static_cast<int>(n);
+        return first;
+    }
+    void plan()
+    {
+        red = kernels::Reductions(e, slots);
+        host.assign(2 * static_cast<size_t>(slots), 0.0);
+    }
+};
+
 // ---- reduction points -----------------------------------------------------------------------
 
 // One reduction point of an iteration: its dot products and 1-norms, the stop callback's
-// answer, made before the solve's agreement and re-run every iteration. Without masks each
-// entry is one sum over the ranks; with masks every rank's partial has its own lanes, added in
-// rank order within each group.
+// answer, made before the solve's agreement and re-run every iteration. Each entry takes one
+// reduction slot of the solve per member; a run enqueues every partial into its slot, collects
+// them all with one copy to the host (one synchronisation on device), then agrees. Without
+// masks each entry is one sum over the ranks; with masks every rank's partial has its own
+// lanes, added in rank order within each group.
 class Step {
 public:
-    Step(const comm::Communicator &c, const Groups &g, const char *what) : ag_(c, what), g_(g)
-    {
-        stop_ = ag_.add_lanes(1, comm::LaneOp::max);
-    }
-    // a^H b (a and b on one side) or sum |a| (b null); returns the entry's index.
+    Step(Solve &s, const char *what) : ag_(s.op.comm(), what), s_(s) { stop_ = ag_.add_lanes(1, comm::LaneOp::max); }
+    // a^H b (a and b on one side) or sum |a| (b null); returns the entry's index. Before the
+    // solve's plan().
     size_t add(const Vec &a, const Vec *b)
     {
-        Entry e{&a, b, 0};
+        Entry e{&a, b, 0, s_.take(a.p.size())};
         const size_t per = b ? 2 : 1;  // re, im
         const size_t P = static_cast<size_t>(ag_.comm().size());
-        e.lane = ag_.add_lanes(g_.masked() ? per * P * a.p.size() : per, comm::LaneOp::sum);
+        e.lane = ag_.add_lanes(s_.groups.masked() ? per * P * a.p.size() : per, comm::LaneOp::sum);
         entries_.push_back(e);
         return entries_.size() - 1;
     }
@@ -154,11 +185,9 @@ public:
         ag_.rearm();
         ag_.add_error(err);
         ag_.set(stop_, stop);
-        // Outside check(): the partials run every iteration and must not allocate; a device
+        // Outside check(): the partials run every iteration and allocate nothing; a device
         // error in them is agreed here like any other.
-        ag_.add_error(comm::capture([&] {
-            for (const Entry &e : entries_) partials(e);
-        }));
+        ag_.add_error(comm::capture([&] { partials(); }));
         ag_.run();
     }
     bool stopped() const { return ag_.get(stop_) > 0; }
@@ -167,11 +196,11 @@ public:
     {
         const Entry &e = entries_[k];
         const size_t per = e.b ? 2 : 1;
-        if (!g_.masked()) return {ag_.get(e.lane), e.b ? ag_.get(e.lane + 1) : 0.0};
+        if (!s_.groups.masked()) return {ag_.get(e.lane), e.b ? ag_.get(e.lane + 1) : 0.0};
         const size_t P = static_cast<size_t>(ag_.comm().size());
         cplx s = 0;
         for (size_t m = 0; m < e.a->p.size(); ++m)
-            for (int q : g_.ranks(e.a->range, m, g)) {
+            for (int q : s_.groups.ranks(e.a->range, m, g)) {
                 const size_t at = e.lane + per * (m * P + static_cast<size_t>(q));
                 s += cplx(ag_.get(at), e.b ? ag_.get(at + 1) : 0.0);
             }
@@ -183,60 +212,47 @@ private:
     struct Entry {
         const Vec *a, *b;
         size_t lane;
+        int slot;  // member m's partial: slot + m
     };
-    void partials(const Entry &e)
+    void partials()
     {
+        if (entries_.empty()) return;
+        const Exec &ex = s_.red.exec();
+        for (const Entry &e : entries_)
+            for (size_t m = 0; m < e.a->p.size(); ++m) {
+                const DistributedArray &a = *e.a->p[m];
+                int64_t begin = 0, count = 0;
+                a.reduce_share(&begin, &count);
+                const int64_t es = static_cast<int64_t>(dtype_size(a.dtype()));
+                const char *pa = static_cast<const char *>(a.data()) + begin * es;
+                const int slot = e.slot + static_cast<int>(m);
+                if (e.b)
+                    kernels::dot(ex, a.dtype(), count, pa, static_cast<const char *>(e.b->p[m]->data()) + begin * es,
+                                 true, s_.red, slot);
+                else
+                    kernels::norm_partial(ex, a.dtype(), kernels::NormKind::pow_sum, 1.0, count, pa, s_.red, slot);
+            }
+        kernels::collect(ex, s_.red, s_.host.data());
         const size_t P = static_cast<size_t>(ag_.comm().size()), me = static_cast<size_t>(ag_.comm().rank());
-        double sum[2] = {0, 0};
-        for (size_t m = 0; m < e.a->p.size(); ++m) {
-            const DistributedArray &a = *e.a->p[m];
-            int64_t begin = 0, count = 0;
-            a.reduce_share(&begin, &count);
-            const size_t es = dtype_size(a.dtype());
-            const char *pa = static_cast<const char *>(a.data()) + begin * static_cast<int64_t>(es);
-            double part[2] = {0, 0};
-            if (e.b) {
-                const char *pb = static_cast<const char *>(e.b->p[m]->data()) + begin * static_cast<int64_t>(es);
-                alignas(16) unsigned char r[16] = {};
-                kernels::dot(a.exec(), a.dtype(), count, pa, pb, true, r);
-                dispatch_float(a.dtype(), [&](auto t) {
-                    using T = decltype(t);
-                    T v;
-                    std::memcpy(&v, r, sizeof v);
-                    part[0] = static_cast<double>(std::real(v));
-                    part[1] = static_cast<double>(std::imag(v));
-                });
-            } else {
-                kernels::norm_partial(a.exec(), a.dtype(), kernels::NormKind::pow_sum, 1.0, 1, count, 1, pa, part);
-            }
+        for (const Entry &e : entries_) {
             const size_t per = e.b ? 2 : 1;
-            for (size_t i = 0; i < per; ++i) {
-                if (g_.masked()) ag_.set(e.lane + per * (m * P + me) + i, part[i]);
-                sum[i] += part[i];
+            double sum[2] = {0, 0};
+            for (size_t m = 0; m < e.a->p.size(); ++m) {
+                const double *part = &s_.host[2 * (static_cast<size_t>(e.slot) + m)];
+                for (size_t i = 0; i < per; ++i) {
+                    if (s_.groups.masked()) ag_.set(e.lane + per * (m * P + me) + i, part[i]);
+                    sum[i] += part[i];
+                }
             }
+            if (!s_.groups.masked())
+                for (size_t i = 0; i < per; ++i) ag_.set(e.lane + i, sum[i]);
         }
-        if (!g_.masked())
-            for (size_t i = 0; i < (e.b ? 2u : 1u); ++i) ag_.set(e.lane + i, sum[i]);
     }
 
     comm::Agreement ag_;
-    const Groups &g_;
+    Solve &s_;
     size_t stop_;
     std::vector<Entry> entries_;
-};
-
-// ---- a solve's common state -----------------------------------------------------------------
-
-// The operator, the execution context of the operands, the groups and the operator's Work.
-struct Solve {
-    Solve(const ops::Operator &op, const Exec &e) : op(op), e(e), groups(op), work(op, e) {}
-    const ops::Operator &op;
-    Exec e;
-    Groups groups;
-    ops::WorkLease work;
-    void apply(const Vec &x, Vec &y, bool adjoint) const { op.apply_parts(x.in, y.p, adjoint, work.get()); }
-    int G() const { return groups.count(); }
-    int mine() const { return groups.mine(); }
 };
 
 bool any(const std::vector<char> &v) { return std::find(v.begin(), v.end(), 1) != v.end(); }
@@ -353,16 +369,17 @@ void cg(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const Par
         yv.emplace(view(yp, true));
         xv.emplace(view(xp, false));
         s.emplace(op, e);
-        fin.emplace(op.comm(), s->groups, "CG end");
+        fin.emplace(*s, "CG end");
         r.emplace(on(op, true, dt, e.space));
         c.emplace(on(op, false, dt, e.space));
         opc.emplace(on(op, true, dt, e.space));
-        s0.emplace(op.comm(), s->groups, "CG r.r");
-        s1.emplace(op.comm(), s->groups, "CG c.Opc");
-        s2.emplace(op.comm(), s->groups, "CG r.r");
+        s0.emplace(*s, "CG r.r");
+        s1.emplace(*s, "CG c.Opc");
+        s2.emplace(*s, "CG r.r");
         s0->add(*r, &*r);
         s1->add(*c, &*opc);
         s2->add(*r, &*r);
+        s->plan();
         reset(info, niter);
     });
     std::vector<double> kold;
@@ -445,14 +462,14 @@ void cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const P
         yv.emplace(view(yp, true));
         xv.emplace(view(xp, false));
         sv.emplace(op, e);
-        fin.emplace(op.comm(), sv->groups, "CGLS end");
+        fin.emplace(*sv, "CGLS end");
         s.emplace(on(op, true, dt, e.space));
         q.emplace(on(op, true, dt, e.space));
         r.emplace(on(op, false, dt, e.space));
         c.emplace(on(op, false, dt, e.space));
-        s0.emplace(op.comm(), sv->groups, "CGLS r.r, s.s");
-        s1.emplace(op.comm(), sv->groups, "CGLS q.q");
-        s3.emplace(op.comm(), sv->groups, "CGLS r.r, s.s");
+        s0.emplace(*sv, "CGLS r.r, s.s");
+        s1.emplace(*sv, "CGLS q.q");
+        s3.emplace(*sv, "CGLS r.r, s.s");
         for (Step *st : {&*s0, &*s3}) {
             st->add(*r, &*r);
             st->add(*s, &*s);
@@ -460,6 +477,7 @@ void cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const P
         }
         s1->add(*q, &*q);
         if (d2 != 0) k_cc = s1->add(*c, &*c);
+        sv->plan();
         reset(info, niter);
         const size_t G = static_cast<size_t>(sv->G());
         kold.resize(G);
@@ -592,13 +610,14 @@ class Power {
 public:
     Power(const ops::Operator &op, const Exec &e, uint64_t seed)
         : s_(op, e), b_(on(op, false, op.dtype(), e.space)), b1_(on(op, true, op.dtype(), e.space)),
-          staging_(noise_staging(b_)), st0_(op.comm(), s_.groups, "power iteration b.b"),
-          st_(op.comm(), s_.groups, "power iteration b.Ob, Ob.Ob"), seed_(seed),
+          staging_(noise_staging(b_)), st0_(s_, "power iteration b.b"),
+          st_(s_, "power iteration b.Ob, Ob.Ob"), seed_(seed),
           lambda_(static_cast<size_t>(s_.G())), active_(static_cast<size_t>(s_.G())), its_(static_cast<size_t>(s_.G()))
     {
         st0_.add(b_, &b_);
         st_.add(b_, &b1_);
         st_.add(b1_, &b1_);
+        s_.plan();
     }
     Eigen run(int64_t niter, double tol)
     {
@@ -663,9 +682,10 @@ DotTest dottest(comm::Agreement &ag, const ops::Operator &op, double rtol)
         v.emplace(on(op, true, dt, e.space));
         y.emplace(on(op, true, dt, e.space));
         x.emplace(on(op, false, dt, e.space));
-        st.emplace(op.comm(), s->groups, "dottest");
+        st.emplace(*s, "dottest");
         st->add(*y, &*v);  // (Op u)^H v
         st->add(*u, &*x);  // u^H Op^H v
+        s->plan();
         su = noise_staging(*u);
         sv = noise_staging(*v);
     });
@@ -701,36 +721,10 @@ Eigen power_iteration(comm::Agreement &ag, const ops::Operator &op, int64_t nite
 
 namespace {
 
-// PyLops' thresholds on one element (complex: applied to the magnitude, phase kept).
-template <typename T> T threshold(T v, double t, int kind)
+// ISTA/FISTA's thresholds of x, in place, in x's memory space.
+void threshold(Vec &x, kernels::Threshold kind, double t)
 {
-    const double a = std::abs(v);
-    switch (kind) {
-    case PLM_THRESH_SOFT: {
-        const double m = std::max(a - t, 0.0);
-        return a == 0 ? T(0) : static_cast<T>(v * static_cast<real_t<T>>(m / a));
-    }
-    case PLM_THRESH_HARD: return a <= std::sqrt(2 * t) ? T(0) : v;
-    case PLM_THRESH_HALF: {
-        if (a <= std::cbrt(54.0) / 4 * std::pow(t, 2.0 / 3)) return T(0);
-        const double arg = std::clamp(t / 8 * std::pow(a / 3, -1.5), -1.0, 1.0);
-        const double phi = 2.0 / 3 * std::acos(arg);
-        return static_cast<T>(v * static_cast<real_t<T>>(2.0 / 3 * (1 + std::cos(2 * M_PI / 3 - phi))));
-    }
-    }
-    return v;
-}
-
-void threshold_all(Vec &x, double t, int kind)
-{
-    for (DistributedArray *a : x.p) {
-        PLM_REQUIRE(a->space() == Space::host, PLM_ERR_NOT_SUPPORTED, "ISTA/FISTA thresholds on device arrays");
-        dispatch_float(a->dtype(), [&](auto z) {
-            using T = decltype(z);
-            T *p = static_cast<T *>(a->data());
-            for (int64_t i = 0; i < a->local_size(); ++i) p[i] = threshold(p[i], t, kind);
-        });
-    }
+    for (DistributedArray *a : x.p) kernels::threshold(a->exec(), a->dtype(), kind, t, a->local_size(), a->data());
 }
 
 }  // namespace
@@ -741,9 +735,14 @@ void ista(comm::Agreement &ag, const ops::Operator::Ptr &opp, const Parts &yp, c
     const ops::Operator &op = *opp;
     const char *name = o.fista ? "FISTA" : "ISTA";
     const Exec e = check_operands(ag, op, yp, xp, o.niter, name);
+    kernels::Threshold kind{};
     ag.check([&] {
-        PLM_REQUIRE(o.kind >= PLM_THRESH_SOFT && o.kind <= PLM_THRESH_HALF, PLM_ERR_INVALID_ARG,
-                    "unknown threshold kind %d", o.kind);
+        switch (o.kind) {
+        case PLM_THRESH_SOFT: kind = kernels::Threshold::soft; break;
+        case PLM_THRESH_HARD: kind = kernels::Threshold::hard; break;
+        case PLM_THRESH_HALF: kind = kernels::Threshold::half; break;
+        default: PLM_FAIL(PLM_ERR_INVALID_ARG, "unknown threshold kind %d", o.kind);
+        }
         PLM_REQUIRE(o.decay.empty() || static_cast<int64_t>(o.decay.size()) >= o.niter, PLM_ERR_SIZE_MISMATCH,
                     "decay has %zu values for %lld iterations", o.decay.size(), static_cast<long long>(o.niter));
     });
@@ -767,17 +766,18 @@ void ista(comm::Agreement &ag, const ops::Operator::Ptr &opp, const Parts &yp, c
         yv.emplace(view(yp, true));
         xv.emplace(view(xp, false));
         s.emplace(op, e);
-        fin.emplace(op.comm(), s->groups, "ISTA end");
+        fin.emplace(*s, "ISTA end");
         res.emplace(on(op, true, dt, e.space));
         grad.emplace(on(op, false, dt, e.space));
         xold.emplace(on(op, false, dt, e.space));
         z.emplace(on(op, false, dt, e.space));
-        smon.emplace(op.comm(), s->groups, "ISTA monitorres");
-        st.emplace(op.comm(), s->groups, "ISTA step");
+        smon.emplace(*s, "ISTA monitorres");
+        st.emplace(*s, "ISTA step");
         smon->add(*res, &*res);
         k_dx = st->add(*xold, &*xold);
         k_rr = st->add(*res, &*res);
         k_l1 = st->add(*xv, nullptr);
+        s->plan();
         if (o.alpha <= 0) {
             normal = ops::product(ops::adjoint(opp), opp);
             power.emplace(*normal, e, 0);
@@ -827,7 +827,7 @@ void ista(comm::Agreement &ag, const ops::Operator::Ptr &opp, const Parts &yp, c
         if (mine) {
             copy(base, x);
             axpby(alpha, *grad, 1, x);  // x = base + alpha Op^H res
-            threshold_all(x, (o.decay.empty() ? 1.0 : o.decay[static_cast<size_t>(its[mi])]) * thresh, o.kind);
+            threshold(x, kind, (o.decay.empty() ? 1.0 : o.decay[static_cast<size_t>(its[mi])]) * thresh);
         }
         if (o.fista) {
             const double told = t;

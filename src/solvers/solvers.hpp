@@ -5,10 +5,13 @@
 // Each is collective and continues the agreement the caller built on the operator's
 // communicator (with the operands resolved inside it): it checks and folds its own arguments,
 // makes everything the solve will need (work vectors in the operands' memory space, the
-// operator's Work, one agreement per reduction point, the history's room) and runs it; the
-// iterations then allocate nothing. Each reduction point is one agreement that also carries
-// the stop callback's answer of the iteration before, so a callback set on some ranks only, or
-// failing on one, never pairs agreements wrongly.
+// operator's Work, one agreement per reduction point, the reduction slots its partials go into,
+// the history's room) and runs it; the iterations then allocate nothing. Each reduction point
+// enqueues its local partials (dot products, 1-norms) into their slots and collects them in one
+// copy to the host (on device: one stream synchronisation per reduction point, not one per
+// partial), then agrees: one agreement that also carries the stop callback's answer of the
+// iteration before, so a callback set on some ranks only, or failing on one, never pairs
+// agreements wrongly.
 //
 // Masked operands (mask groups): every group runs its own solve - its own reductions, step
 // sizes and stopping rule, the same iterates as a solve on that group alone - while the loop

@@ -335,6 +335,24 @@ static void test_callbacks(plm_comm_t comm)
 
 /* ---- solvers: the same solve on host and on device arrays, no host twin ---------------------- */
 
+enum { CG, CGLS, ISTA_SOFT_AUTO, FISTA_HALF_AUTO, ISTA_HARD_DECAY, FISTA_SOFT_TOL, NSOLVERS };
+
+static plm_status_t run_solver(plm_op_t op, plm_array_t y, plm_array_t x, int solver, plm_solver_info_t info)
+{
+    static const double decay[15] = {1, 1, 0.9, 0.9, 0.8, 0.8, 0.7, 0.7, 0.6, 0.6, 0.5, 0.5, 0.4, 0.4, 0.3};
+    switch (solver) {
+    case CG: return plm_solve_cg(op, y, x, 15, 0.0, info);
+    case CGLS: return plm_solve_cgls(op, y, x, 15, 0.1, 0.0, info);
+    /* alpha 0: the step from a power iteration on device arrays */
+    case ISTA_SOFT_AUTO: return plm_solve_ista(op, y, x, 15, 0.01, 0.0, PLM_THRESH_SOFT, NULL, 0, 0.0, info);
+    case FISTA_HALF_AUTO: return plm_solve_fista(op, y, x, 15, 0.01, 0.0, PLM_THRESH_HALF, NULL, 0, 0.0, info);
+    /* a fixed step (on L the iterates are the host's to the bit: element-wise kernels and stencils
+     * are); FISTA with tol stops by tolerance on the masked blockdiag (real dtypes) */
+    case ISTA_HARD_DECAY: return plm_solve_ista(op, y, x, 15, 0.02, 0.01, PLM_THRESH_HARD, decay, 1, 0.0, info);
+    default: return plm_solve_fista(op, y, x, 40, 0.01, 0.01, PLM_THRESH_SOFT, NULL, 0, 1e-2, info);
+    }
+}
+
 static void solve_both(plm_op_t op, plm_dtype_t t, int solver, const char *what)
 {
     plm_array_t hx, dx, hy, dy;
@@ -352,13 +370,8 @@ static void solve_both(plm_op_t op, plm_dtype_t t, int solver, const char *what)
     const long long twins = plm_test_twins();
     for (int dev = 0; dev < 2; ++dev) {
         plm_array_t x = dev ? dx : hx, y = dev ? dy : hy;
-        plm_solver_info_t info = dev ? di : hi;
-        switch (solver) {
-        case 0: OK(plm_solve_cg(op, y, x, 15, 0.0, info)); break;
-        case 1: OK(plm_solve_cgls(op, y, x, 15, 0.1, 0.0, info)); break;
-        case 2: OK(plm_solve_ista(op, y, x, 15, 0.01, 0.0, PLM_THRESH_SOFT, NULL, 0, 0.0, info)); break;
-        default: OK(plm_solve_fista(op, y, x, 15, 0.01, 0.0, PLM_THRESH_HALF, NULL, 0, 0.0, info)); break;
-        }
+        const plm_status_t st = run_solver(op, y, x, solver, dev ? di : hi);
+        CHECK(st == PLM_SUCCESS, "%s on %s arrays: %s", what, dev ? "device" : "host", plm_last_error());
         if (dev) CHECK(plm_test_twins() == twins, "%s: the device solve made %lld host twins", what,
                        plm_test_twins() - twins);
     }
@@ -366,6 +379,21 @@ static void solve_both(plm_op_t op, plm_dtype_t t, int solver, const char *what)
     OK(plm_solver_info_iterations(hi, &ih));
     OK(plm_solver_info_iterations(di, &id));
     CHECK(ih == id, "%s: %lld iterations on host, %lld on device", what, (long long)ih, (long long)id);
+    int sh = 0, sd = 0;
+    OK(plm_solver_info_istop(hi, &sh));
+    OK(plm_solver_info_istop(di, &sd));
+    CHECK(sh == sd, "%s: istop %d on host, %d on device", what, sh, sd);
+    /* the cost histories: reductions on device sum in another order, so relative to the
+     * history's largest value */
+    double ch[64], cd[64], scale = 0;
+    int64_t nh = 0, nd = 0;
+    OK(plm_solver_info_cost(hi, ch, 64, &nh));
+    OK(plm_solver_info_cost(di, cd, 64, &nd));
+    CHECK(nh == nd, "%s: %lld costs on host, %lld on device", what, (long long)nh, (long long)nd);
+    for (int64_t k = 0; k < nh && k < 64; ++k) scale = fmax(scale, fabs(ch[k]));
+    for (int64_t k = 0; k < nh && k < nd && k < 64; ++k)
+        CHECK(fabs(ch[k] - cd[k]) <= (is_single(t) ? 1e-4 : 1e-10) * scale,
+              "%s: cost[%lld] host %.17g device %.17g", what, (long long)k, ch[k], cd[k]);
     compare(hx, dx, t, is_single(t) ? 1e-3 : 1e-9, what);
     plm_solver_info_destroy(&hi);
     plm_solver_info_destroy(&di);
@@ -377,6 +405,9 @@ static void solve_both(plm_op_t op, plm_dtype_t t, int solver, const char *what)
 
 static void test_solvers(plm_comm_t comm, plm_dtype_t t)
 {
+    static const char *names[NSOLVERS] = {"CG", "CGLS", "ISTA (soft, automatic step)", "FISTA (half, automatic step)",
+                                          "ISTA (hard, decay, monitorres)", "FISTA (soft, tol)"};
+    char what[128];
     const int64_t dims[2] = {24, 11};
     const int axes[2] = {0, 1};
     plm_op_t lap = NULL, id = NULL, shift = NULL, d = NULL;
@@ -392,10 +423,33 @@ static void test_solvers(plm_comm_t comm, plm_dtype_t t)
     id = blockdiag_of(comm, 1, blocks);
     OK(plm_op_scale(id, 4.0, 0.0, &shift));
     OK(plm_op_difference(shift, lap, &d));
-    solve_both(d, t, 0, "CG on 4 I - L");
-    solve_both(lap, t, 1, "CGLS on L");
-    solve_both(lap, t, 2, "ISTA on L");
-    solve_both(lap, t, 3, "FISTA on L");
+    solve_both(d, t, CG, "CG on 4 I - L");
+    for (int s = CGLS; s < NSOLVERS; ++s) {
+        snprintf(what, sizeof what, "%s on L", names[s]);
+        solve_both(lap, t, s, what);
+    }
+    /* mask groups (ranks by parity) solving each their own problem: a partial per rank and group */
+    int *mask = malloc(sizeof(int) * (size_t)nranks);
+    for (int q = 0; q < nranks; ++q) mask[q] = q % 2;
+    plm_op_t m = NULL, sq[1] = {dense(t, 6, 6, 11 + rank % 2)}, msq = NULL, mt = NULL, spd = NULL;
+    blocks[0] = dense(t, 9, 6, 3 + rank % 2);
+    OK(plm_op_blockdiag(comm, 1, (const plm_const_op_t *)blocks, nranks, mask, &m));
+    OK(plm_op_blockdiag(comm, 1, (const plm_const_op_t *)sq, nranks, mask, &msq));
+    OK(plm_op_adjoint(msq, &mt));
+    OK(plm_op_product(mt, msq, &spd));
+    solve_both(spd, t, CG, "CG on masked A^H A");
+    for (int s = CGLS; s < NSOLVERS; ++s) {
+        if (s == ISTA_HARD_DECAY) continue; /* its fixed step is for L */
+        snprintf(what, sizeof what, "%s on a masked blockdiag", names[s]);
+        solve_both(m, t, s, what);
+    }
+    free(mask);
+    plm_op_destroy(&blocks[0]);
+    plm_op_destroy(&sq[0]);
+    plm_op_destroy(&m);
+    plm_op_destroy(&msq);
+    plm_op_destroy(&mt);
+    plm_op_destroy(&spd);
     plm_op_destroy(&lap);
     plm_op_destroy(&id);
     plm_op_destroy(&shift);
