@@ -5,10 +5,12 @@
 #      into build-gpu/ (tests and benchmarks, no examples) - or, with PLM_GPU_PREBUILT=1, takes
 #      the programs tests/gpu/bundle.sh built elsewhere (gpu-deps/prebuilt), for a GPU
 #      machine without compilers' dependencies (MPI, OpenBLAS);
-#   3. runs the device tests per backend at 1 and 2 ranks (tests/gpu/test_device), the device
-#      kernels against the host's (tests/kernels/test_kernels_device), then (when built here)
-#      the whole CPU suite against the same build, compute-sanitizer memcheck on the device
-#      test, bench_device and the device stencil table (bench_kernels -d);
+#   3. runs the device tests per backend at 1 and 2 ranks (tests/gpu/test_device: arrays and
+#      the comm layer; tests/gpu/test_device_ops: operators and solvers against host arrays),
+#      the device kernels against the host's (tests/kernels/test_kernels_device), then (when
+#      built here) the whole CPU suite against the same build, compute-sanitizer memcheck on
+#      both device tests, bench_device, bench_device_ops and the device stencil table
+#      (bench_kernels -d);
 #   4. prints one pass/fail line per check. A backend that cannot be exercised here says so
 #      ("not exercised: why") instead of passing: mpi_cuda_aware needs an MPI that reads device
 #      memory (Debian's Open MPI does not; see docs/gpu.md to build one), NCCL at 2 ranks needs
