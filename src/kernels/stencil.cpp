@@ -1,5 +1,5 @@
-// Stencils on host (kernels.hpp): combine() rows, and the fused stencil of a plan in one sweep
-// over the block's rows. The sweep cuts each row into runs along the contiguous axes where
+// Stencils on host (kernels.hpp): the fused stencil of a plan in one sweep over the block's
+// rows. The sweep cuts each row into runs along the contiguous axes where
 // every axis of the plan uses one band row, and computes a run axis by axis over chunks small
 // enough to stay in L1, so memory sees x read once and y written once. The element arithmetic
 // is element.hpp's, the same as the device kernel's.
@@ -439,27 +439,6 @@ private:
 };
 
 }  // namespace
-
-void combine(const Exec &e, DType dt, int64_t n, int nterms, const void *const *x, const double *w, double scale,
-             bool accumulate, void *y)
-{
-    if (e.space == Space::device) return device::combine(e, dt, n, nterms, x, w, scale, accumulate, y);
-    PLM_REQUIRE(nterms >= 0 && nterms <= kMaxTerms, PLM_ERR_INTERNAL, "a stencil row of %d terms", nterms);
-    dispatch_float(dt, [&](auto t) {
-        using T = decltype(t);
-        using R = real_t<T>;
-        const int64_t m = is_complex_v<T> ? 2 * n : n;  // real weights scale both parts
-        Src<R> s;
-        s.k = nterms;
-        for (int i = 0; i < nterms; ++i) {
-            s.base[i] = static_cast<const R *>(x[i]);
-            s.at[i] = 0;
-            s.w[i] = static_cast<R>(w[i]);
-        }
-        s.scale = static_cast<R>(scale);
-        run(m, nterms > 0 ? 1 : 0, &s, 0, accumulate, static_cast<R *>(y));
-    });
-}
 
 void check_plan(const StencilPlan &p) { check_rows(p, 0, p.nrows); }
 
