@@ -1,7 +1,7 @@
 // Single-rank host kernels (src/kernels) next to vectorised floor loops measured in the same
 // run: dot, every norm kind and axpby for the four floating dtypes; then stencils on 2-D
-// float64 blocks (the fused kernel, and the per-axis combine() sweeps the operators used
-// before) next to a triad and a one-pass 3-point stencil over the same block, timed
+// float64 blocks (the fused kernel, and one call per axis as the operators' sweeps before it)
+// next to a triad and a one-pass 3-point stencil over the same block, timed
 // alternately. Prints tables; asserts nothing. See README.md.
 //
 // With -d (CUDA builds, a visible GPU; else exits 77): device stencils on large blocks (a
@@ -217,39 +217,17 @@ kernels::StencilPlan plan_2d(int64_t n0, int64_t n1, std::initializer_list<std::
     return p;
 }
 
-// The per-axis sweeps of the operators before the fused kernel (src/ops/stencil.cpp): one
-// combine() per middle range and per end row of each line, axis 0 last.
-void sweeps(const kernels::StencilPlan &p, const double *x, double *y)
+// One stencil() call per axis of the plan (a plan of that axis alone; the first writes y, the
+// others add to it): y read and written once more per axis, as the operators' per-axis sweeps
+// before the fused kernel.
+void per_axis(const kernels::StencilPlan &p, const double *x, double *y)
 {
-    const int64_t n0 = p.dims[0], n1 = p.dims[1];
-    bool acc = false;
-    auto row = [](const kernels::Band &b, int64_t i) -> const kernels::BandRow & {
-        if (i < b.lo) return b.ends[i];
-        if (i >= b.n - b.hi) return b.ends[b.lo + i - (b.n - b.hi)];
-        return b.mid;
-    };
-    auto go = [&](const kernels::BandRow &r, int64_t len, int64_t step, const double *src, double *dst) {
-        const void *xs[kernels::kMaxTerms];
-        for (int t = 0; t < r.nterms; ++t) xs[t] = src + r.off[t] * step;
-        kernels::combine(Exec{}, DType::f64, len, r.nterms, xs, r.w, 1.0, acc, dst);
-    };
-    for (int pass = 0; pass < 2; ++pass)
-        for (int k = 0; k < p.naxes; ++k) {
-            const kernels::Band &b = p.axes[k].band;
-            if ((p.axes[k].axis == 0) != (pass == 1)) continue;
-            if (pass == 0) {
-                for (int64_t o = 0; o < n0; ++o) {
-                    const double *xl = x + o * n1;
-                    double *yl = y + o * n1;
-                    go(b.mid, n1 - b.hi - b.lo, 1, xl + b.lo, yl + b.lo);
-                    for (int64_t i = 0; i < n1; i = i + 1 == b.lo ? n1 - b.hi : i + 1) go(row(b, i), 1, 1, xl + i, yl + i);
-                }
-            } else {
-                go(b.mid, (n0 - b.hi - b.lo) * n1, n1, x + b.lo * n1, y + b.lo * n1);
-                for (int64_t i = 0; i < n0; i = i + 1 == b.lo ? n0 - b.hi : i + 1) go(row(b, i), n1, n1, x + i * n1, y + i * n1);
-            }
-            acc = true;
-        }
+    for (int k = 0; k < p.naxes; ++k) {
+        kernels::StencilPlan one = p;
+        one.naxes = 1;
+        one.axes[0] = p.axes[k];
+        kernels::stencil(Exec{}, DType::f64, one, x, nullptr, nullptr, 0, p.nrows, k > 0, y);
+    }
 }
 
 void bench_stencils(int reps)
@@ -265,10 +243,10 @@ void bench_stencils(int reps)
         const struct {
             const char *name;
             kernels::StencilPlan p;
-            bool old;
+            bool per_axis;  // one call per axis
         } cases[] = {
             {"Laplacian (axes 1, 0), fused", plan_2d(n0, n1, {{1, second_band(n1)}, {0, second_band(n0)}}), false},
-            {"Laplacian, per-axis sweeps", plan_2d(n0, n1, {{1, second_band(n1)}, {0, second_band(n0)}}), true},
+            {"Laplacian, one call per axis", plan_2d(n0, n1, {{1, second_band(n1)}, {0, second_band(n0)}}), true},
             {"d/dx0 centered 3, fused", plan_2d(n0, n1, {{0, first_band(n0, false)}}), false},
             {"d/dx0 adjoint, fused", plan_2d(n0, n1, {{0, first_band(n0, true)}}), false},
             {"d/dx1 centered 3, fused", plan_2d(n0, n1, {{1, first_band(n1, false)}}), false},
@@ -278,7 +256,7 @@ void bench_stencils(int reps)
         std::snprintf(block, sizeof block, "%lldx%lld", static_cast<long long>(n0), static_cast<long long>(n1));
         for (const auto &c : cases) {
             auto op = [&] {
-                if (c.old) sweeps(c.p, x.data(), y.data());
+                if (c.per_axis) per_axis(c.p, x.data(), y.data());
                 else kernels::stencil(Exec{}, DType::f64, c.p, x.data(), nullptr, nullptr, 0, n0, false, y.data());
             };
             double t = 0, t3 = 0, tt = 0, t_ = 0;

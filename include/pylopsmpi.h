@@ -918,7 +918,9 @@ PLM_API plm_status_t plm_op_second_derivative(plm_comm_t comm, plm_dtype_t dtype
  * Laplacian (MPILaplacian): sum over k of weights[k] * second derivative along axes[k] with
  * sampling[k]. axes: naxes distinct axes (negative count from the end); weights and sampling
  * may be NULL (all 1). Applied in one operator: the axis-0 term writes y, the others add to
- * it. Collective on comm.
+ * it in the order of axes. Any ndim works as long as axis 0, each other axis in axes and each
+ * run of consecutive axes not in axes add up to at most PLM_MAX_NDIM (else
+ * PLM_ERR_INVALID_ARG). Collective on comm.
  */
 PLM_API plm_status_t plm_op_laplacian(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
                                       int64_t local_rows, int naxes, const int *axes, const double *weights,

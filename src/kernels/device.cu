@@ -122,22 +122,6 @@ template <typename R> struct Conj {
     __device__ void operator()(int64_t i) const { y[i] = el::conj(x[i]); }
 };
 
-// y[j] = scale * sum_t w[t] x[t][j] (or y[j] += ...) on reals.
-template <typename R, int K> struct Combine {
-    const R *x[K];
-    R w[K];
-    R scale;
-    R *y;
-    bool accumulate;
-    __device__ void operator()(int64_t j) const
-    {
-        R v[K];
-#pragma unroll
-        for (int t = 0; t < K; ++t) v[t] = x[t][j];
-        y[j] = el::add_term(y[j], el::band_sum<K>(K, w, v, scale), !accumulate);
-    }
-};
-
 template <typename T> struct Thresh {
     T *x;
     el::ThresholdArgs a;
@@ -668,42 +652,6 @@ void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y)
         } else {
             using R = typename Parts<T>::real;
             launch_map(e, n, Conj<R>{static_cast<const T *>(x), static_cast<T *>(y)}, "conj kernel");
-        }
-    });
-}
-
-namespace {
-template <typename R, int K>
-void combine_k(const Exec &e, int64_t m, const void *const *x, const double *w, double scale, bool accumulate, void *y)
-{
-    Combine<R, K> c{};
-    for (int t = 0; t < K; ++t) {
-        c.x[t] = static_cast<const R *>(x[t]);
-        c.w[t] = R(w[t]);
-    }
-    c.scale = R(scale);
-    c.y = static_cast<R *>(y);
-    c.accumulate = accumulate;
-    launch_map(e, m, c, "combine kernel");
-}
-}  // namespace
-
-void combine(const Exec &e, DType dt, int64_t n, int nterms, const void *const *x, const double *w, double scale,
-             bool accumulate, void *y)
-{
-    cuda::activate(e);
-    PLM_REQUIRE(nterms >= 0 && nterms <= kMaxTerms, PLM_ERR_INTERNAL, "a stencil row of %d terms", nterms);
-    dispatch(dt, [&](auto t) {
-        using T = decltype(t);
-        using R = typename Parts<T>::real;
-        const int64_t m = Parts<T>::complex ? 2 * n : n;  // real weights scale both parts
-        switch (nterms) {
-        case 0: if (!accumulate) zero(e, dt, n, y); return;
-        case 1: return combine_k<R, 1>(e, m, x, w, scale, accumulate, y);
-        case 2: return combine_k<R, 2>(e, m, x, w, scale, accumulate, y);
-        case 3: return combine_k<R, 3>(e, m, x, w, scale, accumulate, y);
-        case 4: return combine_k<R, 4>(e, m, x, w, scale, accumulate, y);
-        default: return combine_k<R, 5>(e, m, x, w, scale, accumulate, y);
         }
     });
 }

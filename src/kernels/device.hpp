@@ -1,9 +1,9 @@
 // CUDA versions of the kernels in kernels.hpp, which host.cpp and stencil.cpp call when e.space is
 // Space::device (device.cu; device_none.cpp in host-only builds). Same semantics and numerics
 // contract as the host kernels.
-// - The arrays x, y, z, src and dst are device memory. The scalars (value, alpha, beta, w,
-//   scale), the pointer array x of combine(), and the outputs result (dot) and out
-//   (norm_partial) are host memory.
+// - The arrays x, y, z, src, dst and the ghost rows are device memory. The scalars (value,
+//   alpha, beta), the plan of stencil(), and the outputs result (dot) and out (norm_partial)
+//   are host memory.
 // - All work is enqueued on cuda::stream_of(e) on device e.device. dot(), norm_partial() and
 //   collect() return host values, so they synchronise that stream (never the whole device);
 //   the other calls, the slot reductions included, return without waiting.
@@ -26,8 +26,6 @@ void scale(const Exec &e, DType dt, int64_t n, const void *alpha, void *x);
 void axpby(const Exec &e, DType dt, int64_t n, const void *alpha, const void *x, const void *beta, void *y);
 void binary(const Exec &e, DType dt, Binary op, int64_t n, const void *x, const void *y, void *z);
 void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y);
-void combine(const Exec &e, DType dt, int64_t n, int nterms, const void *const *x, const double *w, double scale,
-             bool accumulate, void *y);
 void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *result);
 void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t outer, int64_t n, int64_t inner,
                   const void *x, double *out);

@@ -41,13 +41,6 @@ void axpby(const Exec &e, DType dt, int64_t n, const void *alpha, const void *x,
 void binary(const Exec &e, DType dt, Binary op, int64_t n, const void *x, const void *y, void *z);
 void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y);
 
-// Stencil rows: y[j] = scale * sum_t w[t] x[t][j] for j < n, or y[j] += that when accumulate.
-// Weights and scale are real (a complex dtype scales both parts); nterms <= kMaxTerms, and 0
-// terms write zeros (or leave y). The x[t] may overlap each other but not y.
-constexpr int kMaxTerms = 5;
-void combine(const Exec &e, DType dt, int64_t n, int nterms, const void *const *x, const double *w, double scale,
-             bool accumulate, void *y);
-
 // result (one element of dt, host memory) = sum x_i y_i, or sum conj(x_i) y_i, summed in
 // double and rounded once to dt (float32 products of 1e20 do not overflow on the way).
 void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *result);
@@ -103,12 +96,13 @@ void threshold(const Exec &e, DType dt, Threshold kind, double t, int64_t n, voi
 // first, in term order, so +-1 weights cancel exactly; products and sums in the dtype's
 // precision, never fused): the first c replaces y (or adds to it when accumulate), later ones
 // add. An element where no axis has terms gets 0 (or keeps y when accumulate). Host and device
-// give bitwise the same results. With the axes in the same order, the per-axis combine()
-// sweeps the operators used before give the same values (there, an axis without terms wrote
-// a 0 first, so a -0 may now come out as -0 instead of +0).
+// give bitwise the same results. One call per axis, in the same order, the first replacing y
+// and the others accumulating, gives the same values (where an axis has no terms such a call
+// writes a 0 first, so a -0 of the fused call may come out +0 there).
 //
 // Plain data (about 9 KB), so a plan goes to a device kernel by value.
 // ---------------------------------------------------------------------------------------
+constexpr int kMaxTerms = 5;  // terms of a band row
 constexpr int kMaxEnds = 16;  // end rows of a band, both ends together
 
 struct BandRow {

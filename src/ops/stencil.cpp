@@ -1,94 +1,99 @@
 // Finite differences on an N-D model split along axis 0 in whole rows: FirstDerivative,
 // SecondDerivative, Laplacian and Gradient. The difference matrix of one axis is banded:
 // explicit rows near the ends, the same terms in between; the adjoint is its exact transpose,
-// built the same way. Along axis 0 the rows a rank needs from others arrive through one
-// persistent exchange, which runs while the other axes and the interior rows are computed.
+// built the same way. Each operator turns its bands into the fused stencil kernel's plans
+// (kernels::stencil, host and device) when it is made. Along axis 0 the rows a rank needs
+// from others arrive through one persistent exchange, which runs while the rows that need
+// none are computed.
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/element.hpp"
 #include "ops/operator.hpp"
 
 namespace plm::ops {
 
 namespace {
 
+using kernels::Band;
+using kernels::BandRow;
+
 struct Term {
     int off;  // input index minus output index
     double w;
 };
-using Row = std::vector<Term>;
+
+void push(BandRow &r, int off, double w)
+{
+    PLM_REQUIRE(r.nterms < kernels::kMaxTerms, PLM_ERR_INTERNAL, "a stencil row of more than %d terms",
+                kernels::kMaxTerms);
+    r.off[r.nterms] = off;
+    r.w[r.nterms++] = w;
+}
+
+BandRow row(std::initializer_list<Term> terms)
+{
+    BandRow r;
+    for (const Term &t : terms) push(r, t.off, t.w);
+    return r;
+}
 
 // PyLops' rows for an axis of n points. Where PyLops assigns the end rows in turn, the later
 // assignment wins here too.
-Row first_row(int kind, int order, bool edge, int64_t n, int64_t i)
+BandRow first_row(int kind, int order, bool edge, int64_t n, int64_t i)
 {
-    if (kind == PLM_DERIV_FORWARD) return i < n - 1 ? Row{{0, -1}, {1, 1}} : Row{};
-    if (kind == PLM_DERIV_BACKWARD) return i >= 1 ? Row{{-1, -1}, {0, 1}} : Row{};
-    if (edge && i == n - 1) return {{-1, -1}, {0, 1}};
+    if (kind == PLM_DERIV_FORWARD) return i < n - 1 ? row({{0, -1}, {1, 1}}) : BandRow{};
+    if (kind == PLM_DERIV_BACKWARD) return i >= 1 ? row({{-1, -1}, {0, 1}}) : BandRow{};
+    if (edge && i == n - 1) return row({{-1, -1}, {0, 1}});
     if (order == 3) {
-        if (edge && i == 0) return {{0, -1}, {1, 1}};
-        return i >= 1 && i <= n - 2 ? Row{{-1, -0.5}, {1, 0.5}} : Row{};
+        if (edge && i == 0) return row({{0, -1}, {1, 1}});
+        return i >= 1 && i <= n - 2 ? row({{-1, -0.5}, {1, 0.5}}) : BandRow{};
     }
-    if (edge && (i == n - 2 || i == 1)) return {{-1, -0.5}, {1, 0.5}};
-    if (edge && i == 0) return {{0, -1}, {1, 1}};
-    return i >= 2 && i <= n - 3 ? Row{{-2, 1.0 / 12}, {-1, -2.0 / 3}, {1, 2.0 / 3}, {2, -1.0 / 12}} : Row{};
+    if (edge && (i == n - 2 || i == 1)) return row({{-1, -0.5}, {1, 0.5}});
+    if (edge && i == 0) return row({{0, -1}, {1, 1}});
+    return i >= 2 && i <= n - 3 ? row({{-2, 1.0 / 12}, {-1, -2.0 / 3}, {1, 2.0 / 3}, {2, -1.0 / 12}}) : BandRow{};
 }
 
-Row second_row(int kind, bool edge, int64_t n, int64_t i)
+BandRow second_row(int kind, bool edge, int64_t n, int64_t i)
 {
-    if (kind == PLM_DERIV_FORWARD) return i <= n - 3 ? Row{{0, 1}, {1, -2}, {2, 1}} : Row{};
-    if (kind == PLM_DERIV_BACKWARD) return i >= 2 ? Row{{-2, 1}, {-1, -2}, {0, 1}} : Row{};
-    if (edge && i == n - 1) return {{-2, 1}, {-1, -2}, {0, 1}};
-    if (edge && i == 0) return {{0, 1}, {1, -2}, {2, 1}};
-    return i >= 1 && i <= n - 2 ? Row{{-1, 1}, {0, -2}, {1, 1}} : Row{};
+    if (kind == PLM_DERIV_FORWARD) return i <= n - 3 ? row({{0, 1}, {1, -2}, {2, 1}}) : BandRow{};
+    if (kind == PLM_DERIV_BACKWARD) return i >= 2 ? row({{-2, 1}, {-1, -2}, {0, 1}}) : BandRow{};
+    if (edge && i == n - 1) return row({{-2, 1}, {-1, -2}, {0, 1}});
+    if (edge && i == 0) return row({{0, 1}, {1, -2}, {2, 1}});
+    return i >= 1 && i <= n - 2 ? row({{-1, 1}, {0, -2}, {1, 1}}) : BandRow{};
 }
 
-// The banded matrix of one axis of n points.
-struct Band {
-    int64_t n = 0, lo = 0, hi = 0;  // rows below lo and from n - hi on are listed in ends
-    Row mid;
-    std::vector<Row> ends;
-    int reach = 0;  // the largest |off|
-    int mid_lo = 0, mid_hi = 0;  // the smallest and largest offsets of mid (0 included)
-
-    const Row &row(int64_t i) const
-    {
-        if (i < lo) return ends[static_cast<size_t>(i)];
-        if (i >= n - hi) return ends[static_cast<size_t>(lo + i - (n - hi))];
-        return mid;
+// The largest |off| of a band.
+int reach(const Band &b)
+{
+    int r = 0;
+    for (int e = -1; e < b.lo + b.hi; ++e) {
+        const BandRow &row = e < 0 ? b.mid : b.ends[e];
+        for (int t = 0; t < row.nterms; ++t) r = std::max(r, std::abs(row.off[t]));
     }
-};
+    return r;
+}
 
 constexpr int64_t kEndRows = 3;  // rows at each end of an axis that may differ from the middle
 
-// Lists the rows within `ends` of either end (all of them on a short axis) and checks that
-// every term stays on the axis.
-template <typename RowAt> Band make_band(int64_t n, int64_t ends, Row mid, RowAt row_at)
+// The banded matrix of one axis of n points (the kernel's Band): the rows within `ends` of
+// either end listed (all of them on a short axis), checking that every term stays on the axis.
+template <typename RowAt> Band make_band(int64_t n, int64_t ends, const BandRow &mid, RowAt row_at)
 {
+    const int64_t lo = 2 * ends >= n ? n : ends, hi = 2 * ends >= n ? 0 : ends;
+    PLM_REQUIRE(lo + hi <= kernels::kMaxEnds, PLM_ERR_INTERNAL, "a band of %lld end rows",
+                static_cast<long long>(lo + hi));
     Band b;
     b.n = n;
-    b.mid = std::move(mid);
-    b.lo = b.hi = ends;
-    if (2 * ends >= n) {
-        b.lo = n;
-        b.hi = 0;
-    }
-    for (int64_t i = 0; i < b.lo; ++i) b.ends.push_back(row_at(i));
-    for (int64_t i = n - b.hi; i < n; ++i) b.ends.push_back(row_at(i));
-    for (const Term &t : b.mid) {
-        b.mid_lo = std::min(b.mid_lo, t.off);
-        b.mid_hi = std::max(b.mid_hi, t.off);
-    }
-    b.reach = std::max(-b.mid_lo, b.mid_hi);
-    for (int64_t i = 0; i < n; i = (i + 1 == b.lo ? n - b.hi : i + 1)) {
-        const Row &r = b.row(i);
-        PLM_REQUIRE(r.size() <= static_cast<size_t>(kernels::kMaxTerms), PLM_ERR_INTERNAL, "a stencil row of %zu terms",
-                    r.size());
-        for (const Term &t : r) {
-            PLM_REQUIRE(i + t.off >= 0 && i + t.off < n, PLM_ERR_INVALID_ARG,
+    b.lo = static_cast<int>(lo);
+    b.hi = static_cast<int>(hi);
+    b.mid = mid;
+    for (int64_t e = 0; e < lo + hi; ++e) {
+        const int64_t i = e < lo ? e : n - hi + (e - lo);
+        const BandRow &r = b.ends[e] = row_at(i);
+        for (int t = 0; t < r.nterms; ++t)
+            PLM_REQUIRE(i + r.off[t] >= 0 && i + r.off[t] < n, PLM_ERR_INVALID_ARG,
                         "an axis of %lld points is too short for this stencil", static_cast<long long>(n));
-            b.reach = std::max(b.reach, std::abs(t.off));
-        }
     }
     return b;
 }
@@ -96,15 +101,16 @@ template <typename RowAt> Band make_band(int64_t n, int64_t ends, Row mid, RowAt
 // The exact transpose: row j lists the entries of column j.
 Band transpose(const Band &b)
 {
-    Row mid;
-    for (const Term &t : b.mid) mid.push_back({-t.off, t.w});
-    std::reverse(mid.begin(), mid.end());
-    const int64_t R = b.reach;
-    return make_band(b.n, std::max(b.lo, b.hi) + R, std::move(mid), [&](int64_t j) {
-        Row r;
-        for (int64_t i = std::max<int64_t>(0, j - R); i <= std::min(b.n - 1, j + R); ++i)
-            for (const Term &t : b.row(i))
-                if (i + t.off == j) r.push_back({static_cast<int>(i - j), t.w});
+    BandRow mid;
+    for (int t = b.mid.nterms - 1; t >= 0; --t) push(mid, -b.mid.off[t], b.mid.w[t]);
+    const int64_t R = reach(b);
+    return make_band(b.n, std::max(b.lo, b.hi) + R, mid, [&](int64_t j) {
+        BandRow r;
+        for (int64_t i = std::max<int64_t>(0, j - R); i <= std::min(b.n - 1, j + R); ++i) {
+            const BandRow &row = kernels::element::band_row(b, i);
+            for (int t = 0; t < row.nterms; ++t)
+                if (i + row.off[t] == j) push(r, static_cast<int>(i - j), row.w[t]);
+        }
         return r;
     });
 }
@@ -120,16 +126,14 @@ AxisPart first_part(int axis, int64_t n, int kind, int order, bool edge, double 
 {
     Band b = make_band(n, kEndRows, first_row(kind, order, edge, 1 << 20, 1 << 19),
                        [&](int64_t i) { return first_row(kind, order, edge, n, i); });
-    Band t = transpose(b);
-    return {axis, std::move(b), std::move(t), scale};
+    return {axis, b, transpose(b), scale};
 }
 
 AxisPart second_part(int axis, int64_t n, int kind, bool edge, double scale)
 {
     Band b = make_band(n, kEndRows, second_row(kind, edge, 1 << 20, 1 << 19),
                        [&](int64_t i) { return second_row(kind, edge, n, i); });
-    Band t = transpose(b);
-    return {axis, std::move(b), std::move(t), scale};
+    return {axis, b, transpose(b), scale};
 }
 
 // What a rank receives along axis 0: `before` rows ahead of its block and `after` rows past
@@ -184,31 +188,84 @@ GhostCounts ghost_counts(const std::vector<int64_t> &rows, int me, int64_t row_l
     return g;
 }
 
-// The rows received along axis 0 in one apply.
+// The kernel's plan of one direction on this rank's block. Axis 0's part comes first (it
+// writes y, the others add to it, in their order). Axes without a stencil next to each other
+// (axis 0 excepted) become one dimension of the plan, the same memory, so a model of any rank
+// fits the plan's PLM_MAX_NDIM dimensions unless a Laplacian has too many axes for that.
+kernels::StencilPlan make_plan(const Shape &dims, const std::vector<AxisPart> &parts, int64_t row0, int64_t nrows,
+                               int64_t before, int64_t after, bool adjoint)
+{
+    const size_t nd = dims.size();
+    std::vector<bool> has(nd, false);
+    for (const AxisPart &p : parts) has[static_cast<size_t>(p.axis)] = true;
+    std::vector<int> dim_of(nd, 0);  // the plan's dimension of each model axis
+    kernels::StencilPlan p;
+    p.dims[0] = dims[0];
+    int k = 0;
+    for (size_t a = 1; a < nd; ++a) {
+        if (a == 1 || has[a] || has[a - 1]) {
+            PLM_REQUIRE(++k < PLM_MAX_NDIM, PLM_ERR_INVALID_ARG,
+                        "a stencil on %d of the model's %zu axes, too many apart for the %d dimensions of a plan",
+                        static_cast<int>(parts.size()), nd, PLM_MAX_NDIM);
+            p.dims[k] = 1;
+        }
+        p.dims[k] *= dims[a];
+        dim_of[a] = k;
+    }
+    p.ndim = k + 1;
+    p.row0 = row0;
+    p.nrows = nrows;
+    p.before = before;
+    p.after = after;
+    for (bool along0 : {true, false})
+        for (const AxisPart &part : parts) {
+            if ((part.axis == 0) != along0) continue;
+            kernels::StencilAxis &ax = p.axes[p.naxes++];
+            ax.axis = dim_of[static_cast<size_t>(part.axis)];
+            ax.scale = part.scale;
+            ax.band = adjoint ? part.adj : part.fwd;
+        }
+    kernels::check_plan(p);
+    return p;
+}
+
+// The rows received along axis 0 in one apply: `before` rows ahead of the block, then
+// `after` rows past it.
 struct GhostWork : Work {
     Buffer ghost;
 };
 
+// One operator: the kernel's plans for both directions, made here, and the exchange of the
+// rows along axis 0. An apply starts the exchange, computes the rows that read no ghost,
+// waits, then computes the rows next to the block's ends: three kernel calls, no allocation.
 class Stencil final : public Operator {
 public:
-    Stencil(DType dt, ArrayLayout::Ptr model, Shape dims, std::vector<int64_t> rows, std::vector<AxisPart> parts)
-        : Operator(dt, model, model), dims_(std::move(dims)), parts_(std::move(parts)),
-          esize_(static_cast<int64_t>(dtype_size(dt)))
+    Stencil(DType dt, ArrayLayout::Ptr model, const Shape &dims, const std::vector<int64_t> &rows,
+            const std::vector<AxisPart> &parts)
+        : Operator(dt, model, model)
     {
         const comm::Communicator &c = model->comm();
-        row_len_ = plm::product(Shape(dims_.begin() + 1, dims_.end()));
-        for (int q = 0; q < c.rank(); ++q) s_ += rows[static_cast<size_t>(q)];
-        e_ = s_ + rows[static_cast<size_t>(c.rank())];
-        int reach = 0;
-        for (const AxisPart &p : parts_)
-            if (p.axis == 0) reach = std::max(p.fwd.reach, p.adj.reach);
-        if (reach == 0 || c.size() == 1) return;  // rank-independent: every rank makes the plan or none
-        GhostCounts g = ghost_counts(rows, c.rank(), row_len_, reach);
-        before_ = g.before;
-        after_ = g.after;
-        plan_ = std::make_unique<comm::AlltoallvPlan>(c, dt, std::move(g.sc), std::move(g.sd), std::move(g.rc),
-                                                      std::move(g.rd));
+        const size_t me = static_cast<size_t>(c.rank());
+        row_len_ = plm::product(Shape(dims.begin() + 1, dims.end()));
+        int64_t row0 = 0;
+        for (size_t q = 0; q < me; ++q) row0 += rows[q];
+        int r = 0;
+        for (const AxisPart &p : parts)
+            if (p.axis == 0) r = std::max(reach(p.fwd), reach(p.adj));
+        if (r > 0 && c.size() > 1) {  // rank-independent: every rank makes the exchange or none
+            GhostCounts g = ghost_counts(rows, c.rank(), row_len_, r);
+            before_ = g.before;
+            after_ = g.after;
+            plan_ = std::make_unique<comm::AlltoallvPlan>(c, dt, std::move(g.sc), std::move(g.sd), std::move(g.rc),
+                                                          std::move(g.rd));
+        }
+        for (bool adjoint : {false, true}) {
+            Direction &d = dir_[adjoint];
+            d.plan = make_plan(dims, parts, row0, rows[me], before_, after_, adjoint);
+            kernels::interior_rows(d.plan, &d.r0, &d.r1);
+        }
     }
+
     WorkPtr make_work(const Exec &e) const override
     {
         if (!plan_) return nullptr;
@@ -222,84 +279,28 @@ public:
     void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
     {
         const Exec e = x.exec();
-        const char *in = static_cast<const char *>(x.data());
-        char *out = static_cast<char *>(y.data());
-        const char *ghost = plan_ ? static_cast<const char *>(static_cast<GhostWork *>(w)->ghost.data()) : nullptr;
+        const Direction &d = dir_[adjoint];
+        const void *in = x.data();
+        void *out = y.data();
+        char *ghost = plan_ ? static_cast<char *>(static_cast<GhostWork *>(w)->ghost.data()) : nullptr;
+        const char *after = ghost ? ghost + before_ * row_len_ * static_cast<int64_t>(dtype_size(dtype_)) : nullptr;
         comm::Request r;
-        if (plan_) r = plan_->start(e, in, const_cast<char *>(ghost));
-        bool acc = false;  // the first part writes y, the others add to it
-        const AxisPart *along0 = nullptr;
-        for (const AxisPart &p : parts_) {
-            if (p.axis == 0) {
-                along0 = &p;
-                continue;
-            }
-            local_axis(e, p, adjoint ? p.adj : p.fwd, in, out, acc);
-            acc = true;
-        }
-        if (!along0) return;
-        const Band &b = adjoint ? along0->adj : along0->fwd;
-        // Rows of the middle terms whose inputs are all in this block need nothing received.
-        int64_t i0 = std::max(s_ - b.mid_lo, b.lo), i1 = std::min(e_ - b.mid_hi, b.n - b.hi);
-        if (i0 >= i1) i0 = i1 = e_;
-        if (i1 > i0)
-            combine_row(e, (i1 - i0) * row_len_, b.mid, along0->scale, acc,
-                        [&](int off) { return in + (i0 - s_ + off) * row_len_ * esize_; }, out + (i0 - s_) * row_len_ * esize_);
+        if (plan_) r = plan_->start(e, in, ghost);
+        kernels::stencil(e, dtype_, d.plan, in, nullptr, nullptr, d.r0, d.r1, false, out);
         r.wait();
-        for (auto [g0, g1] : {std::pair{s_, i0}, std::pair{i1, e_}})
-            for (int64_t g = g0; g < g1; ++g)
-                combine_row(e, row_len_, b.row(g), along0->scale, acc,
-                            [&](int off) { return row_at(in, ghost, g + off); }, out + (g - s_) * row_len_ * esize_);
+        kernels::stencil(e, dtype_, d.plan, in, ghost, after, 0, d.r0, false, out);
+        kernels::stencil(e, dtype_, d.plan, in, ghost, after, d.r1, d.plan.nrows, false, out);
     }
 
 private:
-    template <typename Ptr>
-    void combine_row(const Exec &e, int64_t len, const Row &r, double scale, bool acc, Ptr ptr, char *y) const
-    {
-        const void *xs[kernels::kMaxTerms];
-        double w[kernels::kMaxTerms];
-        int k = 0;
-        for (const Term &t : r) {
-            xs[k] = ptr(t.off);
-            w[k++] = t.w;
-        }
-        kernels::combine(e, dtype_, len, k, xs, w, scale, acc, y);
-    }
-
-    // Row g of axis 0: in this block, or received.
-    const char *row_at(const char *x, const char *gh, int64_t g) const
-    {
-        const int64_t bytes = row_len_ * esize_;
-        if (g >= s_ && g < e_) return x + (g - s_) * bytes;
-        return g < s_ ? gh + (g - (s_ - before_)) * bytes : gh + (before_ + g - e_) * bytes;
-    }
-
-    // A stencil along axis a > 0: every rank's block holds whole lines of that axis.
-    void local_axis(const Exec &e, const AxisPart &p, const Band &b, const char *x, char *y, bool acc) const
-    {
-        const int a = p.axis;
-        const int64_t n = dims_[static_cast<size_t>(a)];
-        const int64_t inner = plm::product(Shape(dims_.begin() + a + 1, dims_.end()));
-        const int64_t outer = (e_ - s_) * plm::product(Shape(dims_.begin() + 1, dims_.begin() + a));
-        const int64_t line = n * inner * esize_, step = inner * esize_;
-        for (int64_t o = 0; o < outer; ++o) {
-            const char *xl = x + o * line;
-            char *yl = y + o * line;
-            if (b.n - b.hi > b.lo)
-                combine_row(e, (b.n - b.hi - b.lo) * inner, b.mid, p.scale, acc,
-                            [&](int off) { return xl + (b.lo + off) * step; }, yl + b.lo * step);
-            for (int64_t i = 0; i < n; i = (i + 1 == b.lo ? n - b.hi : i + 1))
-                combine_row(e, inner, b.row(i), p.scale, acc, [&](int off) { return xl + (i + off) * step; },
-                            yl + i * step);
-        }
-    }
-
-    Shape dims_;
-    std::vector<AxisPart> parts_;
-    int64_t esize_;
-    int64_t row_len_ = 0, s_ = 0, e_ = 0;  // this rank's rows [s_, e_) of axis 0, row_len_ elements each
+    struct Direction {
+        kernels::StencilPlan plan;
+        int64_t r0 = 0, r1 = 0;  // the rows that read no ghost row
+    };
+    Direction dir_[2];  // forward, adjoint
+    int64_t row_len_ = 0;  // elements per row of axis 0
     std::unique_ptr<comm::AlltoallvPlan> plan_;
-    int64_t before_ = 0, after_ = 0;             // rows received ahead of and past this block
+    int64_t before_ = 0, after_ = 0;  // rows received ahead of and past this block
 };
 
 struct Model {
@@ -396,8 +397,8 @@ Operator::Ptr build(comm::Agreement &ag, const CommPtr &c, const Model &m, size_
         const std::vector<int64_t> rows = model_rows(ag, m, rows_lane);
         ArrayLayout::Ptr l = model_layout(c, m, rows);
         std::vector<Operator::Ptr> ops;
-        for (std::vector<AxisPart> &parts : members)
-            ops.push_back(std::make_shared<Stencil>(m.dt, l, m.dims, rows, std::move(parts)));
+        for (const std::vector<AxisPart> &parts : members)
+            ops.push_back(std::make_shared<Stencil>(m.dt, l, m.dims, rows, parts));
         return stack ? stacked_vstack(std::move(ops)) : ops.front();
     });
 }

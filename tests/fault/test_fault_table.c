@@ -121,6 +121,16 @@ static plm_op_t laplacian(void)
     return op;
 }
 
+/* A 3-D Laplacian (edge rows on): axes 1 and 2 step inside the rows of axis 0. */
+static plm_op_t laplacian3(void)
+{
+    const int64_t dims[3] = {9, 3, 4};
+    const int axes[3] = {2, 0, 1};
+    plm_op_t op = NULL;
+    TU_OK(plm_op_laplacian(tu_comm, PLM_FLOAT64, 3, dims, -1, 3, axes, NULL, NULL, PLM_DERIV_CENTERED, 1, &op));
+    return op;
+}
+
 static void mask_of(int *mask)
 {
     for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
@@ -463,8 +473,8 @@ static plm_status_t row_halo(void)
 /* ---- applies and solvers -------------------------------------------------------------------- */
 
 /* The operators the applies and solvers run on. */
-enum { OP_BLOCK, OP_CALLBACK, OP_PRODUCT, OP_SUM, OP_VSTACK, OP_LAPLACIAN, OP_HALO, OP_SUMMA, OP_BLOCKMM, OP_TRANSPOSE,
-       OP_POWER };
+enum { OP_BLOCK, OP_CALLBACK, OP_PRODUCT, OP_SUM, OP_VSTACK, OP_LAPLACIAN, OP_LAPLACIAN3, OP_HALO, OP_SUMMA, OP_BLOCKMM,
+       OP_TRANSPOSE, OP_POWER };
 
 static plm_op_t make_op(int which)
 {
@@ -488,6 +498,7 @@ static plm_op_t make_op(int which)
         return op;
     }
     case OP_LAPLACIAN: return laplacian();
+    case OP_LAPLACIAN3: return laplacian3();
     case OP_HALO: {
         const int64_t dims[2] = {4, 3 * (int64_t)tu_size}, w = 1;
         TU_OK(plm_op_halo(tu_comm, PLM_FLOAT64, 2, dims, NULL, 1, &w, &op));
@@ -535,6 +546,7 @@ static plm_status_t row_apply_product(void) { return apply_row(OP_PRODUCT, 0); }
 static plm_status_t row_apply_sum(void) { return apply_row(OP_SUM, 1); }
 static plm_status_t row_apply_vstack_adj(void) { return apply_row(OP_VSTACK, 1); }
 static plm_status_t row_apply_laplacian(void) { return apply_row(OP_LAPLACIAN, 0); }
+static plm_status_t row_apply_laplacian3(void) { return apply_row(OP_LAPLACIAN3, 1); }
 static plm_status_t row_apply_halo(void) { return apply_row(OP_HALO, 0); }
 static plm_status_t row_apply_summa(void) { return apply_row(OP_SUMMA, 0); }
 static plm_status_t row_apply_summa_adj(void) { return apply_row(OP_SUMMA, 1); }
@@ -682,6 +694,7 @@ static const row_t ROWS[] = {
     {"plm_op_apply_adjoint", "sum of Laplacians", row_apply_sum},
     {"plm_op_apply_adjoint", "vstack (allreduce)", row_apply_vstack_adj},
     {"plm_op_apply", "Laplacian", row_apply_laplacian},
+    {"plm_op_apply_adjoint", "3-D Laplacian", row_apply_laplacian3},
     {"plm_op_apply", "halo", row_apply_halo},
     {"plm_op_apply", "SUMMA", row_apply_summa},
     {"plm_op_apply_adjoint", "SUMMA", row_apply_summa_adj},

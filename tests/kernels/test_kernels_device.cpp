@@ -119,14 +119,6 @@ template <typename T> void elementwise()
     for (Binary op : {Binary::add, Binary::sub, Binary::mul})
         host_vs_device("binary", x, y, [&](Exec e, const T *q, T *p) { binary(e, dt, op, n, q, p, p); });
     host_vs_device("conj", x, y, [&](Exec e, const T *q, T *p) { conj(e, dt, n, q, p); });
-    const double w[kMaxTerms] = {1, -2, 0.75, -1, 1.0 / 3};
-    for (int k = 0; k <= kMaxTerms; ++k)
-        for (bool acc : {false, true})
-            host_vs_device("combine", x, y, [&](Exec e, const T *q, T *p) {
-                const void *xs[kMaxTerms];
-                for (int t = 0; t < k; ++t) xs[t] = q + t;
-                combine(e, dt, n - kMaxTerms, k, xs, w, 0.3, acc, p);
-            });
 }
 
 void test_elementwise_bitwise()

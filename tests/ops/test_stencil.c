@@ -3,6 +3,8 @@
  * - FirstDerivative (forward, backward, centered order 3 and 5, edge on and off) and
  *   SecondDerivative along every axis of 1-D, 2-D and 3-D models, every dtype, with the default
  *   split, one-row blocks, an empty block and fewer rows than ranks: forward, adjoint and dot test;
+ * - models of more dimensions than PLM_MAX_NDIM (the kernel's plans merge the axes without a
+ *   stencil), and the Laplacian that cannot fit a plan;
  * - Laplacian over several axis sets with weights and samplings; Gradient as a stacked operator;
  * - NaN and Inf reach exactly the outputs whose stencil touches them; huge and tiny values;
  * - Halo on 1-D, 2-D and 3-D process grids with scalar, per-axis and per-side widths, against
@@ -107,7 +109,7 @@ static void add_axis(double complex *G, int ndim, const int64_t *dims, int a, st
 
 typedef struct {
     int ndim;
-    int64_t dims[3];
+    int64_t dims[10];
 } shape_t;
 
 static const shape_t SHAPES[] = {{1, {13}}, {1, {3}}, {2, {7, 5}}, {2, {2, 3}}, {3, {5, 3, 4}}};
@@ -259,6 +261,54 @@ static void test_gradient(void **state)
                     free(G);
                     plm_op_destroy(&op);
                 }
+    TU_DONE();
+}
+
+/* A 10-D model (PLM_MAX_NDIM is 8): derivatives along the first, a middle and the last axis, a
+ * Laplacian on three axes and a gradient; a Laplacian on every axis of a 9-D model needs more
+ * dimensions than a plan has and is refused on every rank. */
+static void test_many_axes(void **state)
+{
+    (void)state;
+    const shape_t sh = {10, {5, 1, 2, 1, 3, 1, 1, 2, 1, 3}};
+    const int64_t N = tu_prod(sh.dims, 0, sh.ndim);
+    for (int split = 0; split < NSPLITS; split++) {
+        const int64_t rows = rows_for(split, sh.dims[0], tu_size, tu_rank);
+        const int axes[3] = {0, 4, 9};
+        for (int i = 0; i < 3; i++)
+            for (int c = 0; c < NFIRST + NSECOND; c++) {
+                const stencil_t s = c < NFIRST ? FIRST[c] : SECOND[c - NFIRST];
+                if (sh.dims[axes[i]] < min_points(s)) continue;
+                plm_op_t op = NULL;
+                TU_OK(make_deriv(s, PLM_FLOAT64, sh, rows, axes[i], 0.7, &op));
+                double complex *G = calloc((size_t)(N * N), sizeof *G);
+                add_axis(G, sh.ndim, sh.dims, axes[i], s, 1.0 / pow(0.7, s.deriv));
+                char what[128];
+                snprintf(what, sizeof what, "10-D, d%d kind %d order %d edge %d, axis %d, %s split", s.deriv, s.kind,
+                         s.order, s.edge, axes[i], SPLIT_NAMES[split]);
+                check_against(op, G, N, N, PLM_FLOAT64, what);
+                free(G);
+                plm_op_destroy(&op);
+            }
+        const int lap[3] = {7, 0, -1};
+        const double weights[3] = {1.5, -0.5, 2.0};
+        plm_op_t op = NULL;
+        TU_OK(plm_op_laplacian(tu_comm, PLM_COMPLEX128, sh.ndim, sh.dims, rows, 3, lap, weights, NULL,
+                               PLM_DERIV_CENTERED, 0, &op));
+        double complex *G = calloc((size_t)(N * N), sizeof *G);
+        for (int i = 0; i < 3; i++) add_axis(G, sh.ndim, sh.dims, tu_axis(lap[i], sh.ndim), SECOND[2], weights[i]);
+        check_against(op, G, N, N, PLM_COMPLEX128, "10-D Laplacian on axes 7, 0, -1");
+        free(G);
+        plm_op_destroy(&op);
+        TU_OK(plm_op_gradient(tu_comm, PLM_FLOAT32, sh.ndim, sh.dims, rows, NULL, PLM_DERIV_FORWARD, 0, &op));
+        plm_op_destroy(&op);
+    }
+    const int64_t d9[9] = {3, 3, 3, 3, 3, 3, 3, 3, 3};
+    const int all[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    plm_op_t op = NULL;
+    TU_EXPECT_ERR(plm_op_laplacian(tu_comm, PLM_FLOAT64, 9, d9, -1, 9, all, NULL, NULL, PLM_DERIV_CENTERED, 0, &op),
+                  PLM_ERR_INVALID_ARG);
+    TU_EXPECT(op == NULL, "a refused Laplacian left an operator");
     TU_DONE();
 }
 
@@ -512,8 +562,8 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_first_derivative), TU_TEST(test_second_derivative), TU_TEST(test_laplacian),
-        TU_TEST(test_gradient),         TU_TEST(test_edge_values),       TU_TEST(test_halo),
-        TU_TEST(test_errors),
+        TU_TEST(test_gradient),         TU_TEST(test_many_axes),         TU_TEST(test_edge_values),
+        TU_TEST(test_halo),             TU_TEST(test_errors),
     };
     return plm_run_group_tests_mpi(tests);
 }
