@@ -256,6 +256,8 @@ public:
             GhostCounts g = ghost_counts(rows, c.rank(), row_len_, r);
             before_ = g.before;
             after_ = g.after;
+            staged_ = (g.before + g.after) * row_len_;
+            for (int64_t v : g.sc) staged_ += v;
             plan_ = std::make_unique<comm::AlltoallvPlan>(c, dt, std::move(g.sc), std::move(g.sd), std::move(g.rc),
                                                           std::move(g.rd));
         }
@@ -273,6 +275,7 @@ public:
         auto w = std::make_unique<GhostWork>();
         w->ghost = Buffer::allocate(e.space, checked_bytes(checked_mul(before_ + after_, row_len_, "the ghost rows"),
                                                            dtype_, "the ghost rows in bytes"));
+        reserve_staging(e, staged_);
         return w;
     }
 
@@ -301,6 +304,7 @@ private:
     int64_t row_len_ = 0;  // elements per row of axis 0
     std::unique_ptr<comm::AlltoallvPlan> plan_;
     int64_t before_ = 0, after_ = 0;  // rows received ahead of and past this block
+    int64_t staged_ = 0;              // elements a host-staged exchange stages (sends and ghosts)
 };
 
 struct Model {
