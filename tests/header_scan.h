@@ -74,4 +74,52 @@ static inline int hs_each_collective(const char *text, void (*f)(const char *nam
     return n;
 }
 
+/* A table's rows against the header: every collective function has a row (or is exempt), and
+ * every row names a function of the header. rows[i] and exempt[i] are function names; the
+ * problems go to stderr, naming `table`. Returns how many, or -1 when the header cannot be
+ * read or shows fewer than 18 collective functions (the parser lost them). */
+typedef struct {
+    const char *const *rows, *const *exempt;
+    int nrows, nexempt;
+    const char *table;
+    int missing;
+} hs_table_t;
+
+static inline int hs_listed(const char *const *names, int n, const char *fn)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], fn) == 0) return 1;
+    return 0;
+}
+
+static inline void hs_expect_row(const char *name, void *ctx)
+{
+    hs_table_t *t = (hs_table_t *)ctx;
+    if (hs_listed(t->rows, t->nrows, name) || hs_listed(t->exempt, t->nexempt, name)) return;
+    fprintf(stderr, "%s is documented Collective but has no row in %s\n", name, t->table);
+    t->missing++;
+}
+
+static inline int hs_check_table(hs_table_t *t)
+{
+    char *text = hs_read_header();
+    if (!text) {
+        fprintf(stderr, "cannot read the header\n");
+        return -1;
+    }
+    t->missing = 0;
+    const int n = hs_each_collective(text, hs_expect_row, t);
+    for (int i = 0; i < t->nrows; i++) {
+        char decl[160];
+        snprintf(decl, sizeof decl, " %s(", t->rows[i]);
+        if (!strstr(text, decl)) {
+            fprintf(stderr, "row %s of %s names no function of the header\n", t->rows[i], t->table);
+            t->missing++;
+        }
+    }
+    free(text);
+    if (n < 18) fprintf(stderr, "found only %d collective functions in the header\n", n);
+    return n < 18 ? -1 : t->missing;
+}
+
 #endif
