@@ -278,6 +278,36 @@ static void test_array_ops(plm_comm_t comm, plm_dtype_t t, int64_t n, int edge)
     plm_array_destroy(&dz);
 }
 
+/* BROADCAST device arrays: restore_local_write broadcasts rank 0's data (each rank wrote its
+ * own), then a fill; every rank must hold rank 0's values bitwise. */
+static void test_broadcast(plm_comm_t comm, plm_dtype_t t, int64_t n)
+{
+    plm_array_t x = NULL;
+    const int64_t shape[1] = {n};
+    OK(plm_array_create(comm, 1, shape, 0, PLM_PARTITION_BROADCAST, t, PLM_MEMORY_DEVICE, &x));
+    const size_t bytes = (size_t)n * plm_dtype_size(t);
+    void *mine = make_global(t, n, 0, 7 + rank), *want = make_global(t, n, 0, 7);
+    void *d = NULL;
+    OK(plm_array_get_local_write(x, &d));
+    CHECK(cudaMemcpy(d, mine, bytes, cudaMemcpyHostToDevice) == cudaSuccess, "cudaMemcpy");
+    OK(plm_array_restore_local_write(x, &d));
+    void *got = global_of(x, t, n);
+    close_arrays(t, n, want, got, 0, "BROADCAST restore_local_write (rank 0's data)");
+    free(got);
+    OK(plm_array_fill(x, rank == 0 ? 2.5 : -1.0, 0.0));
+    got = global_of(x, t, n);
+    for (int64_t i = 0; i < n; ++i) {
+        const double v = is_single(t) ? (double)((float *)got)[(is_cplx(t) ? 2 : 1) * i]
+                                      : ((double *)got)[(is_cplx(t) ? 2 : 1) * i];
+        CHECK(v == 2.5, "BROADCAST fill: [%lld] = %g, rank 0 filled 2.5", (long long)i, v);
+        if (v != 2.5) break;
+    }
+    free(got);
+    free(mine);
+    free(want);
+    plm_array_destroy(&x);
+}
+
 /* BlockDiag of per-rank dense blocks: apply, adjoint and CGLS on device arrays against host. */
 static void test_operator(plm_comm_t comm)
 {
@@ -480,6 +510,10 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < sizeof kTypes / sizeof kTypes[0]; ++k)
         for (size_t s = 0; s < nsizes; ++s) test_array_ops(comm, kTypes[k], sizes[s], 0);
     for (size_t k = 0; k < sizeof kTypes / sizeof kTypes[0]; ++k) test_array_ops(comm, kTypes[k], 40, 1);
+    for (size_t k = 0; k < sizeof kTypes / sizeof kTypes[0]; ++k) {
+        test_broadcast(comm, kTypes[k], 6);
+        test_broadcast(comm, kTypes[k], 100000);
+    }
     test_operator(comm);
     test_wrap_and_stream(comm);
     test_failures(comm);
