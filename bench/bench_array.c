@@ -335,15 +335,17 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &raw);
 
     if (g_rank == 0) {
-        const plm_version_t *v = plm_version();
         char backends[128] = "";
-        for (int b = PLM_BACKEND_MPI_HOST; b <= PLM_BACKEND_NCCL; ++b)
-            if (v->backends & PLM_BACKEND_BIT(b)) {
+        for (int b = PLM_BACKEND_MPI_HOST; b <= PLM_BACKEND_NCCL; ++b) {
+            int built = 0;
+            plm_backend_compiled((plm_backend_t)b, &built);
+            if (built) {
                 if (backends[0]) strncat(backends, ",", sizeof backends - strlen(backends) - 1);
                 strncat(backends, plm_backend_name((plm_backend_t)b), sizeof backends - strlen(backends) - 1);
             }
-        printf("# bench_array: pylopsmpi %d.%d.%d (%s, backends %s), %d rank%s, float64, SCATTER 1-D\n", v->major,
-               v->minor, v->patch, v->git_hash, backends, size, size == 1 ? "" : "s");
+        }
+        printf("# bench_array: pylopsmpi %s (%s, backends %s), %d rank%s, float64, SCATTER 1-D\n", plm_version_string(),
+               plm_git_hash(), backends, size, size == 1 ? "" : "s");
         char nrep[64];
         if (reps > 0)
             snprintf(nrep, sizeof nrep, "%d", reps);

@@ -258,10 +258,12 @@ int main(int argc, char **argv)
                                                           : "MPI is not CUDA-aware: forcing it would crash MPI");
             continue;
         }
-        plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
-        cfg.backend = backends[i];
+        plm_comm_config_t cfg = NULL;
+        plm_comm_config_create(&cfg);
+        plm_comm_config_set_backend(cfg, backends[i]);
         plm_comm_t bc = NULL;
-        const plm_status_t st = plm_comm_create(MPI_COMM_WORLD, &cfg, &bc);
+        const plm_status_t st = plm_comm_create(MPI_COMM_WORLD, cfg, &bc);
+        plm_comm_config_destroy(&cfg);
         if (st != PLM_SUCCESS) { /* collective: fails on every rank alike (e.g. ranks sharing a GPU) */
             if (g_rank == 0) printf("%s: not run (%s: %s)\n", name, plm_status_string(st), plm_last_error());
             continue;

@@ -66,10 +66,10 @@ int main(int argc, char **argv)
     TRY(plm_array_fill(x, 0, 0));
     TRY(plm_solve_cgls(A, y, x, /*niter*/ 200, /*damp*/ 0.0, /*tol*/ 1e-24, info));
     int64_t iters = 0;
-    int istop = 0;
+    plm_stop_reason_t reason = PLM_STOP_NONE;
     double r1 = 0, r2 = 0;
     TRY(plm_solver_info_iterations(info, &iters));
-    TRY(plm_solver_info_istop(info, &istop));
+    TRY(plm_solver_info_reason(info, &reason));
     TRY(plm_solver_info_norms(info, &r1, &r2));
 
     /* relative error against x_true: ||x - x_true|| / ||x_true|| */
@@ -79,8 +79,8 @@ int main(int argc, char **argv)
     TRY(plm_array_norm(x, 2.0, &err));
     const int ok = passed && err / ref < 1e-8;
     if (rank == 0)
-        printf("blockdiag_cgls: dot test %s; CGLS %lld iterations (istop %d), r2norm %.3e, relative error %.3e: %s\n",
-               passed ? "passed" : "FAILED", (long long)iters, istop, r2, err / ref, ok ? "OK" : "FAILED");
+        printf("blockdiag_cgls: dot test %s; CGLS %lld iterations (stop reason %d), r2norm %.3e, relative error %.3e: %s\n",
+               passed ? "passed" : "FAILED", (long long)iters, (int)reason, r2, err / ref, ok ? "OK" : "FAILED");
 
     plm_solver_info_destroy(&info);
     plm_array_destroy(&xt);

@@ -36,9 +36,24 @@
  *   - a handle is written (destroy, get/restore_local_write, element-wise outputs, a solve's x,
  *     solver info) by one thread at a time, with no other thread using it meanwhile;
  *   - plm_last_error() is per thread.
+ * - Ownership. A function whose name has `_get` lends its result (a handle, a pointer, an
+ *   MPI communicator): it is borrowed, valid while the object it came from lives, and never
+ *   destroyed by the caller. Every other function that writes a handle gives the caller a
+ *   new reference, which the caller releases with the type's destroy function.
  * - Destroy functions take the address of a handle, accept NULL or a NULL handle, and set
  *   the handle to NULL.
- * - Status values are stable: they are never renumbered, only appended.
+ * - Integers: int64_t for every extent, element count, byte count, offset and iteration
+ *   count; int for ranks and rank counts (MPI's type), numbers of dimensions and axes,
+ *   lengths of handle lists and of per-rank tables, flags (0/1), enum values and small
+ *   parameters (orders, powers, colors, keys, error codes). No size_t or unsigned type
+ *   crosses the API.
+ * - Enumerations are 32 bits wide (each ends with a *_FORCE_INT32 member that is not a
+ *   value); values are stable: never renumbered, only appended. Languages without C
+ *   macros find every constant they need as a function (plm_max_ndim(), plm_version(),
+ *   plm_dtype_size()) or in the API description (share/pylopsmpi/pylopsmpi.api.json).
+ * - Lifetime: the shared library stays loaded until the process exits (linked with
+ *   -z nodelete), so the attribute it sets on MPI_COMM_SELF, which frees its MPI state at
+ *   MPI_Finalize, is safe from languages that unload libraries (Python's cffi, ctypes).
  */
 #ifndef PYLOPSMPI_H
 #define PYLOPSMPI_H
@@ -83,7 +98,8 @@ typedef enum plm_status {
     PLM_ERR_NOT_CONVERGED = 9,       /**< a solver stopped without meeting its tolerance */
     PLM_ERR_INTERNAL = 10,
     PLM_ERR_DTYPE_MISMATCH = 11,     /**< operands have dtypes that cannot be combined */
-    PLM_ERR_CALLBACK = 12            /**< a user callback returned non-zero */
+    PLM_ERR_CALLBACK = 12,           /**< a user callback returned non-zero */
+    PLM_STATUS_FORCE_INT32 = 0x7fffffff /**< not a status: keeps the enum 32 bits wide */
 } plm_status_t;
 
 /** Static English name of a status ("PLM_ERR_MPI: MPI call failed"). Never NULL. Not collective. */
@@ -97,6 +113,16 @@ PLM_API const char *plm_status_string(plm_status_t status);
  */
 PLM_API const char *plm_last_error(void);
 
+/**
+ * plm_last_error() copied into a caller's buffer, for languages that cannot read a C string
+ * the library owns. Not collective.
+ * @param[out] buf    NULL (with size 0) to ask the length only, or size bytes of host memory
+ *                    that receive the message, NUL-terminated and truncated to fit
+ * @param[in]  size   bytes at buf (0 when buf is NULL)
+ * @param[out] length NULL, or the message's full length in bytes, without the NUL
+ */
+PLM_API plm_status_t plm_last_error_copy(char *buf, int64_t size, int64_t *length);
+
 /** Forget the recorded error of this thread. Not collective. */
 PLM_API void plm_clear_last_error(void);
 
@@ -104,32 +130,28 @@ PLM_API void plm_clear_last_error(void);
 /* Version                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/** Bits of plm_version_t.backends: backends compiled into this library. */
-#define PLM_BACKEND_BIT(b) (1u << (unsigned)(b))
+/**
+ * Run-time version numbers of the library (not of the header). Not collective.
+ * @param[out] major, minor, patch  each may be NULL
+ */
+PLM_API plm_status_t plm_version(int *major, int *minor, int *patch);
 
-/** Run-time version of the library. */
-typedef struct plm_version_info {
-    int major;
-    int minor;
-    int patch;
-    const char *git_hash; /**< commit the library was built from, or "unknown" */
-    unsigned backends;    /**< OR of PLM_BACKEND_BIT(plm_backend_t) compiled in */
-} plm_version_t;
+/** Static version string of the library, "major.minor.patch". Not collective. Never NULL. */
+PLM_API const char *plm_version_string(void);
 
-/** Static version record of the library (not of the header). Not collective. Never NULL. */
-PLM_API const plm_version_t *plm_version(void);
-
-/** The library's PLM_VERSION_CODE. Not collective. */
-PLM_API unsigned plm_version_number(void);
+/** Static commit hash the library was built from, or "unknown". Not collective. Never NULL. */
+PLM_API const char *plm_git_hash(void);
 
 /**
- * Check that a header of version major.minor can use this library. While in 0.x every minor
- * may break the ABI, so both must match; from 1.0 on, only the major.
+ * Check that a header (or a binding generated from the API description) of version
+ * major.minor can use this library. While in 0.x every minor may break the ABI, so both must
+ * match; from 1.0 on, only the major.
  * @returns PLM_SUCCESS, or PLM_ERR_NOT_SUPPORTED with a message. Not collective.
  */
 PLM_API plm_status_t plm_check_version(int major, int minor);
 
-/** plm_check_version() with the version of the header being compiled. */
+/** plm_check_version() with the version of the header being compiled (a C convenience;
+ *  bindings call plm_check_version() with the version their API description records). */
 static inline plm_status_t plm_check_header_version(void)
 {
     return plm_check_version(PLM_VERSION_MAJOR, PLM_VERSION_MINOR);
@@ -144,21 +166,24 @@ typedef enum plm_dtype {
     PLM_FLOAT32 = 0,
     PLM_FLOAT64 = 1,
     PLM_COMPLEX64 = 2,  /**< two float32, real then imaginary (C99 float _Complex layout) */
-    PLM_COMPLEX128 = 3  /**< two float64, real then imaginary (C99 double _Complex layout) */
+    PLM_COMPLEX128 = 3, /**< two float64, real then imaginary (C99 double _Complex layout) */
+    PLM_DTYPE_FORCE_INT32 = 0x7fffffff /**< not a dtype: keeps the enum 32 bits wide */
 } plm_dtype_t;
 
 /** Where an array's local data lives. */
 typedef enum plm_memory {
     PLM_MEMORY_HOST = 0,
-    PLM_MEMORY_DEVICE = 1 /**< CUDA device memory; PLM_ERR_BACKEND_UNAVAILABLE in host-only builds and
+    PLM_MEMORY_DEVICE = 1, /**< CUDA device memory; PLM_ERR_BACKEND_UNAVAILABLE in host-only builds and
                                where no CUDA device is visible (plm_memory_available()) */
+    PLM_MEMORY_FORCE_INT32 = 0x7fffffff /**< not a memory space: keeps the enum 32 bits wide */
 } plm_memory_t;
 
 /** How an array is laid out over the ranks of its communicator. */
 typedef enum plm_partition {
     PLM_PARTITION_SCATTER = 0,         /**< each rank owns a block along the distributed axis */
     PLM_PARTITION_BROADCAST = 1,       /**< every rank holds all of it; writes follow rank 0 */
-    PLM_PARTITION_UNSAFE_BROADCAST = 2 /**< every rank holds all of it; no consistency traffic */
+    PLM_PARTITION_UNSAFE_BROADCAST = 2, /**< every rank holds all of it; no consistency traffic */
+    PLM_PARTITION_FORCE_INT32 = 0x7fffffff /**< not a partition: keeps the enum 32 bits wide */
 } plm_partition_t;
 
 /** Communication backends. The constants exist in every build; see plm_backend_available(). */
@@ -167,22 +192,24 @@ typedef enum plm_backend {
     PLM_BACKEND_MPI_HOST = 1,       /**< buffered MPI on host memory */
     PLM_BACKEND_MPI_CUDA_AWARE = 2, /**< MPI given device pointers */
     PLM_BACKEND_MPI_STAGED = 3,     /**< device data copied through pinned host buffers */
-    PLM_BACKEND_NCCL = 4            /**< NCCL communicator attached to the plm_comm_t */
+    PLM_BACKEND_NCCL = 4,           /**< NCCL communicator attached to the plm_comm_t */
+    PLM_BACKEND_FORCE_INT32 = 0x7fffffff /**< not a backend: keeps the enum 32 bits wide */
 } plm_backend_t;
 
 /** Who decided whether MPI is CUDA-aware (plm_comm_get_cuda_aware()). */
 typedef enum plm_cuda_aware_source {
-    PLM_CUDA_AWARE_FROM_CONFIG = 0,  /**< plm_comm_config_t.cuda_aware was 0 or 1 */
+    PLM_CUDA_AWARE_FROM_CONFIG = 0,  /**< plm_comm_config_set_cuda_aware() said 0 or 1 */
     PLM_CUDA_AWARE_FROM_ENV = 1,     /**< PYLOPS_MPI_CUDA_AWARE was 0 or 1 */
     PLM_CUDA_AWARE_FROM_VENDOR = 2,  /**< the MPI library's own query (MPIX_Query_cuda_support...) */
     PLM_CUDA_AWARE_FROM_DEFAULT = 3, /**< nothing said: assumed not CUDA-aware */
-    PLM_CUDA_AWARE_FROM_AGREEMENT = 4 /**< ranks decided differently; all took "not CUDA-aware" */
+    PLM_CUDA_AWARE_FROM_AGREEMENT = 4, /**< ranks decided differently; all took "not CUDA-aware" */
+    PLM_CUDA_AWARE_FORCE_INT32 = 0x7fffffff /**< not a source: keeps the enum 32 bits wide */
 } plm_cuda_aware_source_t;
 
 /**
  * Is a backend compiled in and usable on this machine? PLM_BACKEND_MPI_HOST is always
  * available; the device backends need a CUDA build (NCCL: an NCCL build) and a visible CUDA
- * device. plm_version()->backends lists what is compiled in. Not collective.
+ * device. plm_backend_compiled() says what is compiled in. Not collective.
  * @param[in]  backend a plm_backend_t other than PLM_BACKEND_AUTO
  * @param[out] yes     1 if available, else 0
  */
@@ -196,11 +223,23 @@ PLM_API plm_status_t plm_backend_available(plm_backend_t backend, int *yes);
  */
 PLM_API plm_status_t plm_memory_available(plm_memory_t memory, int *yes);
 
+/**
+ * Is a backend compiled into this library (whether or not this machine can run it)?
+ * Not collective.
+ * @param[in]  backend a plm_backend_t other than PLM_BACKEND_AUTO
+ * @param[out] yes     1 if compiled in, else 0
+ */
+PLM_API plm_status_t plm_backend_compiled(plm_backend_t backend, int *yes);
+
 /** Static lower-case name of a backend ("mpi_host", ...), or "invalid". Not collective. */
 PLM_API const char *plm_backend_name(plm_backend_t backend);
 
 /** Size in bytes of one element of a dtype, or 0 for an invalid dtype. Not collective. */
-PLM_API size_t plm_dtype_size(plm_dtype_t dtype);
+PLM_API int64_t plm_dtype_size(plm_dtype_t dtype);
+
+/** PLM_MAX_NDIM, the largest number of dimensions of an array, for languages without C
+ *  macros. Not collective. */
+PLM_API int plm_max_ndim(void);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Handles                                                                                    */
@@ -218,45 +257,53 @@ typedef struct plm_op_s *plm_op_t;                         /**< linear operator 
 typedef const struct plm_op_s *plm_const_op_t;
 typedef struct plm_solver_info_s *plm_solver_info_t;       /**< what a solver reports */
 typedef const struct plm_solver_info_s *plm_const_solver_info_t;
+typedef struct plm_comm_config_s *plm_comm_config_t;       /**< options of plm_comm_create() */
+typedef const struct plm_comm_config_s *plm_const_comm_config_t;
 #define PLM_NULL_HANDLE NULL
 
 /* ------------------------------------------------------------------------------------------ */
 /* Communicator                                                                               */
 /* ------------------------------------------------------------------------------------------ */
 
-#define PLM_CONFIG_MAGIC 0x504c4d43u /* "PLMC" */
+/**
+ * New options object for plm_comm_create(), holding the defaults: backend PLM_BACKEND_AUTO,
+ * cuda_aware -1 (detect), device -1 (node-local rank modulo the devices), no stream and no
+ * NCCL communicator. Change them with the setters below; an object may serve any number of
+ * plm_comm_create() calls. Not collective.
+ * @param[out] out new object; destroy with plm_comm_config_destroy()
+ */
+PLM_API plm_status_t plm_comm_config_create(plm_comm_config_t *out);
+
+/** Destroy an options object (communicators made with it keep their settings). Not collective. */
+PLM_API plm_status_t plm_comm_config_destroy(plm_comm_config_t *config);
 
 /**
- * Options of plm_comm_create(). Append-only: the library reads only the first struct_size
- * bytes, and checks magic. Initialise with PLM_COMM_CONFIG_INITIALIZER or
- * plm_comm_config_init(), then change fields.
+ * Backend to force for device memory: PLM_BACKEND_AUTO (the default: the policy of
+ * docs/gpu.md), PLM_BACKEND_MPI_CUDA_AWARE, PLM_BACKEND_MPI_STAGED or PLM_BACKEND_NCCL
+ * (PLM_BACKEND_MPI_HOST is PLM_ERR_INVALID_ARG: host memory always uses it). Whether it is
+ * available is checked at plm_comm_create(). Not collective.
  */
-typedef struct plm_comm_config {
-    size_t struct_size;     /**< sizeof(plm_comm_config_t) as compiled by the caller */
-    unsigned magic;         /**< PLM_CONFIG_MAGIC */
-    unsigned version;       /**< PLM_VERSION_CODE of the caller's header */
-    plm_backend_t backend;  /**< PLM_BACKEND_AUTO, or a backend to force for device memory */
-    int cuda_aware;         /**< -1 detect (env, then MPI vendor query), 0 no, 1 yes */
-    int device;             /**< CUDA device ordinal, -1 for node-local rank modulo count */
-    void *stream;           /**< cudaStream_t for device work (borrowed), NULL: one the library creates */
-    void *nccl_comm;        /**< ncclComm_t to attach (borrowed, must outlive; over exactly the
-                                 communicator's ranks in its order), or NULL. backend = NCCL
-                                 with NULL: the library creates one (an ncclUniqueId over MPI) */
-} plm_comm_config_t;
+PLM_API plm_status_t plm_comm_config_set_backend(plm_comm_config_t config, plm_backend_t backend);
 
-#define PLM_COMM_CONFIG_INITIALIZER \
-    { sizeof(plm_comm_config_t), PLM_CONFIG_MAGIC, PLM_VERSION_CODE, PLM_BACKEND_AUTO, -1, -1, NULL, NULL }
+/** Whether MPI is CUDA-aware: -1 detect (PYLOPS_MPI_CUDA_AWARE, then the MPI vendor query;
+ *  the default), 0 no, 1 yes. Not collective. */
+PLM_API plm_status_t plm_comm_config_set_cuda_aware(plm_comm_config_t config, int cuda_aware);
+
+/** CUDA device ordinal for the communicator's device work, or -1 (the default) for the
+ *  node-local rank modulo the visible devices. Not collective. */
+PLM_API plm_status_t plm_comm_config_set_device(plm_comm_config_t config, int device);
+
+/** cudaStream_t for device work (borrowed: it must outlive the communicators made with it),
+ *  or NULL (the default) for one the library creates. Not collective. */
+PLM_API plm_status_t plm_comm_config_set_stream(plm_comm_config_t config, void *stream);
 
 /**
- * Fill a config with the defaults of PLM_COMM_CONFIG_INITIALIZER; for languages without C
- * macros. Not collective.
- * @param[out] cfg         config to fill
- * @param[in]  struct_size the caller's sizeof(plm_comm_config_t); at least the size of the first release (0.1)
+ * ncclComm_t to attach (borrowed: it must outlive the communicators made with it; over exactly
+ * the communicator's ranks in its order), or NULL (the default). With backend
+ * PLM_BACKEND_NCCL and no NCCL communicator, the library creates one (an ncclUniqueId sent
+ * over MPI). Not collective.
  */
-PLM_API plm_status_t plm_comm_config_init(plm_comm_config_t *cfg, size_t struct_size);
-
-/** sizeof(plm_comm_config_t) of the library, for FFIs that allocate the struct as bytes. Not collective. */
-PLM_API size_t plm_comm_config_struct_size(void);
+PLM_API plm_status_t plm_comm_config_set_nccl_comm(plm_comm_config_t config, void *nccl_comm);
 
 /**
  * Create a communicator from an MPI communicator, which is duplicated (the caller keeps and
@@ -265,14 +312,15 @@ PLM_API size_t plm_comm_config_struct_size(void);
  * does not know is PLM_ERR_INVALID_ARG on the ranks that passed it (locally: there is no
  * communicator to agree on). Collective on mpi_comm.
  * @param[in]  mpi_comm any intra-communicator
- * @param[in]  config   options, or NULL for the defaults
+ * @param[in]  config   options (plm_comm_config_create()), or NULL for the defaults
  * @param[out] out      new communicator; free with plm_comm_destroy() before MPI_Finalize
  */
-PLM_API plm_status_t plm_comm_create(MPI_Comm mpi_comm, const plm_comm_config_t *config, plm_comm_t *out);
+PLM_API plm_status_t plm_comm_create(MPI_Comm mpi_comm, plm_const_comm_config_t config, plm_comm_t *out);
 
-/** plm_comm_create() from a Fortran handle (Fortran, mpi4py's comm.py2f()); a handle MPI
+/** plm_comm_create() from a Fortran handle (Fortran's MPI_Comm%MPI_VAL or integer handle,
+ *  mpi4py's comm.py2f()): the way languages other than C pass a communicator. A handle MPI
  *  does not know is PLM_ERR_INVALID_ARG (locally), never an abort. Collective. */
-PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, const plm_comm_config_t *config, plm_comm_t *out);
+PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, plm_const_comm_config_t config, plm_comm_t *out);
 
 /**
  * Destroy a communicator. Arrays, layouts and operators created on it keep it alive until
@@ -303,6 +351,10 @@ PLM_API plm_status_t plm_comm_size(plm_const_comm_t comm, int *size);
  */
 PLM_API plm_status_t plm_comm_get_mpi(plm_const_comm_t comm, MPI_Comm *mpi_comm);
 
+/** plm_comm_get_mpi() as a Fortran handle (MPI_Comm_c2f; mpi4py's MPI.Comm.f2py()), the
+ *  round trip of plm_comm_create_f(). Borrowed likewise. Not collective. */
+PLM_API plm_status_t plm_comm_get_mpi_f(plm_const_comm_t comm, MPI_Fint *mpi_comm);
+
 /**
  * Split into sub-communicators: ranks with equal color form one, ordered by key then rank.
  * The result inherits comm's configuration (not a stream the library created for comm: it
@@ -332,7 +384,7 @@ PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t me
 PLM_API plm_status_t plm_comm_get_cuda_aware(plm_const_comm_t comm, int *yes, plm_cuda_aware_source_t *source);
 
 /**
- * The CUDA device of this rank on comm: plm_comm_config_t.device, else the rank's index among
+ * The CUDA device of this rank on comm: plm_comm_config_set_device(), else the rank's index among
  * the ranks of its node modulo the number of visible devices; -1 in host-only builds or
  * where no device is visible. Device memory of comm's arrays is allocated there, and the
  * library makes it current before device work. Not collective.
@@ -342,7 +394,7 @@ PLM_API plm_status_t plm_comm_get_device(plm_const_comm_t comm, int *device);
 
 /**
  * The CUDA stream (a cudaStream_t) that device work on comm's arrays is ordered on:
- * plm_comm_config_t.stream or the last plm_comm_set_stream(), else a non-blocking stream the
+ * plm_comm_config_set_stream() or the last plm_comm_set_stream(), else a non-blocking stream the
  * library creates on first use and destroys with comm. Ordering rule: kernels, copies and
  * communication of comm's device arrays are queued on this stream in call order; calls that
  * return host values (dot, norms, gather to host, plm_array_get_local_*) synchronise this
@@ -382,7 +434,7 @@ PLM_API plm_status_t plm_comm_set_stream(plm_comm_t comm, void *stream);
  *          error
  */
 PLM_API plm_status_t plm_comm_get_async_error(plm_const_comm_t comm, plm_status_t *error, char *message,
-                                              size_t size);
+                                              int64_t size);
 
 /**
  * Abort the job from one rank, for errors it cannot go on after (a poisoned communicator, a
@@ -406,7 +458,7 @@ PLM_API plm_status_t plm_comm_abort(plm_comm_t comm, int errorcode);
  * Create a layout: how an array of global_shape is split over comm's ranks along axis -
  * partition, local shapes and mask as in plm_array_create_ex(). A layout is immutable and
  * reference-counted: every array made from it (plm_array_create_from_layout()) or asked for
- * it (plm_array_get_layout()) shares it, queries need no communication, and operands with
+ * it (plm_array_layout()) shares it, queries need no communication, and operands with
  * the same layout object are checked in O(1). Operators describe their domain and range
  * with layouts. A mask's group communicator is made once per distinct mask and cached on
  * comm. Collective on comm: every argument but the caller's own local-shape row must be
@@ -460,7 +512,7 @@ PLM_API plm_status_t plm_array_create_from_layout(plm_const_layout_t layout, plm
 
 /** The array's layout as a new handle (one reference; release with plm_layout_destroy()).
  *  Arrays made by *_like, duplicate and plm_array_create_from_layout share it. Not collective. */
-PLM_API plm_status_t plm_array_get_layout(plm_const_array_t x, plm_layout_t *layout);
+PLM_API plm_status_t plm_array_layout(plm_const_array_t x, plm_layout_t *layout);
 
 /**
  * Create an array with the default layout: along `axis`, rank r of P gets n/P + 1 entries if
@@ -888,7 +940,8 @@ PLM_API plm_status_t plm_op_broadcast(plm_comm_t comm, plm_const_op_t local, plm
 typedef enum plm_deriv_kind {
     PLM_DERIV_FORWARD = 0,
     PLM_DERIV_BACKWARD = 1,
-    PLM_DERIV_CENTERED = 2
+    PLM_DERIV_CENTERED = 2,
+    PLM_DERIV_FORCE_INT32 = 0x7fffffff /**< not a value: keeps the enum 32 bits wide */
 } plm_deriv_kind_t;
 
 /**
@@ -958,7 +1011,8 @@ PLM_API plm_status_t plm_op_halo(plm_comm_t comm, plm_dtype_t dtype, int ndim, c
 /** MatrixMult kinds: PyLops-MPI's kind="block" and kind="summa". */
 typedef enum plm_matmul_kind {
     PLM_MATMUL_BLOCK = 0,
-    PLM_MATMUL_SUMMA = 1
+    PLM_MATMUL_SUMMA = 1,
+    PLM_MATMUL_FORCE_INT32 = 0x7fffffff /**< not a value: keeps the enum 32 bits wide */
 } plm_matmul_kind_t;
 
 /**
@@ -1080,11 +1134,32 @@ PLM_API plm_status_t plm_solver_info_set_show(plm_solver_info_t info, int show);
  * next iteration's first reduction (no extra communication per iteration).
  */
 typedef int (*plm_solver_callback_fn)(void *ctx, int64_t iteration, plm_const_array_t x, double cost);
-/** Sets (or, with fn NULL, clears) the callback used by later solves with this info. Not collective. */
-PLM_API plm_status_t plm_solver_info_set_callback(plm_solver_info_t info, plm_solver_callback_fn fn, void *ctx);
+/**
+ * Sets (or, with fn NULL, clears) the callback used by later solves with this info. The info
+ * takes ctx: destroy(ctx) (destroy may be NULL) runs when the callback is replaced or cleared
+ * and when info is destroyed. With fn NULL, ctx and destroy are ignored; if this call fails,
+ * ctx stays the caller's. Not collective.
+ */
+PLM_API plm_status_t plm_solver_info_set_callback(plm_solver_info_t info, plm_solver_callback_fn fn, void *ctx,
+                                                  void (*destroy)(void *ctx));
 
-/** 1: the tolerance was met; 2: niter iterations ran (or the callback stopped the solve). */
-PLM_API plm_status_t plm_solver_info_istop(plm_const_solver_info_t info, int *istop);
+/** Why a solve stopped. PLM_STOP_TOLERANCE and PLM_STOP_MAX_ITERATIONS are PyLops' istop 1 and 2. */
+typedef enum plm_stop_reason {
+    PLM_STOP_NONE = 0,           /**< no solve has run with this info yet */
+    PLM_STOP_TOLERANCE = 1,      /**< the stopping rule's tolerance was met */
+    PLM_STOP_MAX_ITERATIONS = 2, /**< niter iterations ran */
+    PLM_STOP_CALLBACK = 3,       /**< a stop callback (on some rank) returned non-zero */
+    PLM_STOP_BREAKDOWN = 4,      /**< a step's denominator was zero (CG: p^H Op p; CGLS: ||Op p||^2
+                                      + damp^2 ||p||^2): x is the last iterate, no NaN made */
+    PLM_STOP_NAN = 5,            /**< a NaN or infinity appeared in the solver's reductions (from
+                                      the data, the operator or overflow); x holds it */
+    PLM_STOP_DIVERGED = 6,       /**< ISTA/FISTA with monitorres: the residual norm grew (the solve
+                                      also returns PLM_ERR_NOT_CONVERGED) */
+    PLM_STOP_FORCE_INT32 = 0x7fffffff /**< not a reason: keeps the enum 32 bits wide */
+} plm_stop_reason_t;
+
+/** Why the last solve with this info stopped (PLM_STOP_NONE before the first). Not collective. */
+PLM_API plm_status_t plm_solver_info_reason(plm_const_solver_info_t info, plm_stop_reason_t *reason);
 PLM_API plm_status_t plm_solver_info_iterations(plm_const_solver_info_t info, int64_t *iterations);
 /** CGLS: r1norm = ||Op^H (y - Op x) - damp^2 x||^2 at the end (PyLops' definition, a squared
  *  normal-equations residual), r2norm = sqrt(||y - Op x||^2 + damp^2 ||x||^2).
@@ -1122,7 +1197,8 @@ PLM_API plm_status_t plm_solve_cgls(plm_const_op_t op, plm_const_array_t y, plm_
 typedef enum plm_thresh {
     PLM_THRESH_SOFT = 0, /**< max(|x| - t, 0) x / |x| */
     PLM_THRESH_HARD = 1, /**< 0 where |x| <= sqrt(2 t) */
-    PLM_THRESH_HALF = 2  /**< the half-threshold of Xu et al. (PyLops' "half") */
+    PLM_THRESH_HALF = 2, /**< the half-threshold of Xu et al. (PyLops' "half") */
+    PLM_THRESH_FORCE_INT32 = 0x7fffffff /**< not a value: keeps the enum 32 bits wide */
 } plm_thresh_t;
 
 /**

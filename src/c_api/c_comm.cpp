@@ -9,45 +9,98 @@ using detail::guard;
 
 namespace {
 
+plm_comm_config_s &config_of(plm_comm_config_s *h)
+{
+    PLM_REQUIRE(h && h->magic == detail::kConfigMagic, PLM_ERR_INVALID_ARG,
+                "plm_comm_config_t is not a valid config object (NULL or destroyed)");
+    return *h;
+}
+
 // Throws; the entry points wrap it in guard().
-void create(MPI_Comm mpi, const plm_comm_config_t *cfg, plm_comm_t *out)
+void create(MPI_Comm mpi, plm_const_comm_config_t cfg, plm_comm_t *out)
 {
     // An unusable MPI handle cannot be agreed on; every other error is.
     comm::require_user_comm(mpi);
     std::unique_ptr<plm_comm_s> h;
+    comm::Config config;
     std::optional<Error> local = comm::capture([&] {
         detail::clear_out(out, "out");
-        comm::read_config(cfg);
+        if (cfg) config = config_of(const_cast<plm_comm_config_s *>(cfg)).config;
         h.reset(new plm_comm_s());
     });
     // Collective: every rank duplicates (a rank with bad arguments with the defaults), then
     // all agree on the new communicator; a failure frees it on every rank.
-    std::shared_ptr<comm::Communicator> c = comm::Communicator::create(mpi, local ? nullptr : cfg, local);
+    std::shared_ptr<comm::Communicator> c = comm::Communicator::create(mpi, &config, local);
     h->magic = detail::kCommMagic;
     h->comm = std::move(c);
     *out = h.release();
+}
+
+// Runs set on a valid config object.
+template <typename F> plm_status_t set_config(plm_comm_config_t cfg, F &&set)
+{
+    return guard([&] { set(config_of(cfg).config); });
 }
 
 }  // namespace
 
 extern "C" {
 
-PLM_API size_t plm_comm_config_struct_size(void) { return sizeof(plm_comm_config_t); }
-
-PLM_API plm_status_t plm_comm_config_init(plm_comm_config_t *cfg, size_t struct_size)
+PLM_API plm_status_t plm_comm_config_create(plm_comm_config_t *out)
 {
     return guard([&] {
-        PLM_REQUIRE(cfg, PLM_ERR_INVALID_ARG, "cfg is NULL");
-        PLM_REQUIRE(struct_size >= offsetof(plm_comm_config_t, nccl_comm) + sizeof(void *), PLM_ERR_INVALID_ARG,
-                    "struct_size %zu is smaller than any released plm_comm_config_t", struct_size);
-        const plm_comm_config_t def = PLM_COMM_CONFIG_INITIALIZER;
-        std::memset(cfg, 0, struct_size);
-        std::memcpy(cfg, &def, struct_size < sizeof def ? struct_size : sizeof def);
-        cfg->struct_size = struct_size;
+        detail::clear_out(out, "out");
+        std::unique_ptr<plm_comm_config_s> h(new plm_comm_config_s());
+        h->magic = detail::kConfigMagic;
+        *out = h.release();
     });
 }
 
-PLM_API plm_status_t plm_comm_create(MPI_Comm mpi_comm, const plm_comm_config_t *config, plm_comm_t *out)
+PLM_API plm_status_t plm_comm_config_destroy(plm_comm_config_t *config)
+{
+    return guard([&] {
+        if (!config || !*config) return;
+        config_of(*config).magic = 0;
+        delete *config;
+        *config = nullptr;
+    });
+}
+
+PLM_API plm_status_t plm_comm_config_set_backend(plm_comm_config_t config, plm_backend_t backend)
+{
+    return set_config(config, [&](comm::Config &c) {
+        comm::check_config_backend(enum_value(backend));
+        c.backend = backend;
+    });
+}
+
+PLM_API plm_status_t plm_comm_config_set_cuda_aware(plm_comm_config_t config, int cuda_aware)
+{
+    return set_config(config, [&](comm::Config &c) {
+        comm::check_config_cuda_aware(cuda_aware);
+        c.cuda_aware = cuda_aware;
+    });
+}
+
+PLM_API plm_status_t plm_comm_config_set_device(plm_comm_config_t config, int device)
+{
+    return set_config(config, [&](comm::Config &c) {
+        comm::check_config_device(device);
+        c.device = device;
+    });
+}
+
+PLM_API plm_status_t plm_comm_config_set_stream(plm_comm_config_t config, void *stream)
+{
+    return set_config(config, [&](comm::Config &c) { c.stream = stream; });
+}
+
+PLM_API plm_status_t plm_comm_config_set_nccl_comm(plm_comm_config_t config, void *nccl_comm)
+{
+    return set_config(config, [&](comm::Config &c) { c.nccl_comm = nccl_comm; });
+}
+
+PLM_API plm_status_t plm_comm_create(MPI_Comm mpi_comm, plm_const_comm_config_t config, plm_comm_t *out)
 {
     return guard([&] {
         if (out) *out = nullptr;
@@ -55,7 +108,7 @@ PLM_API plm_status_t plm_comm_create(MPI_Comm mpi_comm, const plm_comm_config_t 
     });
 }
 
-PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, const plm_comm_config_t *config, plm_comm_t *out)
+PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, plm_const_comm_config_t config, plm_comm_t *out)
 {
     return guard([&] {
         if (out) *out = nullptr;
@@ -97,6 +150,14 @@ PLM_API plm_status_t plm_comm_get_mpi(plm_const_comm_t comm, MPI_Comm *mpi_comm)
     return guard([&] {
         PLM_REQUIRE(mpi_comm, PLM_ERR_INVALID_ARG, "mpi_comm is NULL");
         *mpi_comm = detail::comm_of(comm).mpi();
+    });
+}
+
+PLM_API plm_status_t plm_comm_get_mpi_f(plm_const_comm_t comm, MPI_Fint *mpi_comm)
+{
+    return guard([&] {
+        PLM_REQUIRE(mpi_comm, PLM_ERR_INVALID_ARG, "mpi_comm is NULL");
+        *mpi_comm = MPI_Comm_c2f(detail::comm_of(comm).mpi());
     });
 }
 
@@ -173,15 +234,16 @@ PLM_API plm_status_t plm_comm_set_stream(plm_comm_t comm, void *stream)
     });
 }
 
-PLM_API plm_status_t plm_comm_get_async_error(plm_const_comm_t comm, plm_status_t *error, char *message, size_t size)
+PLM_API plm_status_t plm_comm_get_async_error(plm_const_comm_t comm, plm_status_t *error, char *message, int64_t size)
 {
     return guard([&] {
-        if (message && size) message[0] = '\0';
+        if (message && size > 0) message[0] = '\0';
         PLM_REQUIRE(error, PLM_ERR_INVALID_ARG, "error is NULL");
+        PLM_REQUIRE(size >= 0, PLM_ERR_INVALID_ARG, "size %lld is negative", static_cast<long long>(size));
         *error = PLM_SUCCESS;
         const comm::Communicator &c = detail::comm_of(comm);
         *error = c.async_error();
-        if (message && size) c.poison().message(message, size);
+        if (message && size > 0) c.poison().message(message, static_cast<size_t>(size));
     });
 }
 

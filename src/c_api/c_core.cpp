@@ -1,8 +1,21 @@
 // Status strings, last error, version, dtype and backend queries.
 #include "c_api/guard.hpp"
+#include <algorithm>
+#include <cstring>
+#include <string>
+
 #include "comm/backend.hpp"
 
 using namespace plm;
+
+// The ABI promises 32-bit enums (their *_FORCE_INT32 members) and that a Fortran MPI handle is
+// a C int (the API description writes MPI_Fint as int for FFIs that cannot include mpi.h).
+static_assert(sizeof(plm_status_t) == 4 && sizeof(plm_dtype_t) == 4 && sizeof(plm_memory_t) == 4 &&
+                  sizeof(plm_partition_t) == 4 && sizeof(plm_backend_t) == 4 &&
+                  sizeof(plm_cuda_aware_source_t) == 4 && sizeof(plm_deriv_kind_t) == 4 &&
+                  sizeof(plm_matmul_kind_t) == 4 && sizeof(plm_thresh_t) == 4 && sizeof(plm_stop_reason_t) == 4,
+              "public enums must be 32 bits wide");
+static_assert(sizeof(MPI_Fint) == sizeof(int), "MPI_Fint must be a C int");
 
 extern "C" {
 
@@ -31,25 +44,47 @@ PLM_API const char *plm_last_error(void) { return detail::last_error(); }
 PLM_API void plm_clear_last_error(void) { detail::record_error(""); }
 
 namespace {
-// The backends compiled in (whether this machine can run them: plm_backend_available).
-constexpr unsigned kBackendsBuilt = PLM_BACKEND_BIT(PLM_BACKEND_MPI_HOST)
 #ifdef PLM_HAVE_CUDA
-                                    | PLM_BACKEND_BIT(PLM_BACKEND_MPI_CUDA_AWARE) | PLM_BACKEND_BIT(PLM_BACKEND_MPI_STAGED)
+constexpr bool kCudaBuilt = true;
+#else
+constexpr bool kCudaBuilt = false;
 #endif
 #ifdef PLM_HAVE_NCCL
-                                    | PLM_BACKEND_BIT(PLM_BACKEND_NCCL)
+constexpr bool kNcclBuilt = true;
+#else
+constexpr bool kNcclBuilt = false;
 #endif
-    ;
 }  // namespace
 
-PLM_API const plm_version_t *plm_version(void)
+PLM_API plm_status_t plm_last_error_copy(char *buf, int64_t size, int64_t *length)
 {
-    static const plm_version_t v = {PLM_VERSION_MAJOR, PLM_VERSION_MINOR, PLM_VERSION_PATCH, PLM_GIT_HASH,
-                                    kBackendsBuilt};
-    return &v;
+    // The message is read before guard() runs: a failure here records its own message.
+    const std::string message = detail::last_error();
+    return detail::guard([&] {
+        PLM_REQUIRE(size >= 0, PLM_ERR_INVALID_ARG, "size %lld is negative", static_cast<long long>(size));
+        PLM_REQUIRE(buf || size == 0, PLM_ERR_INVALID_ARG, "buf is NULL but size is %lld",
+                    static_cast<long long>(size));
+        if (length) *length = static_cast<int64_t>(message.size());
+        if (size == 0) return;
+        const size_t n = std::min(message.size(), static_cast<size_t>(size - 1));
+        std::memcpy(buf, message.data(), n);
+        buf[n] = '\0';
+    });
 }
 
-PLM_API unsigned plm_version_number(void) { return PLM_VERSION_CODE; }
+PLM_API plm_status_t plm_version(int *major, int *minor, int *patch)
+{
+    if (major) *major = PLM_VERSION_MAJOR;
+    if (minor) *minor = PLM_VERSION_MINOR;
+    if (patch) *patch = PLM_VERSION_PATCH;
+    return PLM_SUCCESS;
+}
+
+PLM_API const char *plm_version_string(void) { return PLM_VERSION_STRING; }
+
+PLM_API const char *plm_git_hash(void) { return PLM_GIT_HASH; }
+
+PLM_API int plm_max_ndim(void) { return PLM_MAX_NDIM; }
 
 PLM_API plm_status_t plm_check_version(int major, int minor)
 {
@@ -60,7 +95,7 @@ PLM_API plm_status_t plm_check_version(int major, int minor)
     });
 }
 
-PLM_API size_t plm_dtype_size(plm_dtype_t dtype)
+PLM_API int64_t plm_dtype_size(plm_dtype_t dtype)
 {
     switch (enum_value(dtype)) {
     case PLM_FLOAT32: return 4;
@@ -92,6 +127,18 @@ PLM_API plm_status_t plm_backend_available(plm_backend_t backend, int *yes)
         PLM_REQUIRE(b >= PLM_BACKEND_MPI_HOST && b <= PLM_BACKEND_NCCL, PLM_ERR_INVALID_ARG,
                     "%d is not a concrete plm_backend_t", b);
         *yes = comm::backend_built(backend);
+    });
+}
+
+PLM_API plm_status_t plm_backend_compiled(plm_backend_t backend, int *yes)
+{
+    return detail::guard([&] {
+        PLM_REQUIRE(yes, PLM_ERR_INVALID_ARG, "yes is NULL");
+        *yes = 0;
+        const int b = enum_value(backend);
+        PLM_REQUIRE(b >= PLM_BACKEND_MPI_HOST && b <= PLM_BACKEND_NCCL, PLM_ERR_INVALID_ARG,
+                    "%d is not a concrete plm_backend_t", b);
+        *yes = b == PLM_BACKEND_MPI_HOST || (b == PLM_BACKEND_NCCL ? kNcclBuilt : kCudaBuilt);
     });
 }
 

@@ -142,7 +142,7 @@ PLM_API plm_status_t plm_array_create_from_layout(plm_const_layout_t layout, plm
     });
 }
 
-PLM_API plm_status_t plm_array_get_layout(plm_const_array_t x, plm_layout_t *layout)
+PLM_API plm_status_t plm_array_layout(plm_const_array_t x, plm_layout_t *layout)
 {
     return guard([&] {
         detail::clear_out(layout, "layout");

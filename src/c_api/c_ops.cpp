@@ -132,6 +132,15 @@ solvers::Info &info_of(plm_solver_info_s *h)
 
 const solvers::Info &info_of(const plm_solver_info_s *h) { return info_of(const_cast<plm_solver_info_s *>(h)); }
 
+// Hands the callback's context to its destroy function (the info owns it).
+void release_callback(plm_solver_info_s &h)
+{
+    if (h.callback_destroy) h.callback_destroy(h.callback_ctx);
+    h.callback = nullptr;
+    h.callback_ctx = nullptr;
+    h.callback_destroy = nullptr;
+}
+
 // The info's show flag and callback as a solver monitor; the callback sees x when it is an
 // array, NULL for a stack.
 template <typename XT> solvers::Monitor monitor_of(const plm_solver_info_s *info, XT x)
@@ -568,18 +577,19 @@ PLM_API plm_status_t plm_solver_info_destroy(plm_solver_info_t *info)
     return guard([&] {
         if (!info || !*info) return;
         info_of(*info);
+        release_callback(**info);
         (*info)->magic = 0;
         delete *info;
         *info = nullptr;
     });
 }
 
-PLM_API plm_status_t plm_solver_info_istop(plm_const_solver_info_t info, int *istop)
+PLM_API plm_status_t plm_solver_info_reason(plm_const_solver_info_t info, plm_stop_reason_t *reason)
 {
     return guard([&] {
         const solvers::Info &i = info_of(info);
-        PLM_REQUIRE(istop, PLM_ERR_INVALID_ARG, "istop is NULL");
-        *istop = i.istop;
+        PLM_REQUIRE(reason, PLM_ERR_INVALID_ARG, "reason is NULL");
+        *reason = static_cast<plm_stop_reason_t>(i.reason);
     });
 }
 
@@ -676,12 +686,15 @@ PLM_API plm_status_t plm_solver_info_set_show(plm_solver_info_t info, int show)
     });
 }
 
-PLM_API plm_status_t plm_solver_info_set_callback(plm_solver_info_t info, plm_solver_callback_fn fn, void *ctx)
+PLM_API plm_status_t plm_solver_info_set_callback(plm_solver_info_t info, plm_solver_callback_fn fn, void *ctx,
+                                                  void (*destroy)(void *ctx))
 {
     return guard([&] {
         info_of(info);
+        release_callback(*info);
         info->callback = fn;
         info->callback_ctx = fn ? ctx : nullptr;
+        info->callback_destroy = fn ? destroy : nullptr;
     });
 }
 

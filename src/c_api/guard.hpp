@@ -44,6 +44,12 @@ struct plm_solver_info_s {
     bool show = false;
     plm_solver_callback_fn callback = nullptr;
     void *callback_ctx = nullptr;
+    void (*callback_destroy)(void *) = nullptr;  // runs on callback_ctx when it is replaced or info goes
+};
+
+struct plm_comm_config_s {
+    uint32_t magic;
+    plm::comm::Config config;
 };
 
 struct plm_stacked_s {
@@ -55,7 +61,8 @@ struct plm_stacked_s {
 namespace plm::detail {
 
 constexpr uint32_t kCommMagic = 0x504c4d31u, kArrayMagic = 0x504c4d32u, kStackMagic = 0x504c4d33u,
-                   kLayoutMagic = 0x504c4d34u, kOpMagic = 0x504c4d35u, kInfoMagic = 0x504c4d36u;
+                   kLayoutMagic = 0x504c4d34u, kOpMagic = 0x504c4d35u, kInfoMagic = 0x504c4d36u,
+                   kConfigMagic = 0x504c4d37u;
 
 void record_error(const char *message);
 const char *last_error();

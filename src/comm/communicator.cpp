@@ -45,13 +45,13 @@ int choose_device(const Config &cfg, int node_rank)
     const int n = device_count();
     if (n == 0) return -1;
     const int wanted = cfg.device;
-    PLM_REQUIRE(wanted < n, PLM_ERR_INVALID_ARG, "plm_comm_config_t.device %d, but %d CUDA device(s) are visible",
+    PLM_REQUIRE(wanted < n, PLM_ERR_INVALID_ARG, "config device %d, but %d CUDA device(s) are visible",
                 wanted, n);
 #ifdef PLM_HAVE_NCCL
     if (cfg.nccl_comm) {
         const int d = nccl_comm_device(cfg.nccl_comm);
         PLM_REQUIRE(wanted < 0 || wanted == d, PLM_ERR_INVALID_ARG,
-                    "plm_comm_config_t.device %d, but the attached NCCL communicator is on device %d", wanted, d);
+                    "config device %d, but the attached NCCL communicator is on device %d", wanted, d);
         return d;
     }
 #endif
@@ -60,33 +60,26 @@ int choose_device(const Config &cfg, int node_rank)
 
 }  // namespace
 
-Config read_config(const plm_comm_config_t *cfg)
+void check_config_backend(int backend)
 {
-    Config c;
-    if (!cfg) return c;
-    PLM_REQUIRE(cfg->struct_size >= offsetof(plm_comm_config_t, nccl_comm) + sizeof(void *), PLM_ERR_INVALID_ARG,
-                "plm_comm_config_t.struct_size %zu is smaller than any released layout", cfg->struct_size);
-    PLM_REQUIRE(cfg->magic == PLM_CONFIG_MAGIC, PLM_ERR_INVALID_ARG,
-                "plm_comm_config_t has a bad magic (0x%x): initialise it with PLM_COMM_CONFIG_INITIALIZER "
-                "or plm_comm_config_init()",
-                cfg->magic);
-    const int backend = enum_value(cfg->backend);
     PLM_REQUIRE(backend >= PLM_BACKEND_AUTO && backend <= PLM_BACKEND_NCCL, PLM_ERR_INVALID_ARG,
-                "plm_comm_config_t.backend %d is not a plm_backend_t", backend);
+                "backend %d is not a plm_backend_t", backend);
     PLM_REQUIRE(backend != PLM_BACKEND_MPI_HOST, PLM_ERR_INVALID_ARG,
-                "plm_comm_config_t.backend cannot force mpi_host for device memory");
-    PLM_REQUIRE(cfg->cuda_aware >= -1 && cfg->cuda_aware <= 1, PLM_ERR_INVALID_ARG,
-                "plm_comm_config_t.cuda_aware must be -1, 0 or 1 (got %d)", cfg->cuda_aware);
-    PLM_REQUIRE(cfg->device >= -1, PLM_ERR_INVALID_ARG, "plm_comm_config_t.device must be >= -1");
-    c.backend = static_cast<plm_backend_t>(backend);
-    c.cuda_aware = cfg->cuda_aware;
-    c.device = cfg->device;
-    c.stream = cfg->stream;
-    c.nccl_comm = cfg->nccl_comm;
-    return c;
+                "the config cannot force mpi_host for device memory (host memory always uses it)");
 }
 
-std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm_config_t *user_cfg,
+void check_config_cuda_aware(int cuda_aware)
+{
+    PLM_REQUIRE(cuda_aware >= -1 && cuda_aware <= 1, PLM_ERR_INVALID_ARG, "cuda_aware must be -1, 0 or 1 (got %d)",
+                cuda_aware);
+}
+
+void check_config_device(int device)
+{
+    PLM_REQUIRE(device >= -1, PLM_ERR_INVALID_ARG, "device must be >= -1 (got %d)", device);
+}
+
+std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const Config *user_cfg,
                                                   const std::optional<Error> &prior)
 {
     // The duplicate lives in a communicator on the stack until the agreement: a rank whose
@@ -106,7 +99,7 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const plm_comm
         c->poison_ = std::make_shared<Poison>();
     });
     Config cfg;
-    ag.check([&] { cfg = read_config(user_cfg); });
+    if (user_cfg) cfg = *user_cfg;
     // A forced backend or an attached NCCL communicator on some ranks only is an error; a
     // rank whose environment or MPI says otherwise about CUDA-awareness is outvoted.
     ag.fold(cfg.backend);

@@ -34,17 +34,19 @@ struct Config {
     void *nccl_comm = nullptr;
 };
 
-// Reads a user config (validating struct_size, magic and field values); nullptr -> defaults.
-Config read_config(const plm_comm_config_t *cfg);
+// Field checks of plm_comm_config_set_*; each throws PLM_ERR_INVALID_ARG.
+void check_config_backend(int backend);
+void check_config_cuda_aware(int cuda_aware);
+void check_config_device(int device);
 
 class Agreement;
 
 class Communicator {
 public:
-    // Collective on user (a usable intra-communicator). Duplicates it; a bad config on any
+    // Collective on user (a usable intra-communicator); cfg nullptr: the defaults. Duplicates it; a bad config on any
     // rank, or prior (an error the caller found before), fails on every rank. Ranks whose
     // CUDA-awareness decisions differ all take the safe one (not CUDA-aware).
-    static std::shared_ptr<Communicator> create(MPI_Comm user, const plm_comm_config_t *cfg,
+    static std::shared_ptr<Communicator> create(MPI_Comm user, const Config *cfg,
                                                 const std::optional<Error> &prior = std::nullopt);
     ~Communicator();
     Communicator(const Communicator &) = delete;

@@ -344,6 +344,27 @@ bool square(const ops::Operator &op)
     return true;
 }
 
+// Stops group i for reason r (the first reason given sticks).
+void end(std::vector<char> &active, std::vector<Stop> &why, size_t i, Stop r)
+{
+    active[i] = 0;
+    if (why[i] == Stop::none) why[i] = r;
+}
+
+// Every group still running stops for reason r (a stop callback).
+void end_all(std::vector<char> &active, std::vector<Stop> &why, Stop r)
+{
+    for (size_t i = 0; i < active.size(); ++i)
+        if (active[i]) end(active, why, i, r);
+}
+
+// The reason of a group that ran to the end of its loop: why it was stopped, else tolerance or
+// iterations.
+Stop reason(const std::vector<Stop> &why, size_t i, bool met)
+{
+    return why[i] != Stop::none ? why[i] : met ? Stop::tolerance : Stop::iterations;
+}
+
 void reset(Info &info, int64_t niter)
 {
     info = Info{};
@@ -385,10 +406,12 @@ void cg(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const Par
     std::vector<double> kold;
     std::vector<char> active;
     std::vector<int64_t> its;
+    std::vector<Stop> why;
     ag.check([&] {
         for (auto *v : {&kold}) v->resize(static_cast<size_t>(s->G()));
         active.resize(static_cast<size_t>(s->G()));
         its.resize(static_cast<size_t>(s->G()));
+        why.assign(static_cast<size_t>(s->G()), Stop::none);
     });
     ag.run();
     const Vec &y = *yv;
@@ -401,13 +424,23 @@ void cg(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const Par
     for (int g = 0; g < G; ++g) {
         kold[static_cast<size_t>(g)] = s0->real(0, g);
         active[static_cast<size_t>(g)] = niter > 0 && kold[static_cast<size_t>(g)] > tol;
+        if (!std::isfinite(kold[static_cast<size_t>(g)])) end(active, why, static_cast<size_t>(g), Stop::nan);
     }
     info.cost.push_back(std::sqrt(kold[static_cast<size_t>(me)]));
     Progress progress(mon, x, "CG", niter, tol, true);
     while (any(active)) {
         s->apply(*c, *opc, false);
         s1->run(progress.take_stop(), progress.take_error());
-        if (s1->stopped()) break;
+        if (s1->stopped()) {
+            end_all(active, why, Stop::callback);
+            break;
+        }
+        for (int g = 0; g < G; ++g) {  // the same verdict on every rank
+            const size_t i = static_cast<size_t>(g);
+            const double den = std::abs(s1->value(0, g));
+            if (active[i] && !std::isfinite(den)) end(active, why, i, Stop::nan);
+            if (active[i] && den == 0) end(active, why, i, Stop::breakdown);
+        }
         const bool mine = active[static_cast<size_t>(me)];
         if (mine) {
             const double a = kold[static_cast<size_t>(me)] / std::abs(s1->value(0, me));
@@ -424,6 +457,7 @@ void cg(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const Par
             if (!active[i]) continue;
             kold[i] = s2->real(0, g);
             active[i] = ++its[i] < niter && kold[i] > tol;
+            if (!std::isfinite(kold[i])) end(active, why, i, Stop::nan);
         }
         if (mine) {
             info.cost.push_back(std::sqrt(kold[static_cast<size_t>(me)]));
@@ -434,7 +468,7 @@ void cg(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const Par
     settle(*fin, progress);
     const double k = kold[static_cast<size_t>(me)];
     info.iterations = its[static_cast<size_t>(me)];
-    info.istop = static_cast<int>(k <= tol ? Stop::tolerance : Stop::iterations);
+    info.reason = reason(why, static_cast<size_t>(me), k <= tol);
     info.r1norm = k;
     info.r2norm = std::sqrt(k);
 }
@@ -458,6 +492,7 @@ void cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const P
     std::vector<double> kold, r2;
     std::vector<char> active;
     std::vector<int64_t> its;
+    std::vector<Stop> why;
     ag.check([&] {
         yv.emplace(view(yp, true));
         xv.emplace(view(xp, false));
@@ -484,6 +519,7 @@ void cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const P
         r2.resize(G);
         active.resize(G);
         its.resize(G);
+        why.assign(G, Stop::none);
     });
     ag.run();
     const Vec &y = *yv;
@@ -502,12 +538,22 @@ void cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const P
         kold[i] = s0->real(0, g);
         r2[i] = std::sqrt(s0->real(1, g) + (d2 != 0 ? d2 * s0->real(k_xx, g) : 0));
         active[i] = niter > 0 && kold[i] > tol;
+        if (!std::isfinite(kold[i]) || !std::isfinite(r2[i])) end(active, why, i, Stop::nan);
     }
     info.cost.push_back(std::sqrt(s0->real(1, me)));
     Progress progress(mon, x, "CGLS", niter, tol, true);
     while (any(active)) {
         s1->run(progress.take_stop(), progress.take_error());
-        if (s1->stopped()) break;
+        if (s1->stopped()) {
+            end_all(active, why, Stop::callback);
+            break;
+        }
+        for (int g = 0; g < G; ++g) {  // the same verdict on every rank
+            const size_t i = static_cast<size_t>(g);
+            const double den = s1->real(0, g) + (d2 != 0 ? d2 * s1->real(k_cc, g) : 0);
+            if (active[i] && !std::isfinite(den)) end(active, why, i, Stop::nan);
+            if (active[i] && den == 0) end(active, why, i, Stop::breakdown);
+        }
         const bool mine = active[mi];
         if (mine) {
             const double a = kold[mi] / (s1->real(0, me) + (d2 != 0 ? d2 * s1->real(k_cc, me) : 0));
@@ -525,6 +571,7 @@ void cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const P
             kold[i] = s3->real(0, g);
             r2[i] = std::sqrt(s3->real(1, g) + (d2 != 0 ? d2 * s3->real(k_xx, g) : 0));
             active[i] = ++its[i] < niter && kold[i] > tol;
+            if (!std::isfinite(kold[i]) || !std::isfinite(r2[i])) end(active, why, i, Stop::nan);
         }
         if (mine) {
             info.cost.push_back(std::sqrt(s3->real(1, me)));
@@ -533,7 +580,7 @@ void cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const P
     }
     settle(*fin, progress);
     info.iterations = its[mi];
-    info.istop = static_cast<int>(kold[mi] < tol ? Stop::tolerance : Stop::iterations);
+    info.reason = reason(why, mi, kold[mi] < tol);
     info.r1norm = kold[mi];
     info.r2norm = r2[mi];
 }
@@ -762,6 +809,7 @@ void ista(comm::Agreement &ag, const ops::Operator::Ptr &opp, const Parts &yp, c
     std::vector<double> normres, last_res, xupdate;
     std::vector<char> active;
     std::vector<int64_t> its;
+    std::vector<Stop> why;
     ag.check([&] {
         yv.emplace(view(yp, true));
         xv.emplace(view(xp, false));
@@ -789,6 +837,7 @@ void ista(comm::Agreement &ag, const ops::Operator::Ptr &opp, const Parts &yp, c
         last_res.assign(G, 0.0);
         active.assign(G, o.niter > 0);
         its.assign(G, 0);
+        why.assign(G, Stop::none);
     });
     ag.run();
     const Vec &y = *yv;
@@ -812,11 +861,15 @@ void ista(comm::Agreement &ag, const ops::Operator::Ptr &opp, const Parts &yp, c
         axpby(1, y, -1, *res);  // res = y - Op base
         if (o.monitorres) {
             smon->run(progress.take_stop(), progress.take_error());
-            if (smon->stopped()) break;
+            if (smon->stopped()) {
+                end_all(active, why, Stop::callback);
+                break;
+            }
             for (int g = 0; g < G; ++g) {
                 const size_t i = static_cast<size_t>(g);
                 if (!active[i]) continue;
                 const double nr = std::sqrt(smon->real(0, g));  // the same verdict on every rank
+                if (nr > normres[i]) info.reason = Stop::diverged;
                 PLM_REQUIRE(nr <= normres[i], PLM_ERR_NOT_CONVERGED,
                             "%s: the residual norm grew from %g to %g at iteration %lld (monitorres%s)", name,
                             normres[i], nr, static_cast<long long>(its[i] + 1), G > 1 ? ", in one mask group" : "");
@@ -842,20 +895,24 @@ void ista(comm::Agreement &ag, const ops::Operator::Ptr &opp, const Parts &yp, c
         axpby(1, x, -1, *xold);  // xold = x - xold
         if (o.monitorres) st->run();
         else st->run(progress.take_stop(), progress.take_error());
-        if (st->stopped()) break;
+        if (st->stopped()) {
+            end_all(active, why, Stop::callback);
+            break;
+        }
         for (int g = 0; g < G; ++g) {
             const size_t i = static_cast<size_t>(g);
             if (!active[i]) continue;
             xupdate[i] = std::sqrt(st->real(k_dx, g));
             last_res[i] = st->real(k_rr, g);
             active[i] = ++its[i] < o.niter && xupdate[i] > o.tol;
+            if (!std::isfinite(xupdate[i]) || !std::isfinite(last_res[i])) end(active, why, i, Stop::nan);
             if (g == me) info.cost.push_back(0.5 * last_res[i] + o.eps * st->real(k_l1, g));
         }
         if (mine) progress.after(its[mi], info.cost.back(), std::sqrt(last_res[mi]));
     }
     settle(*fin, progress);
     info.iterations = its[mi];
-    info.istop = static_cast<int>(xupdate[mi] <= o.tol ? Stop::tolerance : Stop::iterations);
+    info.reason = reason(why, mi, xupdate[mi] <= o.tol);
     info.r1norm = xupdate[mi];
     info.r2norm = std::sqrt(last_res[mi]);
 }

@@ -28,13 +28,19 @@
 
 namespace plm::solvers {
 
+// Why a solve stopped: plm_stop_reason_t's values.
 enum class Stop : int {
-    tolerance = 1,  // the tolerance was met
-    iterations = 2  // niter iterations ran, or the callback stopped the solve
+    none = 0,        // still running (or no solve yet)
+    tolerance = 1,   // the tolerance was met
+    iterations = 2,  // niter iterations ran
+    callback = 3,    // a stop callback asked
+    breakdown = 4,   // a zero step denominator
+    nan = 5,         // a NaN or infinity in the reductions
+    diverged = 6     // monitorres: the residual grew
 };
 
 struct Info {
-    int istop = 0;           // a Stop value
+    Stop reason = Stop::none;
     int64_t iterations = 0;  // iterations run (by this rank's mask group)
     double r1norm = 0;       // CGLS: kold, the squared norm of the normal-equations residual (PyLops)
     double r2norm = 0;       // CGLS: sqrt(||y - Op x||^2 + damp^2 ||x||^2); CG: ||r||

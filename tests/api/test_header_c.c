@@ -51,8 +51,22 @@ static const enum_value all_enum_values[] = {
     EV(PLM_BACKEND_AUTO, 0), EV(PLM_BACKEND_MPI_HOST, 1), EV(PLM_BACKEND_MPI_CUDA_AWARE, 2),
     EV(PLM_BACKEND_MPI_STAGED, 3), EV(PLM_BACKEND_NCCL, 4),
     EV(PLM_CUDA_AWARE_FROM_CONFIG, 0), EV(PLM_CUDA_AWARE_FROM_ENV, 1), EV(PLM_CUDA_AWARE_FROM_VENDOR, 2),
-    EV(PLM_CUDA_AWARE_FROM_DEFAULT, 3),
+    EV(PLM_CUDA_AWARE_FROM_DEFAULT, 3), EV(PLM_CUDA_AWARE_FROM_AGREEMENT, 4), EV(PLM_ERR_CALLBACK, 12),
+    EV(PLM_DERIV_FORWARD, 0), EV(PLM_DERIV_BACKWARD, 1), EV(PLM_DERIV_CENTERED, 2),
+    EV(PLM_MATMUL_BLOCK, 0), EV(PLM_MATMUL_SUMMA, 1),
+    EV(PLM_THRESH_SOFT, 0), EV(PLM_THRESH_HARD, 1), EV(PLM_THRESH_HALF, 2),
+    EV(PLM_STOP_NONE, 0), EV(PLM_STOP_TOLERANCE, 1), EV(PLM_STOP_MAX_ITERATIONS, 2), EV(PLM_STOP_CALLBACK, 3),
+    EV(PLM_STOP_BREAKDOWN, 4), EV(PLM_STOP_NAN, 5), EV(PLM_STOP_DIVERGED, 6),
 };
+
+/* Every enum is 32 bits wide (the ABI's promise; the *_FORCE_INT32 members). */
+typedef char enums_are_32_bits[(sizeof(plm_status_t) == 4 && sizeof(plm_dtype_t) == 4 && sizeof(plm_memory_t) == 4 &&
+                                sizeof(plm_partition_t) == 4 && sizeof(plm_backend_t) == 4 &&
+                                sizeof(plm_cuda_aware_source_t) == 4 && sizeof(plm_deriv_kind_t) == 4 &&
+                                sizeof(plm_matmul_kind_t) == 4 && sizeof(plm_thresh_t) == 4 &&
+                                sizeof(plm_stop_reason_t) == 4)
+                                   ? 1
+                                   : -1];
 
 static const struct {
     plm_status_t status;
@@ -70,6 +84,7 @@ static const struct {
     {PLM_ERR_NOT_CONVERGED, "PLM_ERR_NOT_CONVERGED"},
     {PLM_ERR_INTERNAL, "PLM_ERR_INTERNAL"},
     {PLM_ERR_DTYPE_MISMATCH, "PLM_ERR_DTYPE_MISMATCH"},
+    {PLM_ERR_CALLBACK, "PLM_ERR_CALLBACK"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -101,21 +116,20 @@ static void test_enum_values(void **state)
 
 static void test_version(void **state)
 {
-    const plm_version_t *v = plm_version();
-    unsigned code;
+    int major = -1, minor = -1, patch = -1;
+    char expect[32];
     (void)state;
-    assert_non_null(v);
-    assert_ptr_equal(v, plm_version()); /* one static record */
-    assert_int_equal(v->major, PLM_VERSION_MAJOR);
-    assert_int_equal(v->minor, PLM_VERSION_MINOR);
-    assert_int_equal(v->patch, PLM_VERSION_PATCH);
-    assert_non_null(v->git_hash);
-    assert_true(strlen(v->git_hash) > 0);
-    assert_true(v->backends & PLM_BACKEND_BIT(PLM_BACKEND_MPI_HOST));
-    assert_false(v->backends & PLM_BACKEND_BIT(PLM_BACKEND_AUTO)); /* AUTO is not a backend */
-    code = plm_version_number();
-    assert_int_equal(code, PLM_VERSION_CODE);
-    assert_int_equal(code, (unsigned)(v->major * 10000 + v->minor * 100 + v->patch));
+    assert_int_equal(plm_version(&major, &minor, &patch), PLM_SUCCESS);
+    assert_int_equal(major, PLM_VERSION_MAJOR);
+    assert_int_equal(minor, PLM_VERSION_MINOR);
+    assert_int_equal(patch, PLM_VERSION_PATCH);
+    assert_int_equal(plm_version(NULL, NULL, NULL), PLM_SUCCESS);
+    snprintf(expect, sizeof expect, "%d.%d.%d", major, minor, patch);
+    assert_string_equal(plm_version_string(), expect);
+    assert_ptr_equal(plm_version_string(), plm_version_string()); /* static */
+    assert_non_null(plm_git_hash());
+    assert_true(strlen(plm_git_hash()) > 0);
+    assert_int_equal(plm_max_ndim(), PLM_MAX_NDIM);
     {
         char expect[32];
         snprintf(expect, sizeof expect, "%d.%d.%d", PLM_VERSION_MAJOR, PLM_VERSION_MINOR, PLM_VERSION_PATCH);
@@ -189,9 +203,28 @@ static void test_last_error(void **state)
     assert_string_equal(plm_last_error(), saved);
 
     /* the next failure replaces it */
-    assert_int_equal(plm_comm_config_init(NULL, sizeof(plm_comm_config_t)), PLM_ERR_INVALID_ARG);
+    assert_int_equal(plm_comm_config_create(NULL), PLM_ERR_INVALID_ARG);
     assert_true(strlen(plm_last_error()) > 0);
     assert_true(has_file_line(plm_last_error()));
+
+    /* the copy into a caller's buffer: length only, truncated, whole */
+    {
+        char small[8], whole[1024];
+        int64_t len = -1;
+        const size_t n = strlen(plm_last_error());
+        strncpy(whole, plm_last_error(), sizeof whole - 1);
+        whole[sizeof whole - 1] = '\0';
+        assert_int_equal(plm_last_error_copy(NULL, 0, &len), PLM_SUCCESS);
+        assert_int_equal(len, (int64_t)n);
+        assert_int_equal(plm_last_error_copy(small, sizeof small, &len), PLM_SUCCESS);
+        assert_int_equal(strlen(small), sizeof small - 1);
+        assert_memory_equal(small, whole, sizeof small - 1);
+        assert_int_equal(plm_last_error_copy(whole, sizeof whole, NULL), PLM_SUCCESS);
+        assert_string_equal(whole, plm_last_error());
+        /* a bad call records its own error */
+        assert_int_equal(plm_last_error_copy(NULL, 5, &len), PLM_ERR_INVALID_ARG);
+        assert_int_equal(plm_last_error_copy(small, -1, &len), PLM_ERR_INVALID_ARG);
+    }
 
     plm_clear_last_error();
     assert_string_equal(plm_last_error(), "");
@@ -219,9 +252,8 @@ static void test_backends(void **state)
         {PLM_BACKEND_MPI_STAGED, "mpi_staged"},
         {PLM_BACKEND_NCCL, "nccl"},
     };
-    const plm_version_t *v = plm_version();
     size_t i;
-    int yes;
+    int yes, built;
     (void)state;
     for (i = 0; i < COUNT(named); ++i) {
         assert_non_null(plm_backend_name(named[i].b));
@@ -230,7 +262,10 @@ static void test_backends(void **state)
         assert_int_equal(plm_backend_available(named[i].b, &yes), PLM_SUCCESS);
         assert_true(yes == 0 || yes == 1);
         /* available only if compiled in */
-        if (yes) assert_true(v->backends & PLM_BACKEND_BIT(named[i].b));
+        built = -1;
+        assert_int_equal(plm_backend_compiled(named[i].b, &built), PLM_SUCCESS);
+        assert_true(built == 0 || built == 1);
+        if (yes) assert_int_equal(built, 1);
     }
     assert_int_equal(plm_backend_available(PLM_BACKEND_MPI_HOST, &yes), PLM_SUCCESS);
     assert_int_equal(yes, 1);
@@ -242,38 +277,28 @@ static void test_backends(void **state)
 
 static void test_config(void **state)
 {
-    plm_comm_config_t init = PLM_COMM_CONFIG_INITIALIZER;
-    plm_comm_config_t cfg;
+    plm_comm_config_t cfg = PLM_NULL_HANDLE;
     (void)state;
-    assert_int_equal(plm_comm_config_struct_size(), sizeof(plm_comm_config_t));
-    assert_int_equal(init.struct_size, sizeof(plm_comm_config_t));
-    assert_int_equal(init.magic, PLM_CONFIG_MAGIC);
-    assert_int_equal(init.version, PLM_VERSION_CODE);
-    assert_int_equal(init.backend, PLM_BACKEND_AUTO);
-    assert_int_equal(init.cuda_aware, -1);
-    assert_int_equal(init.device, -1);
-    assert_null(init.stream);
-    assert_null(init.nccl_comm);
-
-    memset(&cfg, 0xab, sizeof cfg);
-    assert_int_equal(plm_comm_config_init(&cfg, sizeof cfg), PLM_SUCCESS);
-    assert_int_equal(cfg.struct_size, init.struct_size);
-    assert_int_equal(cfg.magic, init.magic);
-    assert_int_equal(cfg.version, init.version);
-    assert_int_equal(cfg.backend, init.backend);
-    assert_int_equal(cfg.cuda_aware, init.cuda_aware);
-    assert_int_equal(cfg.device, init.device);
-    assert_null(cfg.stream);
-    assert_null(cfg.nccl_comm);
-    assert_int_equal(plm_comm_config_init(&cfg, 3), PLM_ERR_INVALID_ARG);
+    assert_int_equal(plm_comm_config_create(&cfg), PLM_SUCCESS);
+    assert_non_null(cfg);
+    assert_int_equal(plm_comm_config_set_backend(cfg, PLM_BACKEND_MPI_STAGED), PLM_SUCCESS);
+    assert_int_equal(plm_comm_config_set_backend(cfg, PLM_BACKEND_MPI_HOST), PLM_ERR_INVALID_ARG);
+    assert_int_equal(plm_comm_config_set_cuda_aware(cfg, 2), PLM_ERR_INVALID_ARG);
+    assert_int_equal(plm_comm_config_set_device(cfg, -2), PLM_ERR_INVALID_ARG);
+    assert_int_equal(plm_comm_config_set_stream(cfg, NULL), PLM_SUCCESS);
+    assert_int_equal(plm_comm_config_set_nccl_comm(cfg, NULL), PLM_SUCCESS);
+    assert_int_equal(plm_comm_config_destroy(&cfg), PLM_SUCCESS);
+    assert_null(cfg);
+    assert_int_equal(plm_comm_config_destroy(&cfg), PLM_SUCCESS);
+    assert_int_equal(plm_comm_config_set_device(cfg, 0), PLM_ERR_INVALID_ARG);
 }
 
 /* Collective: every rank takes the same branches. */
 static void test_handles(void **state)
 {
-    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
-    plm_comm_config_t bad = PLM_COMM_CONFIG_INITIALIZER;
-    plm_comm_t comm = (plm_comm_t)&cfg; /* not NULL: the failing calls must reset it */
+    plm_comm_config_t cfg = PLM_NULL_HANDLE;
+    static const int64_t bad[2] = {0, 0}; /* not a config object */
+    plm_comm_t comm = (plm_comm_t)(void *)&cfg; /* not NULL: the failing calls must reset it */
     plm_comm_t none = PLM_NULL_HANDLE;
     plm_array_t a = PLM_NULL_HANDLE, b = PLM_NULL_HANDLE, dev = PLM_NULL_HANDLE;
     plm_stacked_t st = PLM_NULL_HANDLE;
@@ -297,14 +322,16 @@ static void test_handles(void **state)
     assert_int_equal(plm_stacked_destroy(&st), PLM_SUCCESS);
 
     /* failure sets *out = NULL */
-    bad.magic = 0;
-    assert_int_equal(plm_comm_create(MPI_COMM_WORLD, &bad, &comm), PLM_ERR_INVALID_ARG);
+    assert_int_equal(plm_comm_create(MPI_COMM_WORLD, (plm_const_comm_config_t)(const void *)bad, &comm),
+                     PLM_ERR_INVALID_ARG);
     assert_null(comm);
     assert_true(strlen(plm_last_error()) > 0);
     assert_int_equal(plm_comm_create(MPI_COMM_WORLD, NULL, NULL), PLM_ERR_INVALID_ARG);
 
-    cfg.cuda_aware = 0;
-    assert_int_equal(plm_comm_create(MPI_COMM_WORLD, &cfg, &comm), PLM_SUCCESS);
+    assert_int_equal(plm_comm_config_create(&cfg), PLM_SUCCESS);
+    assert_int_equal(plm_comm_config_set_cuda_aware(cfg, 0), PLM_SUCCESS);
+    assert_int_equal(plm_comm_create(MPI_COMM_WORLD, cfg, &comm), PLM_SUCCESS);
+    assert_int_equal(plm_comm_config_destroy(&cfg), PLM_SUCCESS);
     assert_non_null(comm);
     assert_int_equal(plm_comm_rank(comm, &rank), PLM_SUCCESS);
     assert_int_equal(plm_comm_size(comm, &size), PLM_SUCCESS);

@@ -8,15 +8,15 @@
 
 int main()
 {
-    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
+    plm_comm_config_t cfg = PLM_NULL_HANDLE;
     int failures = 0;
-    if (cfg.struct_size != sizeof(plm_comm_config_t) || cfg.magic != PLM_CONFIG_MAGIC) ++failures;
-    if (plm_comm_config_struct_size() != sizeof(plm_comm_config_t)) ++failures;
+    if (plm_comm_config_create(&cfg) != PLM_SUCCESS || plm_comm_config_destroy(&cfg) != PLM_SUCCESS || cfg) ++failures;
     if (plm_check_header_version() != PLM_SUCCESS) ++failures;
-    const plm_version_t *v = plm_version();
-    if (!v || v->major != PLM_VERSION_MAJOR || v->minor != PLM_VERSION_MINOR || v->patch != PLM_VERSION_PATCH)
+    int major = -1, minor = -1, patch = -1;
+    if (plm_version(&major, &minor, &patch) != PLM_SUCCESS || major != PLM_VERSION_MAJOR ||
+        minor != PLM_VERSION_MINOR || patch != PLM_VERSION_PATCH)
         ++failures;
-    if (plm_version_number() != PLM_VERSION_CODE) ++failures;
+    if (std::strcmp(plm_version_string(), PLM_VERSION_STRING) != 0) ++failures;
     if (std::strncmp(plm_status_string(PLM_ERR_MPI), "PLM_ERR_MPI", 11) != 0) ++failures;
     if (plm_dtype_size(PLM_COMPLEX128) != 16) ++failures;
     plm_array_t a = PLM_NULL_HANDLE;

@@ -201,6 +201,7 @@ static TU_UNUSED const char *tu_dtname(plm_dtype_t dt)
     case PLM_FLOAT64: return "float64";
     case PLM_COMPLEX64: return "complex64";
     case PLM_COMPLEX128: return "complex128";
+    default: break;
     }
     return "?";
 }
@@ -211,6 +212,7 @@ static TU_UNUSED const char *tu_partname(plm_partition_t p)
     case PLM_PARTITION_SCATTER: return "SCATTER";
     case PLM_PARTITION_BROADCAST: return "BROADCAST";
     case PLM_PARTITION_UNSAFE_BROADCAST: return "UNSAFE_BROADCAST";
+    default: break;
     }
     return "?";
 }
@@ -231,6 +233,7 @@ static inline void tu_get(plm_dtype_t dt, const void *p, int64_t i, double *re, 
     case PLM_FLOAT64: *re = ((const double *)p)[i]; *im = 0; break;
     case PLM_COMPLEX64: *re = ((const float *)p)[2 * i]; *im = ((const float *)p)[2 * i + 1]; break;
     case PLM_COMPLEX128: *re = ((const double *)p)[2 * i]; *im = ((const double *)p)[2 * i + 1]; break;
+    default: break;
     }
 }
 
@@ -241,6 +244,7 @@ static inline void tu_set(plm_dtype_t dt, void *p, int64_t i, double re, double 
     case PLM_FLOAT64: ((double *)p)[i] = re; break;
     case PLM_COMPLEX64: ((float *)p)[2 * i] = (float)re; ((float *)p)[2 * i + 1] = (float)im; break;
     case PLM_COMPLEX128: ((double *)p)[2 * i] = re; ((double *)p)[2 * i + 1] = im; break;
+    default: break;
     }
 }
 
@@ -255,6 +259,7 @@ static inline tu_scalar_t tu_scalar(plm_dtype_t dt, double re, double im)
     case PLM_FLOAT64: s.d[0] = re; break;
     case PLM_COMPLEX64: s.f[0] = (float)re; s.f[1] = (float)im; break;
     case PLM_COMPLEX128: s.d[0] = re; s.d[1] = im; break;
+    default: break;
     }
     return s;
 }
@@ -670,10 +675,13 @@ static TU_UNUSED void tu_create_err_(const char *file, int line, const char *des
 /* Whether this build has any device backend (device memory then does not fail as unavailable). */
 static TU_UNUSED int tu_has_device_backend(void)
 {
-    const plm_version_t *v = plm_version();
-    unsigned dev = PLM_BACKEND_BIT(PLM_BACKEND_MPI_CUDA_AWARE) | PLM_BACKEND_BIT(PLM_BACKEND_MPI_STAGED) |
-                   PLM_BACKEND_BIT(PLM_BACKEND_NCCL);
-    return v && (v->backends & dev) != 0;
+    int any = 0;
+    for (int b = PLM_BACKEND_MPI_CUDA_AWARE; b <= PLM_BACKEND_NCCL; ++b) {
+        int yes = 0;
+        plm_backend_compiled((plm_backend_t)b, &yes);
+        any = any || yes;
+    }
+    return any;
 }
 
 #endif

@@ -36,9 +36,12 @@ static plm_status_t row_comm_create(int bad)
 static plm_status_t row_comm_create_f(int bad)
 {
     plm_comm_t c = NULL;
-    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
-    if (bad) cfg.magic = 0;
-    plm_status_t st = plm_comm_create_f(MPI_Comm_c2f(MPI_COMM_WORLD), &cfg, &c);
+    static const int64_t junk[2] = {0, 0}; /* not a config object */
+    plm_comm_config_t cfg = NULL;
+    plm_comm_config_create(&cfg);
+    plm_const_comm_config_t use = bad ? (plm_const_comm_config_t)(const void *)junk : cfg;
+    plm_status_t st = plm_comm_create_f(MPI_Comm_c2f(MPI_COMM_WORLD), use, &c);
+    plm_comm_config_destroy(&cfg);
     plm_comm_destroy(&c);
     return st;
 }

@@ -93,7 +93,7 @@ static void test_layout_sharing(void **state)
     int64_t n0 = -1;
     TU_CHECK_OK(plm_layout_local_size(keep, &n0));
     TU_OK(plm_layout_destroy(&keep));
-    TU_CHECK_OK(plm_array_get_layout(x, &got));
+    TU_CHECK_OK(plm_array_layout(x, &got));
     int eq = -1;
     TU_CHECK_OK(plm_layout_equal(got, got, &eq));
     TU_EXPECT(eq == 1, "a layout equals itself");
@@ -109,7 +109,7 @@ static void test_layout_sharing(void **state)
 
     /* an equal layout made separately: equal by fingerprint, operands compatible */
     TU_OK(plm_array_create(tu_comm, 2, g, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, &z));
-    TU_CHECK_OK(plm_array_get_layout(z, &same));
+    TU_CHECK_OK(plm_array_layout(z, &same));
     TU_CHECK_OK(plm_layout_equal(got, same, &eq));
     TU_EXPECT(eq == 1, "equal splits made separately compare equal");
     TU_CHECK_OK(plm_array_add(x, y, z));
@@ -127,7 +127,7 @@ static void test_layout_sharing(void **state)
     /* *_like share the layout object */
     TU_OK(plm_array_zeros_like(w, &v));
     plm_layout_t vl = NULL;
-    TU_CHECK_OK(plm_array_get_layout(v, &vl));
+    TU_CHECK_OK(plm_array_layout(v, &vl));
     TU_CHECK_OK(plm_layout_equal(vl, other, &eq));
     TU_EXPECT(eq == 1, "zeros_like keeps the layout");
     plm_layout_destroy(&vl);

@@ -335,12 +335,14 @@ Decision decide(const char *env, int cfg_aware = -1, plm_backend_t forced = PLM_
         setenv("PYLOPS_MPI_CUDA_AWARE", env, 1);
     else
         unsetenv("PYLOPS_MPI_CUDA_AWARE");
-    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
-    cfg.cuda_aware = cfg_aware;
-    cfg.backend = forced;
+    plm_comm_config_t cfg = nullptr;
+    plm_comm_config_create(&cfg);
+    plm_comm_config_set_cuda_aware(cfg, cfg_aware);
+    plm_comm_config_set_backend(cfg, forced);
     Decision d;
     plm_comm_t c = nullptr;
-    d.create = plm_comm_create(MPI_COMM_WORLD, &cfg, &c);
+    d.create = plm_comm_create(MPI_COMM_WORLD, cfg, &c);
+    plm_comm_config_destroy(&cfg);
     unsetenv("PYLOPS_MPI_CUDA_AWARE");
     if (d.create != PLM_SUCCESS) return d;
     plm_comm_get_cuda_aware(c, &d.yes, &d.source);

@@ -56,7 +56,20 @@ static plm_status_t device_status(plm_backend_t b)
     return yes ? PLM_SUCCESS : PLM_ERR_BACKEND_UNAVAILABLE;
 }
 
-static plm_comm_t create_or_null(const plm_comm_config_t *cfg)
+/* A config object with cuda_aware and backend set; NULL on failure. */
+static plm_comm_config_t make_config(int cuda_aware, plm_backend_t backend)
+{
+    plm_comm_config_t cfg = NULL;
+    if (plm_comm_config_create(&cfg) != PLM_SUCCESS || plm_comm_config_set_cuda_aware(cfg, cuda_aware) != PLM_SUCCESS ||
+        plm_comm_config_set_backend(cfg, backend) != PLM_SUCCESS)
+        plm_comm_config_destroy(&cfg);
+    return cfg;
+}
+
+/* Not a config object (its magic is zero): what a destroyed or foreign handle looks like. */
+static const plm_const_comm_config_t kJunkConfig = (plm_const_comm_config_t)(const void *)"\0\0\0\0\0\0\0\0";
+
+static plm_comm_t create_or_null(plm_const_comm_config_t cfg)
 {
     plm_comm_t c = NULL;
     plm_status_t st = plm_comm_create(MPI_COMM_WORLD, cfg, &c);
@@ -124,11 +137,11 @@ static void test_get_backend_follows_config(void **state)
 {
     (void)state;
     int ok = 1;
-    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
+    plm_comm_config_t cfg = make_config(1, PLM_BACKEND_AUTO);
     plm_backend_t b;
 
-    cfg.cuda_aware = 1;
-    plm_comm_t c = create_or_null(&cfg);
+    assert_all_ranks_true(cfg != NULL);
+    plm_comm_t c = create_or_null(cfg);
     assert_all_ranks_true(c != NULL);
     b = PLM_BACKEND_AUTO;
     ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b), device_status(PLM_BACKEND_MPI_CUDA_AWARE), "aware=1") && ok;
@@ -138,17 +151,17 @@ static void test_get_backend_follows_config(void **state)
     ok = ok && b == PLM_BACKEND_MPI_HOST;
     plm_comm_destroy(&c);
 
-    cfg.cuda_aware = 0;
-    c = create_or_null(&cfg);
+    plm_comm_config_set_cuda_aware(cfg, 0);
+    c = create_or_null(cfg);
     assert_all_ranks_true(c != NULL);
     b = PLM_BACKEND_AUTO;
     ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b), device_status(PLM_BACKEND_MPI_STAGED), "aware=0") && ok;
     ok = ok && b == PLM_BACKEND_MPI_STAGED;
     plm_comm_destroy(&c);
 
-    cfg.cuda_aware = 1;
-    cfg.backend = PLM_BACKEND_MPI_STAGED; /* forced beats CUDA-aware */
-    c = create_or_null(&cfg);
+    plm_comm_config_set_cuda_aware(cfg, 1);
+    plm_comm_config_set_backend(cfg, PLM_BACKEND_MPI_STAGED); /* forced beats CUDA-aware */
+    c = create_or_null(cfg);
     assert_all_ranks_true(c != NULL);
     b = PLM_BACKEND_AUTO;
     ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_DEVICE, &b), device_status(PLM_BACKEND_MPI_STAGED), "forced") && ok;
@@ -157,6 +170,7 @@ static void test_get_backend_follows_config(void **state)
     ok = expect_status(plm_comm_get_backend(c, PLM_MEMORY_HOST, &b), PLM_SUCCESS, "forced host") && ok;
     ok = ok && b == PLM_BACKEND_MPI_HOST;
     plm_comm_destroy(&c);
+    plm_comm_config_destroy(&cfg);
     assert_all_ranks_true(ok);
 }
 
@@ -165,7 +179,8 @@ static void test_cuda_aware_sources(void **state)
     (void)state;
     int ok = 1, yes = -1;
     plm_cuda_aware_source_t src = (plm_cuda_aware_source_t)-1;
-    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
+    plm_comm_config_t cfg = make_config(-1, PLM_BACKEND_AUTO);
+    assert_all_ranks_true(cfg != NULL);
 
     /* environment, read at creation */
     setenv("PYLOPS_MPI_CUDA_AWARE", "1", 1);
@@ -192,8 +207,8 @@ static void test_cuda_aware_sources(void **state)
 
     /* the config field wins over the environment */
     setenv("PYLOPS_MPI_CUDA_AWARE", "1", 1);
-    cfg.cuda_aware = 0;
-    c = create_or_null(&cfg);
+    plm_comm_config_set_cuda_aware(cfg, 0);
+    c = create_or_null(cfg);
     assert_all_ranks_true(c != NULL);
     ok = expect_status(plm_comm_get_cuda_aware(c, &yes, &src), PLM_SUCCESS, "get_cuda_aware(cfg=0, env=1)") && ok;
     ok = ok && yes == 0 && src == PLM_CUDA_AWARE_FROM_CONFIG;
@@ -204,8 +219,8 @@ static void test_cuda_aware_sources(void **state)
     unsetenv("PYLOPS_MPI_CUDA_AWARE");
 
     setenv("PYLOPS_MPI_CUDA_AWARE", "0", 1);
-    cfg.cuda_aware = 1;
-    c = create_or_null(&cfg);
+    plm_comm_config_set_cuda_aware(cfg, 1);
+    c = create_or_null(cfg);
     unsetenv("PYLOPS_MPI_CUDA_AWARE");
     assert_all_ranks_true(c != NULL);
     ok = expect_status(plm_comm_get_cuda_aware(c, &yes, &src), PLM_SUCCESS, "get_cuda_aware(cfg=1, env=0)") && ok;
@@ -227,6 +242,7 @@ static void test_cuda_aware_sources(void **state)
     ok = expect_status(plm_comm_get_cuda_aware(c, &yes, &src), PLM_SUCCESS, "get_cuda_aware(default)") && ok;
     ok = ok && (src == PLM_CUDA_AWARE_FROM_VENDOR || (src == PLM_CUDA_AWARE_FROM_DEFAULT && yes == 0));
     plm_comm_destroy(&c);
+    plm_comm_config_destroy(&cfg);
     assert_all_ranks_true(ok);
 }
 
@@ -262,11 +278,13 @@ static void test_backend_available(void **state)
 {
     (void)state;
     int ok = 1, yes = -1;
-    const plm_version_t *v = plm_version();
-    ok = ok && v != NULL;
+    int compiled[PLM_BACKEND_NCCL + 1] = {0};
+    for (int b = PLM_BACKEND_MPI_HOST; b <= PLM_BACKEND_NCCL; ++b)
+        ok = expect_status(plm_backend_compiled((plm_backend_t)b, &compiled[b]), PLM_SUCCESS, "backend_compiled") && ok;
     ok = expect_status(plm_backend_available(PLM_BACKEND_MPI_HOST, &yes), PLM_SUCCESS, "available(mpi_host)") && ok;
-    ok = ok && yes == 1;
-    if (v) ok = ok && (v->backends & PLM_BACKEND_BIT(PLM_BACKEND_MPI_HOST));
+    ok = ok && yes == 1 && compiled[PLM_BACKEND_MPI_HOST] == 1;
+    ok = expect_status(plm_backend_compiled(PLM_BACKEND_AUTO, &yes), PLM_ERR_INVALID_ARG, "compiled(AUTO)") && ok;
+    ok = expect_status(plm_backend_compiled(PLM_BACKEND_NCCL, NULL), PLM_ERR_INVALID_ARG, "compiled(NULL)") && ok;
     /* device memory: whatever the machine has, host memory always */
     int dev = -1, host = -1;
     ok = expect_status(plm_memory_available(PLM_MEMORY_HOST, &host), PLM_SUCCESS, "memory_available(host)") && ok;
@@ -275,12 +293,12 @@ static void test_backend_available(void **state)
     ok = expect_status(plm_memory_available((plm_memory_t)5, &dev), PLM_ERR_INVALID_ARG, "memory_available(5)") && ok;
     ok = expect_status(plm_memory_available(PLM_MEMORY_HOST, NULL), PLM_ERR_INVALID_ARG, "memory_available(NULL)") && ok;
     plm_memory_available(PLM_MEMORY_DEVICE, &dev);
-    /* a device backend is available iff it is compiled in (plm_version) and a device is visible */
+    /* a device backend is available iff it is compiled in and a device is visible */
     const plm_backend_t gpu[] = {PLM_BACKEND_MPI_CUDA_AWARE, PLM_BACKEND_MPI_STAGED, PLM_BACKEND_NCCL};
     for (int i = 0; i < 3; ++i) {
         yes = -1;
         ok = expect_status(plm_backend_available(gpu[i], &yes), PLM_SUCCESS, plm_backend_name(gpu[i])) && ok;
-        const int built = v && (v->backends & PLM_BACKEND_BIT(gpu[i]));
+        const int built = compiled[gpu[i]];
         if (yes != (built && dev)) {
             fprintf(stderr, "[rank %d] backend %s: available %d, built %d, device %d\n", rank_(),
                     plm_backend_name(gpu[i]), yes, built, dev);
@@ -288,11 +306,9 @@ static void test_backend_available(void **state)
         }
     }
     /* the two MPI device paths come together (a CUDA build); NCCL only with them */
-    if (v) {
-        const unsigned b = v->backends;
-        const int aware = !!(b & PLM_BACKEND_BIT(PLM_BACKEND_MPI_CUDA_AWARE)),
-                  staged = !!(b & PLM_BACKEND_BIT(PLM_BACKEND_MPI_STAGED)),
-                  nccl = !!(b & PLM_BACKEND_BIT(PLM_BACKEND_NCCL));
+    {
+        const int aware = compiled[PLM_BACKEND_MPI_CUDA_AWARE], staged = compiled[PLM_BACKEND_MPI_STAGED],
+                  nccl = compiled[PLM_BACKEND_NCCL];
         ok = ok && aware == staged && (!nccl || staged);
     }
     ok = expect_status(plm_backend_available(PLM_BACKEND_AUTO, &yes), PLM_ERR_INVALID_ARG, "available(AUTO)") && ok;
@@ -304,32 +320,41 @@ static void test_backend_available(void **state)
     assert_all_ranks_true(ok);
 }
 
-static void test_config_init(void **state)
+/* The config object: defaults, setters (bad values refused locally, the object unchanged),
+ * NULL-safe destroy, and a communicator made from it. */
+static void test_config_object(void **state)
 {
     (void)state;
     int ok = 1;
-    const plm_comm_config_t want = PLM_COMM_CONFIG_INITIALIZER;
-    plm_comm_config_t cfg;
-    memset(&cfg, 0xab, sizeof cfg);
-    ok = expect_status(plm_comm_config_init(&cfg, sizeof cfg), PLM_SUCCESS, "config_init") && ok;
-    ok = ok && cfg.struct_size == sizeof cfg && cfg.magic == PLM_CONFIG_MAGIC && cfg.version == PLM_VERSION_CODE;
-    ok = ok && cfg.backend == want.backend && cfg.cuda_aware == want.cuda_aware && cfg.device == want.device;
-    ok = ok && cfg.stream == NULL && cfg.nccl_comm == NULL;
-    ok = ok && plm_comm_config_struct_size() == sizeof(plm_comm_config_t);
-    ok = expect_status(plm_comm_config_init(NULL, sizeof cfg), PLM_ERR_INVALID_ARG, "config_init(NULL)") && ok;
-    ok = expect_status(plm_comm_config_init(&cfg, 4), PLM_ERR_INVALID_ARG, "config_init(size 4)") && ok;
-    ok = expect_status(plm_comm_config_init(&cfg, 0), PLM_ERR_INVALID_ARG, "config_init(size 0)") && ok;
+    plm_comm_config_t cfg = NULL;
+    ok = expect_status(plm_comm_config_create(&cfg), PLM_SUCCESS, "config_create") && ok && cfg != NULL;
+    ok = expect_status(plm_comm_config_create(NULL), PLM_ERR_INVALID_ARG, "config_create(NULL)") && ok;
+    ok = expect_status(plm_comm_config_set_cuda_aware(cfg, 7), PLM_ERR_INVALID_ARG, "cuda_aware 7") && ok;
+    ok = expect_status(plm_comm_config_set_backend(cfg, (plm_backend_t)99), PLM_ERR_INVALID_ARG, "backend 99") && ok;
+    ok = expect_status(plm_comm_config_set_backend(cfg, PLM_BACKEND_MPI_HOST), PLM_ERR_INVALID_ARG, "backend host") && ok;
+    ok = expect_status(plm_comm_config_set_device(cfg, -5), PLM_ERR_INVALID_ARG, "device -5") && ok;
+    ok = expect_status(plm_comm_config_set_device(NULL, 0), PLM_ERR_INVALID_ARG, "set_device(NULL)") && ok;
+    ok = expect_status(plm_comm_config_set_stream(cfg, NULL), PLM_SUCCESS, "set_stream(NULL)") && ok;
+    ok = expect_status(plm_comm_config_set_nccl_comm(cfg, NULL), PLM_SUCCESS, "set_nccl_comm(NULL)") && ok;
+    ok = expect_status(plm_comm_config_set_device(cfg, -1), PLM_SUCCESS, "device -1") && ok;
 
-    /* a config from plm_comm_config_init() creates a communicator */
-    plm_comm_config_init(&cfg, sizeof cfg);
-    plm_comm_t c = create_or_null(&cfg);
+    /* the refused values left the defaults: the communicator detects CUDA-awareness */
+    plm_comm_t c = create_or_null(cfg);
     assert_all_ranks_true(c != NULL);
+    plm_cuda_aware_source_t src = PLM_CUDA_AWARE_FROM_CONFIG;
+    int yes = -1;
+    plm_comm_get_cuda_aware(c, &yes, &src);
+    ok = ok && src != PLM_CUDA_AWARE_FROM_CONFIG;
     plm_comm_destroy(&c);
+
+    ok = expect_status(plm_comm_config_destroy(&cfg), PLM_SUCCESS, "config_destroy") && ok && cfg == NULL;
+    ok = expect_status(plm_comm_config_destroy(&cfg), PLM_SUCCESS, "config_destroy(NULL handle)") && ok;
+    ok = expect_status(plm_comm_config_destroy(NULL), PLM_SUCCESS, "config_destroy(NULL)") && ok;
     assert_all_ranks_true(ok);
 }
 
 /* Every rank passes the same bad config: every rank returns INVALID_ARG and *out = NULL. */
-static void check_bad_config_everywhere(const plm_comm_config_t *cfg, const char *what)
+static void check_bad_config_everywhere(plm_const_comm_config_t cfg, const char *what)
 {
     plm_comm_t c = (plm_comm_t)(uintptr_t)0x1; /* must be reset to NULL */
     plm_clear_last_error();
@@ -342,24 +367,7 @@ static void check_bad_config_everywhere(const plm_comm_config_t *cfg, const char
 static void test_bad_configs_all_ranks(void **state)
 {
     (void)state;
-    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
-    cfg.magic = 0x12345678u;
-    check_bad_config_everywhere(&cfg, "bad magic");
-    cfg = (plm_comm_config_t)PLM_COMM_CONFIG_INITIALIZER;
-    cfg.struct_size = 8;
-    check_bad_config_everywhere(&cfg, "struct_size 8");
-    cfg = (plm_comm_config_t)PLM_COMM_CONFIG_INITIALIZER;
-    cfg.struct_size = 0;
-    check_bad_config_everywhere(&cfg, "struct_size 0");
-    cfg = (plm_comm_config_t)PLM_COMM_CONFIG_INITIALIZER;
-    cfg.cuda_aware = 7;
-    check_bad_config_everywhere(&cfg, "cuda_aware 7");
-    cfg = (plm_comm_config_t)PLM_COMM_CONFIG_INITIALIZER;
-    cfg.backend = (plm_backend_t)99;
-    check_bad_config_everywhere(&cfg, "backend 99");
-    cfg = (plm_comm_config_t)PLM_COMM_CONFIG_INITIALIZER;
-    cfg.device = -5;
-    check_bad_config_everywhere(&cfg, "device -5");
+    check_bad_config_everywhere(kJunkConfig, "not a config object");
 
     /* MPI_COMM_NULL and a NULL output */
     plm_comm_t c = (plm_comm_t)(uintptr_t)0x1;
@@ -375,19 +383,16 @@ static void test_bad_config_one_rank(void **state)
 {
     (void)state;
     const int bad_rank = size_() - 1;
-    const char *what[] = {"bad magic on the last rank", "bad struct_size on the last rank",
-                          "bad cuda_aware on the last rank"};
-    for (int k = 0; k < 3; ++k) {
-        plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
-        if (rank_() == bad_rank) {
-            if (k == 0) cfg.magic = 0;
-            if (k == 1) cfg.struct_size = 3;
-            if (k == 2) cfg.cuda_aware = 5;
-        }
-        plm_comm_t c = (plm_comm_t)(uintptr_t)0x1;
+    const char *what[] = {"not a config object on the last rank", "a NULL output on the last rank"};
+    for (int k = 0; k < 2; ++k) {
+        plm_comm_config_t good = make_config(-1, PLM_BACKEND_AUTO);
+        plm_const_comm_config_t cfg = rank_() == bad_rank && k == 0 ? kJunkConfig : good;
+        /* must be reset to NULL (where it is passed) */
+        plm_comm_t c = rank_() == bad_rank && k == 1 ? NULL : (plm_comm_t)(uintptr_t)0x1;
         watchdog_arm(what[k], 30);
-        plm_status_t st = plm_comm_create(MPI_COMM_WORLD, &cfg, &c);
+        plm_status_t st = plm_comm_create(MPI_COMM_WORLD, cfg, rank_() == bad_rank && k == 1 ? NULL : &c);
         int ok = expect_status(st, PLM_ERR_INVALID_ARG, what[k]) && c == NULL;
+        plm_comm_config_destroy(&good);
         /* destroy (collective) only if every rank got one; a partial success is leaked */
         if (plm_all_ranks(st == PLM_SUCCESS)) plm_comm_destroy(&c);
         watchdog_disarm();
@@ -408,15 +413,25 @@ static void test_create_f(void **state)
     int cmp = MPI_UNEQUAL;
     if (m != MPI_COMM_NULL) MPI_Comm_compare(m, MPI_COMM_WORLD, &cmp);
     ok = ok && cmp == MPI_CONGRUENT;
+    /* the round trip: the library's communicator as a Fortran handle, and back */
+    MPI_Fint f = -1;
+    ok = expect_status(plm_comm_get_mpi_f(c, &f), PLM_SUCCESS, "get_mpi_f") && ok;
+    ok = ok && MPI_Comm_f2c(f) == m;
+    ok = expect_status(plm_comm_get_mpi_f(c, NULL), PLM_ERR_INVALID_ARG, "get_mpi_f(NULL)") && ok;
+    ok = expect_status(plm_comm_get_mpi_f(NULL, &f), PLM_ERR_INVALID_ARG, "get_mpi_f(NULL comm)") && ok;
+    plm_comm_t again = NULL;
+    ok = expect_status(plm_comm_create_f(f, NULL, &again), PLM_SUCCESS, "create_f(get_mpi_f)") && ok;
+    assert_all_ranks_true(ok && again != NULL);
+    plm_comm_destroy(&again);
     assert_all_ranks_true(ok);
     plm_comm_destroy(&c);
 
     /* with a config, and from a user communicator freed right after (it is duplicated) */
     MPI_Comm mine;
     MPI_Comm_dup(MPI_COMM_WORLD, &mine);
-    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
-    cfg.cuda_aware = 1;
-    ok = expect_status(plm_comm_create_f(MPI_Comm_c2f(mine), &cfg, &c), PLM_SUCCESS, "create_f(cfg)");
+    plm_comm_config_t cfg = make_config(1, PLM_BACKEND_AUTO);
+    ok = expect_status(plm_comm_create_f(MPI_Comm_c2f(mine), cfg, &c), PLM_SUCCESS, "create_f(cfg)");
+    plm_comm_config_destroy(&cfg);
     MPI_Comm_free(&mine);
     assert_all_ranks_true(ok && c != NULL);
     int yes = -1;
@@ -430,10 +445,9 @@ static void test_create_f(void **state)
     plm_comm_destroy(&c);
 
     /* a bad config through the Fortran entry too */
-    cfg.magic = 1;
     c = (plm_comm_t)(uintptr_t)0x1;
-    ok = expect_status(plm_comm_create_f(MPI_Comm_c2f(MPI_COMM_WORLD), &cfg, &c), PLM_ERR_INVALID_ARG,
-                       "create_f(bad magic)") && c == NULL;
+    ok = expect_status(plm_comm_create_f(MPI_Comm_c2f(MPI_COMM_WORLD), kJunkConfig, &c), PLM_ERR_INVALID_ARG,
+                       "create_f(not a config)") && c == NULL;
     assert_all_ranks_true(ok);
 }
 
@@ -441,9 +455,9 @@ static void test_split(void **state)
 {
     (void)state;
     const int P = size_(), me = rank_();
-    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
-    cfg.cuda_aware = 1;
-    plm_comm_t c = create_or_null(&cfg);
+    plm_comm_config_t cfg = make_config(1, PLM_BACKEND_AUTO);
+    plm_comm_t c = create_or_null(cfg);
+    plm_comm_config_destroy(&cfg);
     assert_all_ranks_true(c != NULL);
 
     /* parity groups, in reverse rank order (key = -rank) */
@@ -596,7 +610,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_get_backend_follows_config),
         cmocka_unit_test(test_cuda_aware_sources),
         cmocka_unit_test(test_backend_available),
-        cmocka_unit_test(test_config_init),
+        cmocka_unit_test(test_config_object),
         cmocka_unit_test(test_bad_configs_all_ranks),
         cmocka_unit_test(test_create_f),
         cmocka_unit_test(test_split),

@@ -213,11 +213,11 @@ void test_nccl_enabled_from_env(void **)
     assert_true(nccl_enabled_from_env("1", "1"));
 }
 
-// read_config: nullptr -> defaults; bad magic, struct_size, enum values -> INVALID_ARG.
-plm_status_t read_status(const plm_comm_config_t &cfg)
+// The config field checks: a value out of range -> INVALID_ARG.
+template <typename F> plm_status_t check_status(F &&f)
 {
     try {
-        (void)read_config(&cfg);
+        f();
     } catch (const Error &e) {
         return e.status();
     }
@@ -262,64 +262,29 @@ void test_poll_for(void **)
     assert_true(threw);
 }
 
-void test_read_config(void **)
+void test_config_checks(void **)
 {
-    const Config d = read_config(nullptr);
+    const Config d;
     assert_int_equal(d.backend, PLM_BACKEND_AUTO);
     assert_int_equal(d.cuda_aware, -1);
     assert_int_equal(d.device, -1);
     assert_null(d.stream);
     assert_null(d.nccl_comm);
-
-    const plm_comm_config_t init = PLM_COMM_CONFIG_INITIALIZER;
-    assert_int_equal(read_status(init), PLM_SUCCESS);
-    const Config c0 = read_config(&init);
-    assert_int_equal(c0.backend, PLM_BACKEND_AUTO);
-    assert_int_equal(c0.cuda_aware, -1);
-
-    plm_comm_config_t cfg = init;
-    cfg.cuda_aware = 1;
-    cfg.device = 3;
-    cfg.backend = PLM_BACKEND_MPI_STAGED;
-    const Config c1 = read_config(&cfg);
-    assert_int_equal(c1.cuda_aware, 1);
-    assert_int_equal(c1.device, 3);
-    assert_int_equal(c1.backend, PLM_BACKEND_MPI_STAGED);
-
-    cfg = init;
-    cfg.magic = 0xdeadbeefu;
-    assert_int_equal(read_status(cfg), PLM_ERR_INVALID_ARG);
-    cfg = init;
-    cfg.struct_size = 8;
-    assert_int_equal(read_status(cfg), PLM_ERR_INVALID_ARG);
-    cfg = init;
-    cfg.struct_size = 0;
-    assert_int_equal(read_status(cfg), PLM_ERR_INVALID_ARG);
-    cfg = init;
-    cfg.cuda_aware = 2;
-    assert_int_equal(read_status(cfg), PLM_ERR_INVALID_ARG);
-    cfg.cuda_aware = -2;
-    assert_int_equal(read_status(cfg), PLM_ERR_INVALID_ARG);
-    cfg = init;
-    cfg.device = -2;
-    assert_int_equal(read_status(cfg), PLM_ERR_INVALID_ARG);
-    cfg = init;
-    cfg.backend = static_cast<plm_backend_t>(99);
-    assert_int_equal(read_status(cfg), PLM_ERR_INVALID_ARG);
-    cfg.backend = static_cast<plm_backend_t>(-1);
-    assert_int_equal(read_status(cfg), PLM_ERR_INVALID_ARG);
-    cfg = init;
-    cfg.backend = PLM_BACKEND_MPI_HOST;  // cannot force mpi_host for device memory
-    assert_int_equal(read_status(cfg), PLM_ERR_INVALID_ARG);
-    cfg = init;
-    cfg.backend = PLM_BACKEND_NCCL;  // NCCL forced without a communicator: the library makes one
-    assert_int_equal(read_status(cfg), PLM_SUCCESS);
+    for (int v : {-1, 0, 1}) assert_int_equal(check_status([&] { check_config_cuda_aware(v); }), PLM_SUCCESS);
+    for (int v : {-2, 2}) assert_int_equal(check_status([&] { check_config_cuda_aware(v); }), PLM_ERR_INVALID_ARG);
+    for (int v : {-1, 0, 3}) assert_int_equal(check_status([&] { check_config_device(v); }), PLM_SUCCESS);
+    assert_int_equal(check_status([] { check_config_device(-2); }), PLM_ERR_INVALID_ARG);
+    for (int v : {PLM_BACKEND_AUTO, PLM_BACKEND_MPI_CUDA_AWARE, PLM_BACKEND_MPI_STAGED, PLM_BACKEND_NCCL})
+        assert_int_equal(check_status([&] { check_config_backend(v); }), PLM_SUCCESS);
+    // unknown values, and mpi_host (it cannot be forced for device memory)
+    for (int v : {99, -1, static_cast<int>(PLM_BACKEND_MPI_HOST)})
+        assert_int_equal(check_status([&] { check_config_backend(v); }), PLM_ERR_INVALID_ARG);
 }
 
 // Communicator::create reads the environment; its policy must match decide_cuda_aware.
 void test_communicator_policy_state(void **)
 {
-    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
+    Config cfg;
     cfg.cuda_aware = 1;
     auto c = Communicator::create(MPI_COMM_WORLD, &cfg);
     assert_true(c->policy().cuda_aware);
@@ -357,7 +322,7 @@ void test_communicator_policy_state(void **)
     // the policy counts NCCL as attached. (Where NCCL is usable, creation builds it: that
     // path needs one GPU per rank and is exercised by tests/gpu.)
     if (!backend_built(PLM_BACKEND_NCCL)) {
-        plm_comm_config_t n = PLM_COMM_CONFIG_INITIALIZER;
+        Config n;
         n.backend = PLM_BACKEND_NCCL;
         auto f = Communicator::create(MPI_COMM_WORLD, &n);
         assert_true(f->policy().nccl_attached);
@@ -381,19 +346,20 @@ void test_communicator_policy_state(void **)
     assert_int_equal(sub->device(), c->device());
 }
 
-// A bad config on one rank only: Communicator::create agrees, so every rank throws
-// INVALID_ARG (the lowest failing rank's message), and nobody hangs in MPI_Comm_dup users.
+// An error found before the call on one rank only (a bad config handle in the C layer):
+// Communicator::create agrees, so every rank throws INVALID_ARG (the lowest failing rank's
+// message), and nobody hangs in MPI_Comm_dup users.
 void test_communicator_bad_config_one_rank(void **)
 {
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
-    if (rank == size - 1) cfg.magic = 0x1234u;
+    std::optional<Error> prior;
+    if (rank == size - 1) prior.emplace(PLM_ERR_INVALID_ARG, "bad magic");
     plm_status_t st = PLM_SUCCESS;
     std::string what;
     try {
-        (void)Communicator::create(MPI_COMM_WORLD, &cfg);
+        (void)Communicator::create(MPI_COMM_WORLD, nullptr, prior);
     } catch (const Error &e) {
         st = e.status();
         what = e.what();
@@ -419,7 +385,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_nccl_enabled_from_env),
         cmocka_unit_test(test_nccl_timeout_from_env),
         cmocka_unit_test(test_poll_for),
-        cmocka_unit_test(test_read_config),
+        cmocka_unit_test(test_config_checks),
         cmocka_unit_test(test_communicator_policy_state),
         cmocka_unit_test(test_communicator_bad_config_one_rank),
     };

@@ -569,7 +569,7 @@ static plm_status_t solve_row(int kind)
     plm_array_t x = on_space(op, 0), y = on_space(op, 1);
     plm_solver_info_t info = NULL;
     TU_OK(plm_solver_info_create(&info));
-    if (kind == 4 && tu_rank == 0) TU_EXPECT(plm_solver_info_set_callback(info, stop_on_rank0, NULL) == PLM_SUCCESS, "cb");
+    if (kind == 4 && tu_rank == 0) TU_EXPECT(plm_solver_info_set_callback(info, stop_on_rank0, NULL, NULL) == PLM_SUCCESS, "cb");
     const double decay[4] = {1, 0.9, 0.8, 0.7};
     plm_status_t st;
     switch (kind) {

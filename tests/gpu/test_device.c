@@ -488,11 +488,13 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 77;
     }
-    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
-    cfg.backend = want;
-    if (want == PLM_BACKEND_MPI_CUDA_AWARE) cfg.cuda_aware = 1;
+    plm_comm_config_t cfg = NULL;
+    plm_comm_config_create(&cfg);
+    plm_comm_config_set_backend(cfg, want);
+    if (want == PLM_BACKEND_MPI_CUDA_AWARE) plm_comm_config_set_cuda_aware(cfg, 1);
     plm_comm_t comm = NULL;
-    const plm_status_t st = plm_comm_create(MPI_COMM_WORLD, &cfg, &comm);
+    const plm_status_t st = plm_comm_create(MPI_COMM_WORLD, cfg, &comm);
+    plm_comm_config_destroy(&cfg);
     if (st != PLM_SUCCESS) {
         /* NCCL with two ranks on one GPU is refused on every rank: not a failure here */
         const int skip = want == PLM_BACKEND_NCCL && st == PLM_ERR_NCCL && strstr(plm_last_error(), "share");

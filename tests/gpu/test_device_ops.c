@@ -382,10 +382,10 @@ static void solve_both(plm_op_t op, plm_dtype_t t, int solver, int cg_iters, con
     OK(plm_solver_info_iterations(hi, &ih));
     OK(plm_solver_info_iterations(di, &id));
     CHECK(ih == id, "%s: %lld iterations on host, %lld on device", what, (long long)ih, (long long)id);
-    int sh = 0, sd = 0;
-    OK(plm_solver_info_istop(hi, &sh));
-    OK(plm_solver_info_istop(di, &sd));
-    CHECK(sh == sd, "%s: istop %d on host, %d on device", what, sh, sd);
+    plm_stop_reason_t sh = PLM_STOP_NONE, sd = PLM_STOP_NONE;
+    OK(plm_solver_info_reason(hi, &sh));
+    OK(plm_solver_info_reason(di, &sd));
+    CHECK(sh == sd, "%s: stop reason %d on host, %d on device", what, (int)sh, (int)sd);
     /* the cost histories: reductions on device sum in another order, so relative to the
      * history's largest value */
     double ch[64], cd[64], scale = 0;
@@ -494,11 +494,13 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 77;
     }
-    plm_comm_config_t cfg = PLM_COMM_CONFIG_INITIALIZER;
-    cfg.backend = want;
-    if (want == PLM_BACKEND_MPI_CUDA_AWARE) cfg.cuda_aware = 1;
+    plm_comm_config_t cfg = NULL;
+    plm_comm_config_create(&cfg);
+    plm_comm_config_set_backend(cfg, want);
+    if (want == PLM_BACKEND_MPI_CUDA_AWARE) plm_comm_config_set_cuda_aware(cfg, 1);
     plm_comm_t comm = NULL;
-    const plm_status_t st = plm_comm_create(MPI_COMM_WORLD, &cfg, &comm);
+    const plm_status_t st = plm_comm_create(MPI_COMM_WORLD, cfg, &comm);
+    plm_comm_config_destroy(&cfg);
     if (st != PLM_SUCCESS) {
         const int skip = want == PLM_BACKEND_NCCL && st == PLM_ERR_NCCL && strstr(plm_last_error(), "share");
         if (rank == 0) printf("test_device_ops: comm_create: %s\n", plm_last_error());

@@ -31,7 +31,6 @@ int main(int argc, char **argv)
     const double expect = (double)n * (double)(n + 1) * (double)(2 * n + 1) / 6.0;
     int rank = 0, size = 1, ok = 1, all_ok = 0, b;
     char backends[128] = "";
-    const plm_version_t *v;
 
     MPI_Init(&argc, &argv);
 
@@ -62,16 +61,17 @@ done:
     plm_comm_destroy(&comm);
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
 
-    v = plm_version();
     for (b = PLM_BACKEND_MPI_HOST; b <= PLM_BACKEND_NCCL; ++b) {
-        if (v->backends & PLM_BACKEND_BIT(b)) {
+        int built = 0;
+        plm_backend_compiled((plm_backend_t)b, &built);
+        if (built) {
             if (backends[0]) strcat(backends, ",");
             strcat(backends, plm_backend_name((plm_backend_t)b));
         }
     }
     if (rank == 0) {
-        printf("pylopsmpi consumer %s: header %s, library %d.%d.%d (%s), ranks=%d dot=%.1f backends=%s\n",
-               all_ok ? "OK" : "FAILED", PLM_VERSION_STRING, v->major, v->minor, v->patch, v->git_hash,
+        printf("pylopsmpi consumer %s: header %s, library %s (%s), ranks=%d dot=%.1f backends=%s\n",
+               all_ok ? "OK" : "FAILED", PLM_VERSION_STRING, plm_version_string(), plm_git_hash(),
                size, dot, backends);
     }
     MPI_Finalize();

@@ -346,7 +346,7 @@ static void test_mismatch(void **state)
     TU_OK(plm_array_create(tu_comm, 1, &N, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, &z));
     int eq = 0;
     plm_layout_t zl = NULL;
-    TU_CHECK_OK(plm_array_get_layout(z, &zl));
+    TU_CHECK_OK(plm_array_layout(z, &zl));
     TU_CHECK_OK(plm_layout_equal(zl, dom, &eq));
     if (!eq) TU_EXPECT_ERR(plm_op_apply(A, z, y), PLM_ERR_SIZE_MISMATCH);
     else TU_CHECK_OK(plm_op_apply(A, z, y));
@@ -407,10 +407,11 @@ static void test_cgls(void **state)
     serial_cgls(G, M, N, yg, niter, damp, tol, xs, &istop_s, &it_s, &r1_s, &r2_s);
     TU_OK(plm_array_fill(x, 0, 0));
     TU_CHECK_OK(plm_solve_cgls(A, y, x, niter, damp, tol, info));
-    int istop = 0;
+    plm_stop_reason_t reason = PLM_STOP_NONE;
     int64_t its = 0, ncost = 0;
     double r1 = 0, r2 = 0;
-    TU_CHECK_OK(plm_solver_info_istop(info, &istop));
+    TU_CHECK_OK(plm_solver_info_reason(info, &reason));
+    const int istop = (int)reason;
     TU_CHECK_OK(plm_solver_info_iterations(info, &its));
     TU_CHECK_OK(plm_solver_info_norms(info, &r1, &r2));
     TU_CHECK_OK(plm_solver_info_cost(info, NULL, 0, &ncost));
@@ -615,7 +616,11 @@ static void serial_sparse(const double *G, int64_t M, int64_t N, const double *y
 typedef struct {
     int stop_at;
     int calls;
+    int released; /* times the info released it (set_callback's destroy) */
 } stop_ctx;
+
+/* A callback context's destroy function: counts the releases. */
+static void count_release(void *ctx) { ((stop_ctx *)ctx)->released++; }
 
 static int stop_cb(void *ctx, int64_t iteration, plm_const_array_t x, double cost)
 {
@@ -679,20 +684,36 @@ static void test_sparse(void **state)
     /* a huge step makes the residual grow: monitorres fails every rank */
     TU_OK(plm_array_fill(x, 0, 0));
     TU_EXPECT_ERR(plm_solve_ista(A, y, x, niter, eps, 1e5, PLM_THRESH_SOFT, NULL, 1, 0.0, info), PLM_ERR_NOT_CONVERGED);
+    {
+        plm_stop_reason_t why = PLM_STOP_NONE;
+        TU_CHECK_OK(plm_solver_info_reason(info, &why));
+        TU_EXPECT(why == PLM_STOP_DIVERGED, "monitorres: reason %d, expected PLM_STOP_DIVERGED", (int)why);
+    }
 
     /* the callback on the last rank stops every rank; show prints on rank 0 */
-    stop_ctx sc = {tu_rank == tu_size - 1 ? 3 : 1000000, 0};
-    TU_CHECK_OK(plm_solver_info_set_callback(info, stop_cb, &sc));
+    stop_ctx sc = {tu_rank == tu_size - 1 ? 3 : 1000000, 0, 0}, other = {1000000, 0, 0};
+    TU_CHECK_OK(plm_solver_info_set_callback(info, stop_cb, &other, count_release));
+    TU_CHECK_OK(plm_solver_info_set_callback(info, stop_cb, &sc, count_release)); /* replaces: other released */
+    TU_EXPECT(other.released == 1 && sc.released == 0, "replacing the callback released its context %d times",
+              other.released);
     TU_CHECK_OK(plm_solver_info_set_show(info, 1));
     TU_OK(plm_array_fill(x, 0, 0));
     TU_CHECK_OK(plm_solve_cgls(A, y, x, 50, 0.0, 0.0, info));
     int64_t its = 0;
     TU_CHECK_OK(plm_solver_info_iterations(info, &its));
     TU_EXPECT(its == 3 && sc.calls == 3, "the callback stopped after %lld iterations (%d calls)", (long long)its, sc.calls);
-    TU_CHECK_OK(plm_solver_info_set_callback(info, NULL, NULL));
+    {
+        plm_stop_reason_t why = PLM_STOP_NONE;
+        TU_CHECK_OK(plm_solver_info_reason(info, &why));
+        TU_EXPECT(why == PLM_STOP_CALLBACK, "callback stop: reason %d", (int)why);
+    }
+    TU_CHECK_OK(plm_solver_info_set_callback(info, NULL, NULL, NULL)); /* clears: sc released */
+    TU_EXPECT(sc.released == 1, "clearing the callback released its context %d times", sc.released);
+    TU_CHECK_OK(plm_solver_info_set_callback(info, stop_cb, &other, count_release)); /* released by destroy */
     TU_CHECK_OK(plm_solver_info_set_show(info, 0));
 
     plm_solver_info_destroy(&info);
+    TU_EXPECT(other.released == 2 && sc.calls == 3, "destroying the info released its context (%d)", other.released);
     free(yc);
     free(G);
     free(Gc);

@@ -109,7 +109,7 @@ static void run_callback_case(int solver, int who)
     TU_OK(plm_solver_info_create(&info));
     stopper_t st = {who == 2 ? 0 : 3, 0};
     const int mine = who == 0 ? tu_rank == 0 : who == 1 ? tu_rank == tu_size - 1 : tu_rank % 2 == 0;
-    if (mine) TU_EXPECT(plm_solver_info_set_callback(info, stop_cb, &st) == PLM_SUCCESS, "set_callback");
+    if (mine) TU_EXPECT(plm_solver_info_set_callback(info, stop_cb, &st, NULL) == PLM_SUCCESS, "set_callback");
     const int64_t niter = 6;
     plm_status_t s = solver == 0 ? plm_solve_cgls(op, y, x, niter, 0.0, 0.0, info)
                                  : plm_solve_ista(op, y, x, niter, 0.01, 0.02, PLM_THRESH_SOFT, NULL, 0, 0.0, info);
@@ -175,9 +175,10 @@ static void test_masked_groups(void **state)
     serial_of(&p, ranks, n, niter, tol, xs, &sits, &sstop);
     expect_local(x, xs + BC * me, 1e-9, "masked CGLS, this group alone");
     int64_t its = -1;
-    int istop = 0;
+    plm_stop_reason_t reason = PLM_STOP_NONE;
     TU_CHECK_OK(plm_solver_info_iterations(info, &its));
-    TU_CHECK_OK(plm_solver_info_istop(info, &istop));
+    TU_CHECK_OK(plm_solver_info_reason(info, &reason));
+    const int istop = (int)reason;
     TU_EXPECT(its == sits && istop == sstop, "group %d: %lld iterations (istop %d), serial %lld (istop %d)", mask[tu_rank],
               (long long)its, istop, (long long)sits, sstop);
     /* the groups really stopped at different iterations (not one loop over both) */
