@@ -118,13 +118,13 @@ static void op_axpby(void *p)
 static void op_asarray(void *p)
 {
     Bench *B = (Bench *)p;
-    CHECK(plm_array_asarray(B->x, 0, B->gathered, B->n_global));
+    CHECK(plm_array_asarray(B->x, 0, B->gathered, B->n_global * (int64_t)sizeof(double)));
 }
 
 static void op_ghost(void *p)
 {
     Bench *B = (Bench *)p;
-    CHECK(plm_array_add_ghost_cells(B->x, 1, 1, B->ghost, B->n_ghost));
+    CHECK(plm_array_add_ghost_cells(B->x, 1, 1, B->ghost, B->n_ghost * (int64_t)sizeof(double)));
 }
 
 static void op_raw_allreduce(void *p)

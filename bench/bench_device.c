@@ -88,7 +88,7 @@ static void f_axpby(void *p)
 static void f_asarray(void *p)
 {
     ctx_t *c = p;
-    CHECK(plm_array_asarray(c->x, 0, c->out, c->n_out));
+    CHECK(plm_array_asarray(c->x, 0, c->out, c->n_out * (int64_t)sizeof(double)));
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
 }
 static void f_allgatherv(void *p)

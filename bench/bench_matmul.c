@@ -75,7 +75,7 @@ static void run(plm_comm_t comm, bench_t *b, plm_matmul_kind_t kind, int size, i
     const int64_t na = (ab[1] - ab[0]) * (ab[3] - ab[2]);
     double *a = malloc(sizeof(double) * (size_t)(na + 1));
     for (int64_t i = 0; i < na; ++i) a[i] = cos(0.37 * (double)i);
-    CHECK(plm_op_matrix_mult(comm, kind, 0, PLM_FLOAT64, n, k, m, a, &b->op));
+    CHECK(plm_op_matrix_mult(comm, kind, 0, PLM_FLOAT64, n, k, m, a, na * (int64_t)sizeof(double), &b->op));
     free(a);
     CHECK(plm_op_new_domain_array(b->op, PLM_MEMORY_HOST, &b->x));
     CHECK(plm_op_new_range_array(b->op, PLM_MEMORY_HOST, &b->y));

@@ -128,15 +128,15 @@ static void run(plm_comm_t comm, MPI_Comm raw, int64_t n, int vstack, int reps, 
     for (int64_t i = 0; i < n * n; ++i) b.a[i] = 0.01 * sin((double)i) + ((i % (n + 1)) == 0 ? 1.0 : 0.0);
     for (int64_t i = 0; i < n; ++i) b.u[i] = b.v[i] = b.w[i] = 1.0 / (double)(i + 1);
     plm_op_t block = NULL;
-    CHECK(plm_op_dense(PLM_FLOAT64, n, n, b.a, 0, 1, &block));
+    CHECK(plm_op_dense(PLM_FLOAT64, n, n, b.a, n * n * (int64_t)sizeof(double), 0, 1, &block));
     if (vstack) CHECK(plm_op_vstack(comm, 1, (const plm_const_op_t *)&block, &b.op));
     else CHECK(plm_op_blockdiag(comm, 1, (const plm_const_op_t *)&block, 0, NULL, &b.op));
     plm_op_destroy(&block);
     plm_layout_t dom = NULL, ran = NULL;
     CHECK(plm_op_domain(b.op, &dom));
     CHECK(plm_op_range(b.op, &ran));
-    CHECK(plm_array_create_from_layout(dom, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &b.x));
-    CHECK(plm_array_create_from_layout(ran, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &b.y));
+    CHECK(plm_array_create_from_layout(dom, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &b.x));
+    CHECK(plm_array_create_from_layout(ran, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &b.y));
     CHECK(plm_array_fill(b.x, 1, 0));
     CHECK(plm_op_apply(b.op, b.x, b.y));
     CHECK(plm_solver_info_create(&b.info));

@@ -35,7 +35,7 @@ int main(int argc, char **argv)
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) a[i * cols + j] = 0.1 * sin(1.0 + rank + 0.3 * i + 0.7 * j) + (i == j ? 1 : 0);
     plm_op_t block = NULL, A = NULL;
-    TRY(plm_op_dense(PLM_FLOAT64, rows, cols, a, /*col_major*/ 0, /*wrap*/ 0, &block));
+    TRY(plm_op_dense(PLM_FLOAT64, rows, cols, a, (int64_t)sizeof(double) * rows * cols, /*col_major*/ 0, /*wrap*/ 0, &block));
     TRY(plm_op_blockdiag(comm, 1, (const plm_const_op_t *)&block, 0, NULL, &A)); /* collective */
     plm_op_destroy(&block); /* A keeps it */
     free(a);
@@ -48,9 +48,9 @@ int main(int argc, char **argv)
     TRY(plm_op_domain(A, &dom));
     TRY(plm_op_range(A, &ran));
     plm_array_t xt = NULL, x = NULL, y = NULL;
-    TRY(plm_array_create_from_layout(dom, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &xt));
-    TRY(plm_array_create_from_layout(dom, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &x));
-    TRY(plm_array_create_from_layout(ran, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &y));
+    TRY(plm_array_create_from_layout(dom, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &xt));
+    TRY(plm_array_create_from_layout(dom, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &x));
+    TRY(plm_array_create_from_layout(ran, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &y));
     int64_t n = 0, off = 0;
     double *v = NULL;
     TRY(plm_layout_local_size(dom, &n));

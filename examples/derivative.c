@@ -32,7 +32,7 @@ static void apply_gathered(plm_const_op_t op, plm_const_array_t x, double *out)
     plm_array_t y = NULL;
     TRY(plm_op_new_range_array(op, PLM_MEMORY_HOST, &y));
     TRY(plm_op_apply(op, x, y));
-    TRY(plm_array_asarray(y, 0, out, N));
+    TRY(plm_array_asarray(y, 0, out, N * (int64_t)sizeof(double)));
     plm_array_destroy(&y);
 }
 
@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     static double xs[N], y[N], z[N];
     apply_gathered(d1, x, y);
     apply_gathered(d2, x, z);
-    TRY(plm_array_asarray(x, 0, xs, N));
+    TRY(plm_array_asarray(x, 0, xs, N * (int64_t)sizeof(double)));
 
     /* against calculus (interior rows) and against the serial formulas (every row) */
     double e1 = 0, e2 = 0, s1 = 0, s2 = 0;

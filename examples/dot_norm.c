@@ -59,7 +59,7 @@ int main(int argc, char **argv)
     CHECK(plm_array_norm(x, 2.0, &n2));
     CHECK(plm_array_norm(x, INFINITY, &ninf));
     double *g = malloc(sizeof(double) * NY * NX);
-    CHECK(plm_array_asarray(x, 0, g, NY * NX));
+    CHECK(plm_array_asarray(x, 0, g, (int64_t)sizeof(double) * NY * NX));
 
     /* Serial reference, in float64, on every rank. */
     double rdot = 0, rn2 = 0, rinf = 0, gerr = 0;

@@ -107,7 +107,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < NT; i++)
         for (int j = 0; j < NT; j++) w[i * NT + j] = w_entry(i, j);
     plm_op_t wop = NULL, B = NULL, L = NULL, epsL = NULL, op = NULL;
-    TRY(plm_op_dense(PLM_FLOAT64, NT, NT, w, 0, 0, &wop));
+    TRY(plm_op_dense(PLM_FLOAT64, NT, NT, w, sizeof w, 0, 0, &wop));
     plm_const_op_t *traces = malloc(sizeof *traces * (size_t)(nx_local + 1));
     for (int i = 0; i < nx_local; i++) traces[i] = wop;
     TRY(plm_op_blockdiag(comm, nx_local, traces, 0, NULL, &B));
@@ -126,10 +126,10 @@ int main(int argc, char **argv)
     TRY(plm_op_domain_part(op, 0, &ldom));
     TRY(plm_op_range_part(op, 1, &lran));
     plm_array_t m = NULL, mt = NULL, d = NULL, zero = NULL;
-    TRY(plm_array_create_from_layout(ldom, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &m));
-    TRY(plm_array_create_from_layout(ldom, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &mt));
+    TRY(plm_array_create_from_layout(ldom, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &m));
+    TRY(plm_array_create_from_layout(ldom, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &mt));
     TRY(plm_op_new_range_array(B, PLM_MEMORY_HOST, &d));
-    TRY(plm_array_create_from_layout(lran, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &zero));
+    TRY(plm_array_create_from_layout(lran, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &zero));
     int64_t off = 0, n = 0;
     double *v = NULL;
     TRY(plm_array_local_offset(mt, &off));
@@ -152,8 +152,8 @@ int main(int argc, char **argv)
     TRY(plm_solver_info_iterations(info, &iters));
 
     static double dg[NM], mg[NM], ref[NM];
-    TRY(plm_array_asarray(d, 0, dg, NM));
-    TRY(plm_array_asarray(m, 0, mg, NM));
+    TRY(plm_array_asarray(d, 0, dg, sizeof dg));
+    TRY(plm_array_asarray(m, 0, mg, sizeof mg));
     int ok = 1;
     if (rank == 0) {
         serial_solution(dg, ref);

@@ -76,7 +76,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < NB; i++)
         for (int j = 0; j < NB; j++) a[i * NB + j] = a_entry(rank, i, j);
     plm_op_t block = NULL, A = NULL;
-    TRY(plm_op_dense(PLM_FLOAT64, NB, NB, a, 0, 0, &block));
+    TRY(plm_op_dense(PLM_FLOAT64, NB, NB, a, sizeof a, 0, 0, &block));
     TRY(plm_op_blockdiag(comm, 1, (const plm_const_op_t *)&block, 0, NULL, &A));
     plm_op_destroy(&block);
 
@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 
     /* the serial FISTA on every rank: gather y to every rank, compare this rank's block */
     double *yg = malloc(sizeof(double) * (size_t)(size * NB)), *xs = malloc(sizeof(double) * (size_t)(size * NB));
-    TRY(plm_array_asarray(y, 0, yg, size * NB));
+    TRY(plm_array_asarray(y, 0, yg, (int64_t)sizeof(double) * size * NB));
     serial_fista(size, yg, xs);
     const double *xl = NULL;
     double diff = 0, scale = 0;

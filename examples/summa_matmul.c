@@ -69,7 +69,8 @@ int main(int argc, char **argv)
     double *a = malloc(sizeof(double) * (size_t)((ab[1] - ab[0]) * (ab[3] - ab[2]) + 1));
     fill(a, ab, a_at);
     plm_op_t op = NULL;
-    TRY(plm_op_matrix_mult(comm, PLM_MATMUL_SUMMA, 0, PLM_FLOAT64, N, K, M, a, &op)); /* collective; copies a */
+    TRY(plm_op_matrix_mult(comm, PLM_MATMUL_SUMMA, 0, PLM_FLOAT64, N, K, M, a,
+                           (int64_t)sizeof(double) * (ab[1] - ab[0]) * (ab[3] - ab[2]), &op)); /* collective; copies a */
     free(a);
 
     plm_array_t x = NULL, y = NULL, xh = NULL;
@@ -97,8 +98,8 @@ int main(int argc, char **argv)
             for (int j = 0; j < M; j++) Z[l * M + j] += A[i * K + l] * Y[i * M + j];
 
     double *gy = malloc(sizeof(double) * N * M), *gz = malloc(sizeof(double) * K * M);
-    TRY(plm_array_asarray(y, 0, gy, N * M)); /* collective: every rank gets every block */
-    TRY(plm_array_asarray(xh, 0, gz, K * M));
+    TRY(plm_array_asarray(y, 0, gy, (int64_t)sizeof(double) * N * M)); /* collective: every rank gets every block */
+    TRY(plm_array_asarray(xh, 0, gz, (int64_t)sizeof(double) * K * M));
     const double ey = check(gy, nranks, 1, Y, M), ez = check(gz, nranks, 0, Z, M);
     const int ok = ey < 1e-12 && ez < 1e-12;
     if (rank == 0)

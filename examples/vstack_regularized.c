@@ -77,8 +77,8 @@ int main(int argc, char **argv)
         d[i * NX + i + 1] = EPS;
     }
     plm_op_t parts[2] = {NULL, NULL}, A = NULL;
-    TRY(plm_op_dense(PLM_FLOAT64, m, NX, a, 0, 0, &parts[0]));
-    TRY(plm_op_dense(PLM_FLOAT64, NX - 1, NX, d, 0, 0, &parts[1]));
+    TRY(plm_op_dense(PLM_FLOAT64, m, NX, a, (int64_t)sizeof(double) * m * NX, 0, 0, &parts[0]));
+    TRY(plm_op_dense(PLM_FLOAT64, NX - 1, NX, d, sizeof d, 0, 0, &parts[1]));
     TRY(plm_op_vstack(comm, rank == 0 ? 2 : 1, (const plm_const_op_t *)parts, &A)); /* collective */
     plm_op_destroy(&parts[0]);
     plm_op_destroy(&parts[1]);

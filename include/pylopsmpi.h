@@ -23,6 +23,10 @@
  *   overflow once summed over the ranks (an operator's global length from per-rank sizes,
  *   local extents, halo-grown blocks) are PLM_ERR_SIZE_MISMATCH. A collective call returns
  *   either on every rank.
+ * - Buffers: every void * data buffer is followed by its size in bytes (int64_t, *_bytes),
+ *   which must equal what the call reads or writes; a short buffer or one of another dtype is
+ *   PLM_ERR_INVALID_ARG (on every rank for collective calls). Where a buffer is ignored on
+ *   some ranks (may be NULL there), so is its size.
  * - Threads. What may run at the same time from several threads (MPI_THREAD_MULTIPLE; calls
  *   from one thread at a time need MPI_THREAD_SERIALIZED, or MPI_THREAD_FUNNELED if always the
  *   main thread):
@@ -504,11 +508,14 @@ PLM_API plm_status_t plm_layout_equal(plm_const_layout_t a, plm_const_layout_t b
 /**
  * New array on a layout, uninitialised. Not collective (the layout was agreed on when it was
  * made): an error here is the caller's alone.
- * @param[in] user_data NULL to allocate, or the caller's memory as in plm_array_create_ex()
- * @param[out] out      new array; destroy with plm_array_destroy()
+ * @param[in] user_data  NULL to allocate, or the caller's memory in `memory` as in
+ *                       plm_array_create_ex()
+ * @param[in] user_bytes 0 with user_data NULL; else it must equal the local size *
+ *                       plm_dtype_size(dtype) (PLM_ERR_INVALID_ARG otherwise)
+ * @param[out] out       new array; destroy with plm_array_destroy()
  */
 PLM_API plm_status_t plm_array_create_from_layout(plm_const_layout_t layout, plm_dtype_t dtype, plm_memory_t memory,
-                                                  void *user_data, plm_array_t *out);
+                                                  void *user_data, int64_t user_bytes, plm_array_t *out);
 
 /** The array's layout as a new handle (one reference; release with plm_layout_destroy()).
  *  Arrays made by *_like, duplicate and plm_array_create_from_layout share it. Not collective. */
@@ -546,12 +553,15 @@ PLM_API plm_status_t plm_array_create(plm_comm_t comm, int ndim, const int64_t *
  *                         (PLM_ERR_INVALID_ARG otherwise); it must outlive the array and every
  *                         stack holding it. With BROADCAST the wrapped data are not made equal
  *                         at create: write them through get/restore_local_write.
+ * @param[in] user_bytes   0 with user_data NULL; else it must equal this rank's local size *
+ *                         plm_dtype_size(dtype) (a rank passing another makes every rank
+ *                         return PLM_ERR_INVALID_ARG)
  * A global shape whose element or byte count overflows 64 bits is PLM_ERR_INVALID_ARG.
  */
 PLM_API plm_status_t plm_array_create_ex(plm_comm_t comm, int ndim, const int64_t *global_shape, int axis,
                                          plm_partition_t partition, plm_dtype_t dtype, plm_memory_t memory,
                                          int nlocal, const int64_t *local_shapes, int nmask, const int *mask,
-                                         void *user_data, plm_array_t *out);
+                                         void *user_data, int64_t user_bytes, plm_array_t *out);
 
 /** Destroy an array (and free its data unless wrapped). Not collective. */
 PLM_API plm_status_t plm_array_destroy(plm_array_t *array);
@@ -688,41 +698,50 @@ PLM_API plm_status_t plm_array_norm_axis(plm_const_array_t x, double ord, int ax
 /* Layout changes. Collective on the array's communicator. */
 
 /**
- * Gather the global array on every rank into out (n_out elements of the dtype, C order, in
- * the array's memory space). masked = 1 gathers only the caller's mask group, in group rank
- * order (its global shape along the axis is the group's sum). BROADCAST kinds copy locally.
+ * Gather the global array on every rank into out (C order). masked = 1 gathers only the
+ * caller's mask group, in group rank order (its global shape along the axis is the group's
+ * sum). BROADCAST kinds copy locally.
  * Collective on the whole communicator (also when masked): masked must be equal on every rank.
+ * @param[out] out       the gathered elements, in the array's memory space
+ * @param[in]  out_bytes must equal N * plm_dtype_size(dtype), N the global element count (the
+ *                       group's with masked = 1)
  */
-PLM_API plm_status_t plm_array_asarray(plm_const_array_t x, int masked, void *out, int64_t n_out);
+PLM_API plm_status_t plm_array_asarray(plm_const_array_t x, int masked, void *out, int64_t out_bytes);
 
 /**
  * Set the array from a global array `global` (global shape, C order, in the array's memory
  * space) that every rank holds: each rank copies its block (PyLops-MPI's to_dist).
  * BROADCAST: rank 0's copy wins. For data that only one rank holds, use
  * plm_array_scatter_from(). Collective on the array's communicator.
+ * @param[in] global       the global array, in the array's memory space, on every rank
+ * @param[in] global_bytes must equal N * plm_dtype_size(dtype), N the global element count,
+ *                         on every rank
  */
-PLM_API plm_status_t plm_array_set_global(plm_array_t x, const void *global);
+PLM_API plm_status_t plm_array_set_global(plm_array_t x, const void *global, int64_t global_bytes);
 
 /**
  * Gather the global array (global shape, C order) on `root` only - PETSc's scatter-to-zero -
  * so no other rank holds more than its block. Point-to-point to the root through the
  * communication layer. BROADCAST kinds: the root copies its own data.
  * Collective on the whole communicator: root must be equal on every rank.
- * @param[in]  root  0..size-1
- * @param[out] out   on root: n_out elements of the dtype in **host memory** (also for device
- *                   arrays); ignored elsewhere (may be NULL)
- * @param[in]  n_out on root: the global element count (PLM_ERR_SIZE_MISMATCH otherwise)
+ * @param[in]  root      0..size-1
+ * @param[out] out       on root: the global array in **host memory** (also for device
+ *                       arrays); ignored elsewhere (may be NULL)
+ * @param[in]  out_bytes on root: must equal N * plm_dtype_size(dtype), N the global element
+ *                       count (PLM_ERR_INVALID_ARG on every rank otherwise); ignored elsewhere
  */
-PLM_API plm_status_t plm_array_gather_to(plm_const_array_t x, int root, void *out, int64_t n_out);
+PLM_API plm_status_t plm_array_gather_to(plm_const_array_t x, int root, void *out, int64_t out_bytes);
 
 /**
  * Set the array from a global array (global shape, C order) that only `root` holds: each
  * rank receives its block from the root. BROADCAST kinds: the root's array is broadcast.
  * Collective on the whole communicator: root must be equal on every rank.
- * @param[in] global on root: the global array in **host memory** (also for device arrays);
- *                   ignored elsewhere (may be NULL)
+ * @param[in] global       on root: the global array in **host memory** (also for device
+ *                         arrays); ignored elsewhere (may be NULL)
+ * @param[in] global_bytes on root: must equal N * plm_dtype_size(dtype), N the global element
+ *                         count (PLM_ERR_INVALID_ARG on every rank otherwise); ignored elsewhere
  */
-PLM_API plm_status_t plm_array_scatter_from(plm_array_t x, int root, const void *global);
+PLM_API plm_status_t plm_array_scatter_from(plm_array_t x, int root, const void *global, int64_t global_bytes);
 
 /**
  * Shape of the block plm_array_add_ghost_cells() returns: the local shape with the axis
@@ -737,11 +756,13 @@ PLM_API plm_status_t plm_array_ghost_shape(plm_const_array_t x, int64_t before, 
  * own counts). SCATTER arrays only. A rank asked for more slices than it holds makes every
  * rank return PLM_ERR_SIZE_MISMATCH (each rank checks its own counts against its
  * neighbours' blocks; only the counts themselves travel, to the two neighbours). Collective.
- * @param[out] out   n_out elements laid out as plm_array_ghost_shape() says, in the array's
- *                   memory space
+ * @param[out] out       the block laid out as plm_array_ghost_shape() says, in the array's
+ *                       memory space
+ * @param[in]  out_bytes must equal N * plm_dtype_size(dtype), N the ghost shape's element count
+ *                       (this rank's own; PLM_ERR_INVALID_ARG on every rank otherwise)
  */
 PLM_API plm_status_t plm_array_add_ghost_cells(plm_const_array_t x, int64_t before, int64_t after, void *out,
-                                               int64_t n_out);
+                                               int64_t out_bytes);
 
 /**
  * New array with x's data distributed along another axis with the default split (one
@@ -789,8 +810,11 @@ PLM_API plm_status_t plm_stacked_dot(plm_const_stacked_t x, plm_const_stacked_t 
                                      double *im);
 /** Norm of the concatenation, combined from member norms (ords as plm_array_norm()). Collective. */
 PLM_API plm_status_t plm_stacked_norm(plm_const_stacked_t x, double ord, double *result);
-/** Flattened members' global arrays, concatenated (n_out elements). Collective. */
-PLM_API plm_status_t plm_stacked_asarray(plm_const_stacked_t x, void *out, int64_t n_out);
+/** Flattened members' global arrays, concatenated. Collective.
+ *  @param[out] out       the concatenation, in the members' memory space
+ *  @param[in]  out_bytes must equal N * plm_dtype_size(dtype), N the members' global element
+ *                        counts summed */
+PLM_API plm_status_t plm_stacked_asarray(plm_const_stacked_t x, void *out, int64_t out_bytes);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Linear operators                                                                           */
@@ -808,11 +832,14 @@ PLM_API plm_status_t plm_stacked_asarray(plm_const_stacked_t x, void *out, int64
 
 /** Dense rows x cols local matrix of dtype: y = A x through CBLAS gemv. Not collective.
  *  @param[in] a        rows x cols elements, host memory, row-major (col_major = 0) or column-major
+ *  @param[in] a_bytes  must equal rows * cols * plm_dtype_size(dtype)
  *  @param[in] wrap     0: copy a; 1: use a in place (it must outlive the operator) */
-PLM_API plm_status_t plm_op_dense(plm_dtype_t dtype, int64_t rows, int64_t cols, const void *a, int col_major,
-                                  int wrap, plm_op_t *out);
-/** n x n local diagonal matrix; d (n elements, host memory) is copied. Not collective. */
-PLM_API plm_status_t plm_op_diagonal(plm_dtype_t dtype, int64_t n, const void *d, plm_op_t *out);
+PLM_API plm_status_t plm_op_dense(plm_dtype_t dtype, int64_t rows, int64_t cols, const void *a, int64_t a_bytes,
+                                  int col_major, int wrap, plm_op_t *out);
+/** n x n local diagonal matrix. Not collective.
+ *  @param[in] d       n elements, host memory, copied
+ *  @param[in] d_bytes must equal n * plm_dtype_size(dtype) */
+PLM_API plm_status_t plm_op_diagonal(plm_dtype_t dtype, int64_t n, const void *d, int64_t d_bytes, plm_op_t *out);
 /** n x n local identity. Not collective. */
 PLM_API plm_status_t plm_op_identity(plm_dtype_t dtype, int64_t n, plm_op_t *out);
 /** rows x cols local zero matrix. Not collective. */
@@ -1048,9 +1075,13 @@ PLM_API plm_status_t plm_matmul_blocks(plm_matmul_kind_t kind, int nranks, int r
  *   domain and range carry the mask {col of each rank}: reductions (dot, norms, solvers)
  *   count one copy. Inputs must hold equal copies (the results do).
  * Collective on comm.
+ * @param[in] a       this rank's block of A, host memory (NULL with a_bytes 0 where it is empty)
+ * @param[in] a_bytes must equal the block's element count * plm_dtype_size(dtype)
+ *                    (PLM_ERR_INVALID_ARG on every rank otherwise)
  */
 PLM_API plm_status_t plm_op_matrix_mult(plm_comm_t comm, plm_matmul_kind_t kind, int grid_rows, plm_dtype_t dtype,
-                                        int64_t n, int64_t k, int64_t m, const void *a, plm_op_t *out);
+                                        int64_t n, int64_t k, int64_t m, const void *a, int64_t a_bytes,
+                                        plm_op_t *out);
 
 /** Release an operator handle; *op = NULL. Parts held by composites live on. Not collective. */
 PLM_API plm_status_t plm_op_destroy(plm_op_t *op);

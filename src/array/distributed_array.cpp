@@ -64,7 +64,7 @@ Scalar make_scalar(DType dt, double re, double im, const char *what)
 
 // Checks dtype, memory and user data for a local block of shape mine, and allocates or wraps it.
 void DistributedArray::set_data(const comm::Communicator &c, const Shape &mine, int dtype, int memory,
-                                void *user_data)
+                                void *user_data, int64_t user_bytes)
 {
     dtype_ = from_public(dtype);
     space_ = space_from_public(memory);
@@ -74,7 +74,10 @@ void DistributedArray::set_data(const comm::Communicator &c, const Shape &mine, 
         (void)c.stream();        // made here, inside the agreement, not later inside a collective
     }
     const size_t bytes = checked_bytes(product(mine), dtype_, "the local block in bytes");
+    PLM_REQUIRE(user_data || user_bytes == 0, PLM_ERR_INVALID_ARG,
+                "user_data is NULL (allocate) but user_bytes = %lld; pass 0 with NULL", static_cast<long long>(user_bytes));
     if (user_data) {
+        require_buffer_bytes("user", user_bytes, product(mine), dtype_);
         PLM_REQUIRE(reinterpret_cast<uintptr_t>(user_data) % element_alignment(dtype_) == 0, PLM_ERR_INVALID_ARG,
                     "user_data %p is not aligned for %s elements", user_data, dtype_name(dtype_));
         if (space_ == Space::device)
@@ -106,7 +109,7 @@ DistributedArray::Ptr DistributedArray::create(comm::Agreement &ag, const ArrayS
         checked_bytes(product(d.layout.global), from_public(s.dtype), "the global array in bytes");
         // Allocate before agreeing, so a failed allocation fails every rank.
         a.reset(new DistributedArray());
-        a->set_data(*s.layout.comm, d.mine, s.dtype, s.memory, s.user_data);
+        a->set_data(*s.layout.comm, d.mine, s.dtype, s.memory, s.user_data, s.user_bytes);
     });
     ag.fold(s.dtype);
     ag.fold(s.memory);
@@ -115,11 +118,12 @@ DistributedArray::Ptr DistributedArray::create(comm::Agreement &ag, const ArrayS
     return a;
 }
 
-DistributedArray::Ptr DistributedArray::create_from_layout(ArrayLayout::Ptr l, int dtype, int memory, void *user_data)
+DistributedArray::Ptr DistributedArray::create_from_layout(ArrayLayout::Ptr l, int dtype, int memory, void *user_data,
+                                                           int64_t user_bytes)
 {
     checked_bytes(product(l->layout().global), from_public(dtype), "the global array in bytes");
     Ptr a(new DistributedArray());
-    a->set_data(l->comm(), l->local_shape(), dtype, memory, user_data);
+    a->set_data(l->comm(), l->local_shape(), dtype, memory, user_data, user_bytes);
     a->lay_ = std::move(l);
     return a;
 }
@@ -420,14 +424,12 @@ void DistributedArray::gather_into(Gather &g, void *out) const
     gather_blocks(g, space_, dtype_, data(), out);
 }
 
-void DistributedArray::asarray(comm::Agreement &ag, bool masked, void *out, int64_t n_out) const
+void DistributedArray::asarray(comm::Agreement &ag, bool masked, void *out, int64_t out_bytes) const
 {
     Gather g{};
     ag.check([&] {
         PLM_REQUIRE(out, PLM_ERR_INVALID_ARG, "asarray: out is NULL");
-        const int64_t want = gathered_size(masked);
-        PLM_REQUIRE(n_out == want, PLM_ERR_SIZE_MISMATCH, "asarray gathers %lld elements, n_out is %lld",
-                    static_cast<long long>(want), static_cast<long long>(n_out));
+        require_buffer_bytes("asarray: out", out_bytes, gathered_size(masked), dtype_);
         g = plan_asarray(masked);
     });
     fold_layout(ag);
@@ -436,10 +438,11 @@ void DistributedArray::asarray(comm::Agreement &ag, bool masked, void *out, int6
     gather_into(g, out);
 }
 
-void DistributedArray::set_global(comm::Agreement &ag, const void *global)
+void DistributedArray::set_global(comm::Agreement &ag, const void *global, int64_t global_bytes)
 {
     ag.check([&] {
         PLM_REQUIRE(global, PLM_ERR_INVALID_ARG, "set_global: global is NULL");
+        require_buffer_bytes("set_global: global", global_bytes, product(lay_->layout().global), dtype_);
         if (lay_->layout().partition == PLM_PARTITION_BROADCAST) reserve_staging(local_size());
     });
     fold_layout(ag);
@@ -491,7 +494,7 @@ void DistributedArray::copy_blocks(const Blocks &b, void *packed, void *global, 
     }
 }
 
-void DistributedArray::gather_to(comm::Agreement &ag, int root, void *out, int64_t n_out) const
+void DistributedArray::gather_to(comm::Agreement &ag, int root, void *out, int64_t out_bytes) const
 {
     const comm::Communicator &c = lay_->comm();
     const bool me_root = c.rank() == root;
@@ -505,9 +508,8 @@ void DistributedArray::gather_to(comm::Agreement &ag, int root, void *out, int64
         reserve_staging(local_size());  // a non-root's send
         if (!me_root) return;
         const int64_t want = product(l.global);
-        PLM_REQUIRE(n_out == want, PLM_ERR_SIZE_MISMATCH, "gather_to: the global array has %lld elements, n_out is %lld",
-                    static_cast<long long>(want), static_cast<long long>(n_out));
         PLM_REQUIRE(out || want == 0, PLM_ERR_INVALID_ARG, "gather_to: out is NULL on the root");
+        require_buffer_bytes("gather_to: out", out_bytes, want, dtype_);  // the root's only
         if (!l.scattered()) return;
         b = blocks();
         const size_t bytes = checked_bytes(b.total, dtype_, "the global array in bytes");
@@ -563,7 +565,7 @@ std::vector<comm::Backend::Message> DistributedArray::block_messages(const Block
     return msgs;
 }
 
-void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *global)
+void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *global, int64_t global_bytes)
 {
     const comm::Communicator &c = lay_->comm();
     const bool me_root = c.rank() == root;
@@ -577,6 +579,7 @@ void DistributedArray::scatter_from(comm::Agreement &ag, int root, const void *g
         reserve_staging(local_size());  // a non-root's receive, or the broadcast
         if (!me_root) return;
         PLM_REQUIRE(global || product(l.global) == 0, PLM_ERR_INVALID_ARG, "scatter_from: global is NULL on the root");
+        require_buffer_bytes("scatter_from: global", global_bytes, product(l.global), dtype_);  // the root's only
         if (!l.scattered()) return;
         b = blocks();
         const size_t bytes = checked_bytes(b.total, dtype_, "the global array in bytes");
@@ -635,7 +638,7 @@ Shape DistributedArray::ghost_shape(int64_t before, int64_t after) const
 }
 
 void DistributedArray::add_ghost_cells(comm::Agreement &ag, int64_t before, int64_t after, void *out,
-                                       int64_t n_out) const
+                                       int64_t out_bytes) const
 {
     const int P = lay_->comm().size(), me = rank(), ax = lay_->layout().axis;
     auto held = [&](int r) { return lay_->layout().local[static_cast<size_t>(r)][static_cast<size_t>(ax)]; };
@@ -644,8 +647,7 @@ void DistributedArray::add_ghost_cells(comm::Agreement &ag, int64_t before, int6
     ag.check([&] {
         Shape g = ghost_shape(before, after);
         PLM_REQUIRE(out, PLM_ERR_INVALID_ARG, "add_ghost_cells: out is NULL");
-        PLM_REQUIRE(n_out == product(g), PLM_ERR_SIZE_MISMATCH, "ghost block has %lld elements, n_out is %lld",
-                    static_cast<long long>(product(g)), static_cast<long long>(n_out));
+        require_buffer_bytes("add_ghost_cells: out", out_bytes, product(g), dtype_);
         // Each rank checks its own request against its neighbours' blocks, known locally.
         if (me > 0 && before > held(me - 1))
             PLM_FAIL(PLM_ERR_SIZE_MISMATCH,

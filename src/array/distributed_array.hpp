@@ -16,6 +16,7 @@ struct ArraySpec {
     int dtype = PLM_FLOAT64;
     int memory = PLM_MEMORY_HOST;
     void *user_data = nullptr;
+    int64_t user_bytes = 0;  // the size of user_data in bytes (0 with NULL: allocate)
 };
 
 // One element of a dtype built from the (re, im) pair the C API passes (16 bytes: enough
@@ -35,7 +36,7 @@ public:
     // Collective on spec.layout.comm (ag is built on it): checks, allocates, then agrees.
     static Ptr create(comm::Agreement &ag, const ArraySpec &spec);
     // Not collective: the layout was agreed when it was made.
-    static Ptr create_from_layout(ArrayLayout::Ptr l, int dtype, int memory, void *user_data);
+    static Ptr create_from_layout(ArrayLayout::Ptr l, int dtype, int memory, void *user_data, int64_t user_bytes);
 
     Ptr empty_like() const;  // not collective: shares comm and mask group
     Ptr empty_in(Space s) const;  // empty_like, with the data in space s
@@ -96,7 +97,7 @@ public:
     void dot(comm::Agreement &ag, const DistributedArray *y, bool conjugate, double *re, double *im) const;
     double norm(comm::Agreement &ag, double ord) const;
     void norm_axis(comm::Agreement &ag, double ord, int axis, double *out, int64_t n_out) const;
-    void asarray(comm::Agreement &ag, bool masked, void *out, int64_t n_out) const;
+    void asarray(comm::Agreement &ag, bool masked, void *out, int64_t out_bytes) const;
     // A gather with its scratch allocated up front (before the agreement).
     struct Gather {
         const comm::Communicator *c;
@@ -108,12 +109,12 @@ public:
     Gather plan_asarray(bool masked) const;
     void gather_into(Gather &g, void *out) const;  // after the agreement
     int64_t gathered_size(bool masked) const;
-    void set_global(comm::Agreement &ag, const void *global);
+    void set_global(comm::Agreement &ag, const void *global, int64_t global_bytes);
     // Root-based: the global array (host memory, C order) only on root.
-    void gather_to(comm::Agreement &ag, int root, void *out, int64_t n_out) const;
-    void scatter_from(comm::Agreement &ag, int root, const void *global);
+    void gather_to(comm::Agreement &ag, int root, void *out, int64_t out_bytes) const;
+    void scatter_from(comm::Agreement &ag, int root, const void *global, int64_t global_bytes);
     Shape ghost_shape(int64_t before, int64_t after) const;
-    void add_ghost_cells(comm::Agreement &ag, int64_t before, int64_t after, void *out, int64_t n_out) const;
+    void add_ghost_cells(comm::Agreement &ag, int64_t before, int64_t after, void *out, int64_t out_bytes) const;
     Ptr redistribute(comm::Agreement &ag, int axis) const;
 
 private:
@@ -122,7 +123,8 @@ private:
     Buffer scratch(Space s, size_t bytes) const;
     // New array with this array's dtype on layout l, data in space s (not collective).
     Ptr with_layout(ArrayLayout::Ptr l, Space s) const;
-    void set_data(const comm::Communicator &c, const Shape &mine, int dtype, int memory, void *user_data);
+    void set_data(const comm::Communicator &c, const Shape &mine, int dtype, int memory, void *user_data,
+                  int64_t user_bytes);
     // Rank r's block inside the global array: counts and offsets in rank order, for root.
     struct Blocks {
         std::vector<int64_t> count, displ;

@@ -119,14 +119,12 @@ int64_t StackedArray::global_size() const
     return n;
 }
 
-void StackedArray::asarray(comm::Agreement &ag, void *out, int64_t n_out) const
+void StackedArray::asarray(comm::Agreement &ag, void *out, int64_t out_bytes) const
 {
     std::vector<DistributedArray::Gather> gathers;
     ag.check([&] {
         PLM_REQUIRE(out, PLM_ERR_INVALID_ARG, "stacked asarray: out is NULL");
-        const int64_t want = global_size();
-        PLM_REQUIRE(n_out == want, PLM_ERR_SIZE_MISMATCH, "stacked asarray gathers %lld elements, n_out is %lld",
-                    static_cast<long long>(want), static_cast<long long>(n_out));
+        require_buffer_bytes("stacked asarray: out", out_bytes, global_size(), dtype());
         for (const auto &m : members_) gathers.push_back(m->plan_asarray(false));
     });
     ag.fold(static_cast<int64_t>(members_.size()));

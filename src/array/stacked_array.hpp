@@ -23,7 +23,7 @@ public:
     void dot(comm::Agreement &ag, const StackedArray *y, bool conjugate, double *re, double *im) const;
     double norm(comm::Agreement &ag, double ord) const;
     int64_t global_size() const;
-    void asarray(comm::Agreement &ag, void *out, int64_t n_out) const;
+    void asarray(comm::Agreement &ag, void *out, int64_t out_bytes) const;
 
 private:
     std::vector<DistributedArray::Ptr> members_;

@@ -13,7 +13,7 @@ namespace {
 
 plm_status_t create(plm_comm_t comm, int ndim, const int64_t *global_shape, int axis, plm_partition_t partition,
                     plm_dtype_t dtype, plm_memory_t memory, int nlocal, const int64_t *local_shapes, int nmask,
-                    const int *mask, void *user_data, plm_array_t *out)
+                    const int *mask, void *user_data, int64_t user_bytes, plm_array_t *out)
 {
     return guard([&] {
         if (out) *out = nullptr;  // cleared even when the comm handle is bad
@@ -28,6 +28,7 @@ plm_status_t create(plm_comm_t comm, int ndim, const int64_t *global_shape, int 
             spec.dtype = enum_value(dtype);
             spec.memory = enum_value(memory);
             spec.user_data = user_data;
+            spec.user_bytes = user_bytes;
         });
         // The handle is allocated before the agreement too.
         std::unique_ptr<plm_array_s> h;
@@ -90,16 +91,16 @@ PLM_API plm_status_t plm_array_create(plm_comm_t comm, int ndim, const int64_t *
                                       plm_partition_t partition, plm_dtype_t dtype, plm_memory_t memory,
                                       plm_array_t *out)
 {
-    return create(comm, ndim, global_shape, axis, partition, dtype, memory, 0, nullptr, 0, nullptr, nullptr, out);
+    return create(comm, ndim, global_shape, axis, partition, dtype, memory, 0, nullptr, 0, nullptr, nullptr, 0, out);
 }
 
 PLM_API plm_status_t plm_array_create_ex(plm_comm_t comm, int ndim, const int64_t *global_shape, int axis,
                                          plm_partition_t partition, plm_dtype_t dtype, plm_memory_t memory,
                                          int nlocal, const int64_t *local_shapes, int nmask, const int *mask,
-                                         void *user_data, plm_array_t *out)
+                                         void *user_data, int64_t user_bytes, plm_array_t *out)
 {
     return create(comm, ndim, global_shape, axis, partition, dtype, memory, nlocal, local_shapes, nmask, mask,
-                  user_data, out);
+                  user_data, user_bytes, out);
 }
 
 PLM_API plm_status_t plm_array_destroy(plm_array_t *array)
@@ -353,39 +354,39 @@ PLM_API plm_status_t plm_array_norm_axis(plm_const_array_t x, double ord, int ax
     });
 }
 
-PLM_API plm_status_t plm_array_asarray(plm_const_array_t x, int masked, void *out, int64_t n_out)
+PLM_API plm_status_t plm_array_asarray(plm_const_array_t x, int masked, void *out, int64_t out_bytes)
 {
     return guard([&] {
         const DistributedArray &a = array_of(x);
         comm::Agreement ag(a.base(), "asarray");
-        a.asarray(ag, masked != 0, out, n_out);
+        a.asarray(ag, masked != 0, out, out_bytes);
     });
 }
 
-PLM_API plm_status_t plm_array_set_global(plm_array_t x, const void *global)
+PLM_API plm_status_t plm_array_set_global(plm_array_t x, const void *global, int64_t global_bytes)
 {
     return guard([&] {
         DistributedArray &a = array_of(x);
         comm::Agreement ag(a.base(), "set_global");
-        a.set_global(ag, global);
+        a.set_global(ag, global, global_bytes);
     });
 }
 
-PLM_API plm_status_t plm_array_gather_to(plm_const_array_t x, int root, void *out, int64_t n_out)
+PLM_API plm_status_t plm_array_gather_to(plm_const_array_t x, int root, void *out, int64_t out_bytes)
 {
     return guard([&] {
         const DistributedArray &a = array_of(x);
         comm::Agreement ag(a.base(), "gather_to");
-        a.gather_to(ag, root, out, n_out);
+        a.gather_to(ag, root, out, out_bytes);
     });
 }
 
-PLM_API plm_status_t plm_array_scatter_from(plm_array_t x, int root, const void *global)
+PLM_API plm_status_t plm_array_scatter_from(plm_array_t x, int root, const void *global, int64_t global_bytes)
 {
     return guard([&] {
         DistributedArray &a = array_of(x);
         comm::Agreement ag(a.base(), "scatter_from");
-        a.scatter_from(ag, root, global);
+        a.scatter_from(ag, root, global, global_bytes);
     });
 }
 
@@ -398,12 +399,12 @@ PLM_API plm_status_t plm_array_ghost_shape(plm_const_array_t x, int64_t before, 
 }
 
 PLM_API plm_status_t plm_array_add_ghost_cells(plm_const_array_t x, int64_t before, int64_t after, void *out,
-                                               int64_t n_out)
+                                               int64_t out_bytes)
 {
     return guard([&] {
         const DistributedArray &a = array_of(x);
         comm::Agreement ag(a.base(), "add_ghost_cells");
-        a.add_ghost_cells(ag, before, after, out, n_out);
+        a.add_ghost_cells(ag, before, after, out, out_bytes);
     });
 }
 

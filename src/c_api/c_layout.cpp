@@ -130,13 +130,13 @@ PLM_API plm_status_t plm_layout_equal(plm_const_layout_t a, plm_const_layout_t b
 }
 
 PLM_API plm_status_t plm_array_create_from_layout(plm_const_layout_t layout, plm_dtype_t dtype, plm_memory_t memory,
-                                                  void *user_data, plm_array_t *out)
+                                                  void *user_data, int64_t user_bytes, plm_array_t *out)
 {
     return guard([&] {
         detail::clear_out(out, "out");
         std::unique_ptr<plm_array_s> h(detail::new_array_handle(nullptr));
         h->array = DistributedArray::create_from_layout(layout_of(layout), enum_value(dtype), enum_value(memory),
-                                                        user_data);
+                                                        user_data, user_bytes);
         h->comm_handle.comm = h->array->base_ptr();
         *out = h.release();
     });

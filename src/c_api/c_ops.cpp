@@ -198,7 +198,7 @@ plm_status_t new_array_on(plm_const_op_t op, int memory, plm_array_t *out, bool 
         const ops::Operator &o = plain_op(op);
         std::unique_ptr<plm_array_s> h(detail::new_array_handle(nullptr));
         h->array = DistributedArray::create_from_layout(range ? o.range() : o.domain(), to_public(o.dtype()),
-                                                        memory, nullptr);
+                                                        memory, nullptr, 0);
         h->comm_handle.comm = h->array->base_ptr();
         *out = h.release();
     });
@@ -229,15 +229,17 @@ plm_status_t sparse(bool fista, plm_const_op_t op, plm_const_array_t y, plm_arra
 
 extern "C" {
 
-PLM_API plm_status_t plm_op_dense(plm_dtype_t dtype, int64_t rows, int64_t cols, const void *a, int col_major,
-                                  int wrap, plm_op_t *out)
+PLM_API plm_status_t plm_op_dense(plm_dtype_t dtype, int64_t rows, int64_t cols, const void *a, int64_t a_bytes,
+                                  int col_major, int wrap, plm_op_t *out)
 {
-    return make(out, [&] { return ops::dense(from_public(enum_value(dtype)), rows, cols, a, col_major != 0, wrap != 0); });
+    return make(out, [&] {
+        return ops::dense(from_public(enum_value(dtype)), rows, cols, a, a_bytes, col_major != 0, wrap != 0);
+    });
 }
 
-PLM_API plm_status_t plm_op_diagonal(plm_dtype_t dtype, int64_t n, const void *d, plm_op_t *out)
+PLM_API plm_status_t plm_op_diagonal(plm_dtype_t dtype, int64_t n, const void *d, int64_t d_bytes, plm_op_t *out)
 {
-    return make(out, [&] { return ops::diagonal(from_public(enum_value(dtype)), n, d); });
+    return make(out, [&] { return ops::diagonal(from_public(enum_value(dtype)), n, d, d_bytes); });
 }
 
 PLM_API plm_status_t plm_op_identity(plm_dtype_t dtype, int64_t n, plm_op_t *out)
@@ -368,10 +370,11 @@ PLM_API plm_status_t plm_matmul_blocks(plm_matmul_kind_t kind, int nranks, int r
 }
 
 PLM_API plm_status_t plm_op_matrix_mult(plm_comm_t comm, plm_matmul_kind_t kind, int grid_rows, plm_dtype_t dtype,
-                                        int64_t n, int64_t k, int64_t m, const void *a, plm_op_t *out)
+                                        int64_t n, int64_t k, int64_t m, const void *a, int64_t a_bytes,
+                                        plm_op_t *out)
 {
     return make_on(comm, "op_matrix_mult", out, [&](comm::Agreement &ag, const CommPtr &c) {
-        return ops::matrix_mult(ag, c, enum_value(kind), grid_rows, enum_value(dtype), n, k, m, a);
+        return ops::matrix_mult(ag, c, enum_value(kind), grid_rows, enum_value(dtype), n, k, m, a, a_bytes);
     });
 }
 

@@ -135,12 +135,12 @@ PLM_API plm_status_t plm_stacked_norm(plm_const_stacked_t x, double ord, double 
     });
 }
 
-PLM_API plm_status_t plm_stacked_asarray(plm_const_stacked_t x, void *out, int64_t n_out)
+PLM_API plm_status_t plm_stacked_asarray(plm_const_stacked_t x, void *out, int64_t out_bytes)
 {
     return guard([&] {
         const StackedArray &s = stack_of(x);
         comm::Agreement ag(s.base(), "stacked_asarray");
-        s.asarray(ag, out, n_out);
+        s.asarray(ag, out, out_bytes);
     });
 }
 

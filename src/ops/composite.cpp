@@ -23,7 +23,7 @@ Temp make_temp(DType dt, const Exec &e, int64_t n_local, const ArrayLayout::Ptr 
 {
     Temp t;
     if (layout) {
-        t.array = DistributedArray::create_from_layout(layout, to_public(dt), space_to_public(e.space), nullptr);
+        t.array = DistributedArray::create_from_layout(layout, to_public(dt), space_to_public(e.space), nullptr, 0);
     } else {
         if (e.space == Space::device) use_device(e.device);
         t.host = Buffer::allocate(e.space, checked_bytes(n_local, dt, "an intermediate vector in bytes"));

@@ -250,11 +250,12 @@ template <typename T> struct Held : Work {
 
 class Dense final : public Operator {
 public:
-    Dense(DType dt, int64_t rows, int64_t cols, const void *a, bool col_major, bool wrap)
+    Dense(DType dt, int64_t rows, int64_t cols, const void *a, int64_t a_bytes, bool col_major, bool wrap)
         : Operator(dt, rows, cols), col_major_(col_major)
     {
         require_blas_size(rows, cols);
         PLM_REQUIRE(a || rows * cols == 0, PLM_ERR_INVALID_ARG, "dense matrix data is NULL");
+        require_buffer_bytes("dense: a", a_bytes, rows * cols, dt);
         const size_t bytes = checked_bytes(rows * cols, dt, "the dense matrix in bytes");
         if (wrap) {
             data_ = Buffer::wrap(Space::host, const_cast<void *>(a), bytes);
@@ -328,9 +329,10 @@ struct DiagonalData {
 
 class Diagonal final : public Operator {
 public:
-    Diagonal(DType dt, int64_t n, const void *d) : Operator(dt, n, n)
+    Diagonal(DType dt, int64_t n, const void *d, int64_t d_bytes) : Operator(dt, n, n)
     {
         PLM_REQUIRE(d || n == 0, PLM_ERR_INVALID_ARG, "diagonal data is NULL");
+        require_buffer_bytes("diagonal: d", d_bytes, n, dt);
         host_ = copy_to(Exec{}, d);
     }
     WorkPtr make_work(const Exec &e) const override
@@ -452,16 +454,16 @@ void require_local_shape(int64_t rows, int64_t cols)
 
 }  // namespace
 
-Operator::Ptr dense(DType dt, int64_t rows, int64_t cols, const void *a, bool col_major, bool wrap)
+Operator::Ptr dense(DType dt, int64_t rows, int64_t cols, const void *a, int64_t a_bytes, bool col_major, bool wrap)
 {
     require_local_shape(rows, cols);
-    return std::make_shared<Dense>(dt, rows, cols, a, col_major, wrap);
+    return std::make_shared<Dense>(dt, rows, cols, a, a_bytes, col_major, wrap);
 }
 
-Operator::Ptr diagonal(DType dt, int64_t n, const void *d)
+Operator::Ptr diagonal(DType dt, int64_t n, const void *d, int64_t d_bytes)
 {
     require_local_shape(n, n);
-    return std::make_shared<Diagonal>(dt, n, d);
+    return std::make_shared<Diagonal>(dt, n, d, d_bytes);
 }
 
 Operator::Ptr identity(DType dt, int64_t n)

@@ -386,7 +386,7 @@ void require_blas_sizes(const MatmulBlocks &b)
 }  // namespace
 
 Operator::Ptr matrix_mult(comm::Agreement &ag, const CommPtr &c, int kind, int grid_rows, int dtype, int64_t n,
-                          int64_t k, int64_t m, const void *a)
+                          int64_t k, int64_t m, const void *a, int64_t a_bytes)
 {
     Parts p;
     std::vector<MatmulBlocks> all;  // every rank's blocks: they follow from the arguments alone
@@ -404,6 +404,7 @@ Operator::Ptr matrix_mult(comm::Agreement &ag, const CommPtr &c, int kind, int g
         const int64_t na = block_size(p.b.a);
         PLM_REQUIRE(a || na == 0, PLM_ERR_INVALID_ARG, "a is NULL but this rank's block of A has %lld elements",
                     static_cast<long long>(na));
+        require_buffer_bytes("matrix_mult: a", a_bytes, na, p.dt);
         p.a = Buffer::allocate(Space::host, checked_bytes(na, p.dt, "this rank's block of A in bytes"));
         if (na) std::memcpy(p.a.data(), a, p.a.bytes());
         if (kind == PLM_MATMUL_SUMMA) {  // the panels an apply will need must fit

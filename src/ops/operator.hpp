@@ -166,8 +166,9 @@ void agree_on(const Operator &op, const comm::Communicator &c, const std::option
 // Local building blocks. Not collective.
 // a: rows x cols elements of dt, row-major unless col_major; copied unless wrap (then it must
 // outlive the operator).
-Operator::Ptr dense(DType dt, int64_t rows, int64_t cols, const void *a, bool col_major, bool wrap);
-Operator::Ptr diagonal(DType dt, int64_t n, const void *d);  // copied
+// a_bytes / d_bytes: the buffer's size in bytes, which must equal what is read (INVALID_ARG).
+Operator::Ptr dense(DType dt, int64_t rows, int64_t cols, const void *a, int64_t a_bytes, bool col_major, bool wrap);
+Operator::Ptr diagonal(DType dt, int64_t n, const void *d, int64_t d_bytes);  // copied
 Operator::Ptr identity(DType dt, int64_t n);
 Operator::Ptr zero(DType dt, int64_t rows, int64_t cols);
 // A user operator: host functions (the data in host memory) or device functions (device
@@ -251,10 +252,11 @@ struct MatmulBlocks {
     int64_t a[4] = {}, x[4] = {}, y[4] = {};
 };
 MatmulBlocks matmul_blocks(int kind, int nranks, int rank, int grid_rows, int64_t n, int64_t k, int64_t m);
-// a: this rank's block of A, row-major, copied (may be NULL when empty). Domain and range:
-// 1-D SCATTER of the X and Y blocks (block kind: mask {grid column of each rank}). dtype: raw
-// plm_dtype_t. Collective on c through ag (built on c).
+// a: this rank's block of A, row-major, copied (may be NULL when empty), a_bytes its size in
+// bytes (checked in the agreement). Domain and range: 1-D SCATTER of the X and Y blocks (block
+// kind: mask {grid column of each rank}). dtype: raw plm_dtype_t. Collective on c through ag
+// (built on c).
 Operator::Ptr matrix_mult(comm::Agreement &ag, const CommPtr &c, int kind, int grid_rows, int dtype, int64_t n,
-                          int64_t k, int64_t m, const void *a);
+                          int64_t k, int64_t m, const void *a, int64_t a_bytes);
 
 }  // namespace plm::ops

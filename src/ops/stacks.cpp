@@ -264,7 +264,7 @@ public:
     {
         auto w = std::make_unique<StackedVStackWork>();
         for (const Operator::Ptr &p : parts_) w->parts.push_back(p->make_work(e));
-        w->sum = DistributedArray::create_from_layout(domain_, to_public(dtype_), space_to_public(e.space), nullptr);
+        w->sum = DistributedArray::create_from_layout(domain_, to_public(dtype_), space_to_public(e.space), nullptr, 0);
         return w;
     }
     void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override

@@ -45,7 +45,7 @@ Vec on(const ops::Operator &op, bool range, DType dt, Space s)
     Vec v;
     v.range = range;
     for (const ArrayLayout::Ptr &l : range ? op.range_parts() : op.domain_parts()) {
-        v.own.push_back(DistributedArray::create_from_layout(l, to_public(dt), space_to_public(s), nullptr));
+        v.own.push_back(DistributedArray::create_from_layout(l, to_public(dt), space_to_public(s), nullptr, 0));
         v.p.push_back(v.own.back().get());
         v.in.push_back(v.p.back());
     }

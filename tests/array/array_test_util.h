@@ -224,6 +224,17 @@ static inline size_t tu_esize(plm_dtype_t dt)
 {
     return dt == PLM_FLOAT32 ? 4 : (dt == PLM_FLOAT64 || dt == PLM_COMPLEX64) ? 8 : 16;
 }
+/* The *_bytes argument for a buffer of n elements of dt. */
+static inline int64_t tu_bytes(plm_dtype_t dt, int64_t n) { return n * (int64_t)tu_esize(dt); }
+/* The a_bytes of plm_op_matrix_mult on this rank: its block of A, in dt. */
+static inline int64_t tu_matmul_a_bytes(plm_matmul_kind_t kind, int grid_rows, plm_dtype_t dt, int64_t n, int64_t k,
+                                        int64_t m)
+{
+    int grid[4];
+    int64_t ab[4], xb[4], yb[4];
+    if (plm_matmul_blocks(kind, tu_size, tu_rank, grid_rows, n, k, m, grid, ab, xb, yb) != PLM_SUCCESS) return -1;
+    return tu_bytes(dt, (ab[1] - ab[0]) * (ab[3] - ab[2]));
+}
 
 static inline void tu_get(plm_dtype_t dt, const void *p, int64_t i, double *re, double *im)
 {
@@ -429,7 +440,7 @@ static TU_UNUSED plm_array_t tu_make(int ndim, const int64_t *shape, int axis, p
 {
     plm_array_t x = NULL;
     plm_status_t st = plm_array_create_ex(tu_comm, ndim, shape, axis, part, dt, PLM_MEMORY_HOST, rows ? tu_size : 0,
-                                          rows, mask ? tu_size : 0, mask, NULL, &x);
+                                          rows, mask ? tu_size : 0, mask, NULL, 0, &x);
     if (st != PLM_SUCCESS || x == NULL)
         fprintf(stderr, "[rank %d/%d] tu_make: plm_array_create_ex(ndim %d, axis %d, %s, %s) returned %d (%s): %s\n",
                 tu_rank, tu_size, ndim, axis, tu_partname(part), tu_dtname(dt), (int)st, plm_status_string(st),
@@ -663,7 +674,7 @@ static TU_UNUSED void tu_create_err_(const char *file, int line, const char *des
     tu_where = line;
     plm_clear_last_error();
     plm_status_t st = plm_array_create_ex(comm, ndim, gs, axis, p, dt, mem, nlocal, ls, nmask, mask, NULL,
-                                          null_out ? NULL : &out);
+                                          0, null_out ? NULL : &out);
     tu_expect_err_(st, e1, e2, desc, file, line);
     if (!null_out) {
         TU_EXPECT(out == NULL, "line %d: %s: out handle not set to NULL on failure (%p)", line, desc, (void *)out);

@@ -84,7 +84,7 @@ void test_asarray(void **)
     plm_array_t x = ones(4, 1);  // split along axis 1: the gather needs a scratch buffer
     std::vector<double> out(static_cast<size_t>(4 * (3 * g_size + 1)));
     expect_oom_everywhere("plm_array_asarray", 1,
-                          [&] { return plm_array_asarray(x, 0, out.data(), static_cast<int64_t>(out.size())); });
+                          [&] { return plm_array_asarray(x, 0, out.data(), static_cast<int64_t>(out.size() * sizeof(double))); });
     plm_array_destroy(&x);
 }
 
@@ -95,7 +95,7 @@ void test_ghost_cells(void **)
     assert_all_ranks_true(plm_array_ghost_shape(x, 1, 1, gs) == PLM_SUCCESS);
     std::vector<double> out(static_cast<size_t>(gs[0] * gs[1]));
     expect_oom_everywhere("plm_array_add_ghost_cells", 1, [&] {
-        return plm_array_add_ghost_cells(x, 1, 1, out.data(), static_cast<int64_t>(out.size()));
+        return plm_array_add_ghost_cells(x, 1, 1, out.data(), static_cast<int64_t>(out.size() * sizeof(double)));
     });
     plm_array_destroy(&x);
 }

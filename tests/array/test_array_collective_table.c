@@ -70,7 +70,7 @@ static plm_status_t row_array_create_ex(int bad)
     for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
     if (bad) mask[0] = 5; /* a valid mask, but another one */
     plm_status_t st = plm_array_create_ex(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, 0,
-                                          NULL, tu_size, mask, NULL, &x);
+                                          NULL, tu_size, mask, NULL, 0, &x);
     plm_array_destroy(&x);
     return st;
 }
@@ -164,7 +164,7 @@ static plm_status_t row_asarray_masked(int bad)
     /* the caller's group size, for a valid n_out with masked = 1 */
     for (int r = 0; r < tu_size; r++)
         if (mask[r] == mask[tu_rank]) n_group += tu_split(G2[0], tu_size, r) * G2[1];
-    plm_status_t st = plm_array_asarray(x, bad ? 1 : 0, buf, bad ? n_group : n_full);
+    plm_status_t st = plm_array_asarray(x, bad ? 1 : 0, buf, tu_bytes(PLM_FLOAT64, bad ? n_group : n_full));
     free(buf);
     plm_array_destroy(&x);
     return st;
@@ -174,7 +174,7 @@ static plm_status_t row_set_global(int bad)
 {
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
     double *g = tu_alloc(nones());
-    plm_status_t st = plm_array_set_global(x, bad ? NULL : (void *)g);
+    plm_status_t st = plm_array_set_global(x, bad ? NULL : (void *)g, tu_bytes(PLM_FLOAT64, nones()));
     free(g);
     plm_array_destroy(&x);
     return st;
@@ -201,7 +201,7 @@ static plm_status_t row_gather_to(int bad, int invalid)
 {
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
     double *g = tu_alloc(nones());
-    plm_status_t st = plm_array_gather_to(x, bad ? tu_size - 1 + invalid : 0, g, nones());
+    plm_status_t st = plm_array_gather_to(x, bad ? tu_size - 1 + invalid : 0, g, tu_bytes(PLM_FLOAT64, nones()));
     free(g);
     plm_array_destroy(&x);
     return st;
@@ -214,7 +214,7 @@ static plm_status_t row_scatter_from(int bad)
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
     double *g = tu_alloc(nones());
     for (int64_t i = 0; i < nones(); i++) g[i] = 1.0;
-    plm_status_t st = plm_array_scatter_from(x, bad ? tu_size - 1 : 0, g);
+    plm_status_t st = plm_array_scatter_from(x, bad ? tu_size - 1 : 0, g, tu_bytes(PLM_FLOAT64, nones()));
     free(g);
     plm_array_destroy(&x);
     return st;
@@ -228,7 +228,7 @@ static plm_op_t dense_block(plm_dtype_t dt)
     float af[6];
     for (int i = 0; i < 6; i++) af[i] = (float)a[i];
     plm_op_t op = NULL;
-    TU_OK(plm_op_dense(dt, 3, 2, dt == PLM_FLOAT32 ? (const void *)af : (const void *)a, 0, 0, &op));
+    TU_OK(plm_op_dense(dt, 3, 2, dt == PLM_FLOAT32 ? (const void *)af : (const void *)a, tu_bytes(dt, 6), 0, 0, &op));
     return op;
 }
 
@@ -245,7 +245,7 @@ static plm_array_t on_space(plm_const_op_t op, int range)
     plm_layout_t l = NULL;
     plm_array_t x = NULL;
     TU_OK(range ? plm_op_range(op, &l) : plm_op_domain(op, &l));
-    TU_OK(plm_array_create_from_layout(l, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &x));
+    TU_OK(plm_array_create_from_layout(l, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &x));
     TU_OK(plm_array_fill(x, 1, 0));
     plm_layout_destroy(&l);
     return x;
@@ -272,20 +272,24 @@ static plm_status_t row_op_stack(int bad, int horizontal)
 static plm_status_t row_op_vstack(int bad) { return row_op_stack(bad, 0); }
 static plm_status_t row_op_hstack(int bad) { return row_op_stack(bad, 1); }
 
-/* MatrixMult: one rank passes another n, or no A although its block is not empty. */
-static plm_status_t row_matrix_mult(int bad, int null_a)
+/* MatrixMult: one rank passes another n, or no A although its block is not empty, or an
+ * a_bytes one element short. */
+static plm_status_t row_matrix_mult(int bad, int what)
 {
     const int64_t d = 4 * (int64_t)tu_size; /* every rank's A block is non-empty */
     double *a = calloc((size_t)((d + 1) * d), sizeof(double));
+    const int64_t n = bad && what == 0 ? d + 1 : d;
+    const int64_t a_bytes = tu_matmul_a_bytes(PLM_MATMUL_SUMMA, 0, PLM_FLOAT64, n, d, d);
     plm_op_t op = NULL;
-    plm_status_t st = plm_op_matrix_mult(tu_comm, PLM_MATMUL_SUMMA, 0, PLM_FLOAT64, bad && !null_a ? d + 1 : d, d, d,
-                                         bad && null_a ? NULL : a, &op);
+    plm_status_t st = plm_op_matrix_mult(tu_comm, PLM_MATMUL_SUMMA, 0, PLM_FLOAT64, n, d, d,
+                                         bad && what == 1 ? NULL : a, bad && what == 2 ? a_bytes - 8 : a_bytes, &op);
     plm_op_destroy(&op);
     free(a);
     return st;
 }
 static plm_status_t row_matrix_mult_n(int bad) { return row_matrix_mult(bad, 0); }
 static plm_status_t row_matrix_mult_null_a(int bad) { return row_matrix_mult(bad, 1); }
+static plm_status_t row_matrix_mult_a_bytes(int bad) { return row_matrix_mult(bad, 2); }
 
 /* Stencils: one rank asks for another sampling, axis, kind or edge; or a negative halo. */
 static const int64_t STENCIL_DIMS[2] = {9, 4};
@@ -528,7 +532,7 @@ static plm_status_t row_add_ghost_cells(int bad)
     int64_t gs[2];
     TU_OK(plm_array_ghost_shape(x, 1, 1, gs));
     double *buf = tu_alloc(nones() + 8);
-    plm_status_t st = plm_array_add_ghost_cells(x, 1, 1, buf, gs[0] * gs[1] - (bad ? 1 : 0));
+    plm_status_t st = plm_array_add_ghost_cells(x, 1, 1, buf, tu_bytes(PLM_FLOAT64, gs[0] * gs[1] - (bad ? 1 : 0)));
     free(buf);
     plm_array_destroy(&x);
     return st;
@@ -575,7 +579,7 @@ static plm_status_t row_stacked_asarray(int bad)
     plm_stacked_t s = NULL;
     double *buf = tu_alloc(nones());
     TU_OK(plm_stacked_create(1, &x, &s));
-    plm_status_t st = plm_stacked_asarray(s, buf, nones() - (bad ? 1 : 0));
+    plm_status_t st = plm_stacked_asarray(s, buf, tu_bytes(PLM_FLOAT64, nones() - (bad ? 1 : 0)));
     free(buf);
     plm_stacked_destroy(&s);
     plm_array_destroy(&x);
@@ -619,6 +623,7 @@ static const row_t ROWS[] = {
     {"plm_op_hstack", "no parts", A, 0, row_op_hstack},
     {"plm_op_matrix_mult", "n differs", A, 1, row_matrix_mult_n},
     {"plm_op_matrix_mult", "NULL a with a non-empty block", A, 0, row_matrix_mult_null_a},
+    {"plm_op_matrix_mult", "a_bytes one element short", A, 0, row_matrix_mult_a_bytes},
     {"plm_op_apply", "output on the domain", S, 0, row_op_apply_fwd},
     {"plm_op_apply_adjoint", "input on the domain", S, 0, row_op_apply_adj},
     {"plm_op_dottest", "rtol differs", A, 1, row_op_dottest},
@@ -638,11 +643,11 @@ static const row_t ROWS[] = {
     {"plm_solve_ista", "eps differs", A, 1, row_solve_ista},
     {"plm_solve_fista", "eps differs", A, 1, row_solve_fista},
     {"plm_power_iteration", "seed differs", A, 1, row_power_iteration},
-    {"plm_array_add_ghost_cells", "n_out one short", S, 0, row_add_ghost_cells},
+    {"plm_array_add_ghost_cells", "out_bytes one element short", A, 0, row_add_ghost_cells},
     {"plm_array_redistribute", "axis differs", A, 1, row_redistribute},
     {"plm_stacked_dot", "NULL re", A, 0, row_stacked_dot},
     {"plm_stacked_norm", "ord differs", A, 1, row_stacked_norm},
-    {"plm_stacked_asarray", "n_out one short", S, 0, row_stacked_asarray},
+    {"plm_stacked_asarray", "out_bytes one element short", A, 0, row_stacked_asarray},
 };
 #define NROWS ((int)(sizeof ROWS / sizeof ROWS[0]))
 

@@ -82,7 +82,7 @@ static void test_user_local_shapes(void **state)
                 tu_gen(g, n, c, TU_DTYPES[t], 0);
                 tu_fill(x, g);
                 void *buf = calloc((size_t)n + 1, tu_esize(TU_DTYPES[t]));
-                TU_CHECK_OK(plm_array_asarray(x, 0, buf, n));
+                TU_CHECK_OK(plm_array_asarray(x, 0, buf, tu_bytes(TU_DTYPES[t], n)));
                 tu_check_buf(TU_DTYPES[t], buf, n, g, 0.0, what);
                 free(buf);
                 free(g);
@@ -140,7 +140,7 @@ static void test_wrap_user_memory(void **state)
                 }
                 plm_array_t x = NULL;
                 TU_OK(plm_array_create_ex(tu_comm, C->ndim, C->shape, C->axis, part, dt, PLM_MEMORY_HOST,
-                                          use_rev ? P : 0, use_rev ? rows : NULL, 0, NULL, user, &x));
+                                          use_rev ? P : 0, use_rev ? rows : NULL, 0, NULL, user, tu_bytes(dt, nloc), &x));
                 tu_check_layout(x, C->ndim, C->shape, C->axis, part, dt, rows, NULL, what);
                 const void *rd = NULL;
                 TU_CHECK_OK(plm_array_get_local_read(x, &rd));
@@ -277,7 +277,7 @@ static void test_edge_shapes(void **state)
     tu_default_rows(PLM_MAX_NDIM, big, PLM_MAX_NDIM - 1, PLM_PARTITION_SCATTER, P, rows);
     tu_check_layout(x, PLM_MAX_NDIM, big, PLM_MAX_NDIM - 1, PLM_PARTITION_SCATTER, PLM_FLOAT32, rows, NULL, "8-D");
     float *buf = (float *)calloc((size_t)n, sizeof(float));
-    TU_CHECK_OK(plm_array_asarray(x, 0, buf, n));
+    TU_CHECK_OK(plm_array_asarray(x, 0, buf, tu_bytes(PLM_FLOAT32, n)));
     tu_check_buf(PLM_FLOAT32, buf, n, g, 0.0, "8-D asarray");
     free(buf);
     free(g);

@@ -37,14 +37,14 @@ static void test_misaligned_user_data(void **state)
         void *p = tu_rank == bad ? (void *)((char *)mem + 1) : (void *)mem;
         plm_array_t x = SENTINEL;
         TU_EXPECT_ERR(plm_array_create_ex(tu_comm, 1, g, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, 0,
-                                          NULL, 0, NULL, p, &x),
+                                          NULL, 0, NULL, p, 4 * (int64_t)sizeof(double), &x),
                       A);
         TU_EXPECT(x == NULL, "out not cleared");
     }
     /* aligned memory is wrapped without copy */
     plm_array_t x = NULL;
     TU_CHECK_OK(plm_array_create_ex(tu_comm, 1, g, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, 0, NULL,
-                                    0, NULL, mem, &x));
+                                    0, NULL, mem, 4 * (int64_t)sizeof(double), &x));
     const void *d = NULL;
     TU_CHECK_OK(plm_array_get_local_read(x, &d));
     TU_EXPECT(d == mem, "wrapped data copied");
@@ -67,7 +67,7 @@ static void test_ghost_counts_near_int64_max(void **state)
     TU_OK(plm_array_local_shape(x, ls));
     for (int bad = 0; bad < tu_size; bad++) /* the others pass valid counts */
         TU_EXPECT_ERR(plm_array_add_ghost_cells(x, tu_rank == bad ? INT64_MAX : 0, tu_rank == bad ? INT64_MAX : 0,
-                                                buf, ls[0] * ls[1]),
+                                                buf, tu_bytes(PLM_FLOAT64, ls[0] * ls[1])),
                       S);
     TU_CHECK_OK(plm_array_fill(x, 1, 0));
     double r = 0;

@@ -211,12 +211,12 @@ static void test_null_args(void **state)
     TU_EXPECT_ERR(plm_array_norm(x, 2.0, NULL), A);
     TU_EXPECT_ERR(plm_array_norm_axis(NULL, 2.0, 0, buf, 1), A);
     TU_EXPECT_ERR(plm_array_norm_axis(x, 2.0, 0, NULL, 1), A);
-    TU_EXPECT_ERR(plm_array_asarray(NULL, 0, buf, 13), A);
-    TU_EXPECT_ERR(plm_array_asarray(x, 0, NULL, 13), A);
-    TU_EXPECT_ERR(plm_array_set_global(NULL, buf), A);
-    TU_EXPECT_ERR(plm_array_set_global(x, NULL), A);
-    TU_EXPECT_ERR(plm_array_add_ghost_cells(NULL, 1, 1, buf, 13), A);
-    TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 0, 0, NULL, 13), A);
+    TU_EXPECT_ERR(plm_array_asarray(NULL, 0, buf, 13 * 8), A);
+    TU_EXPECT_ERR(plm_array_asarray(x, 0, NULL, 13 * 8), A);
+    TU_EXPECT_ERR(plm_array_set_global(NULL, buf, 13 * 8), A);
+    TU_EXPECT_ERR(plm_array_set_global(x, NULL, 13 * 8), A);
+    TU_EXPECT_ERR(plm_array_add_ghost_cells(NULL, 1, 1, buf, 13 * 8), A);
+    TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 0, 0, NULL, 13 * 8), A);
     out = SENTINEL;
     TU_EXPECT_ERR(plm_array_redistribute(NULL, 0, &out), A);
     TU_EXPECT(out == NULL, "redistribute(NULL): out not NULL after failure");
@@ -342,21 +342,26 @@ static void test_collective_bad_args(void **state)
     TU_EXPECT_ERR(plm_array_norm_axis(x, 2.0, 0, buf, 4), S); /* needs 3 */
     TU_EXPECT_ERR(plm_array_norm_axis(x, 2.0, 1, buf, 3), S); /* needs 4P+1 */
     TU_EXPECT_ERR(plm_array_norm_axis(xb, 2.0, 1, buf, 3), S);
-    /* asarray n_out */
-    TU_EXPECT_ERR(plm_array_asarray(x, 0, buf, n - 1), S);
-    TU_EXPECT_ERR(plm_array_asarray(x, 0, buf, n + 1), S);
-    TU_EXPECT_ERR(plm_array_asarray(x, 1, buf, n - 1), S);
-    TU_EXPECT_ERR(plm_array_asarray(xb, 0, buf, n - 1), S);
+    /* asarray out_bytes: one element short or long, one byte short, float32-sized */
+    TU_EXPECT_ERR(plm_array_asarray(x, 0, buf, tu_bytes(PLM_FLOAT64, n - 1)), A);
+    TU_EXPECT_ERR(plm_array_asarray(x, 0, buf, tu_bytes(PLM_FLOAT64, n + 1)), A);
+    TU_EXPECT_ERR(plm_array_asarray(x, 0, buf, tu_bytes(PLM_FLOAT64, n) - 1), A);
+    TU_EXPECT_ERR(plm_array_asarray(x, 0, buf, tu_bytes(PLM_FLOAT32, n)), A);
+    TU_EXPECT(strstr(plm_last_error(), "expected") != NULL, "asarray size message: %s", plm_last_error());
+    TU_EXPECT_ERR(plm_array_asarray(x, 1, buf, tu_bytes(PLM_FLOAT64, n - 1)), A);
+    TU_EXPECT_ERR(plm_array_asarray(xb, 0, buf, tu_bytes(PLM_FLOAT64, n - 1)), A);
+    TU_EXPECT_ERR(plm_array_asarray(x, 0, buf, -8), A);
     /* ghost cells */
     {
         int64_t gs[2];
-        TU_EXPECT_ERR(plm_array_add_ghost_cells(x, -1, 0, buf, n), A);
-        TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 0, -2, buf, n), A);
+        TU_EXPECT_ERR(plm_array_add_ghost_cells(x, -1, 0, buf, tu_bytes(PLM_FLOAT64, n)), A);
+        TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 0, -2, buf, tu_bytes(PLM_FLOAT64, n)), A);
         TU_CHECK_OK(plm_array_ghost_shape(x, 1, 1, gs));
-        TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 1, 1, buf, gs[0] * gs[1] + 3), S);
-        TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 1, 1, buf, gs[0] * gs[1] - 3), S);
+        TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 1, 1, buf, tu_bytes(PLM_FLOAT64, gs[0] * gs[1] + 3)), A);
+        TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 1, 1, buf, tu_bytes(PLM_FLOAT64, gs[0] * gs[1] - 3)), A);
+        TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 1, 1, buf, tu_bytes(PLM_FLOAT32, gs[0] * gs[1])), A);
         /* BROADCAST arrays: SCATTER only */
-        TU_EXPECT_ERR2(plm_array_add_ghost_cells(xb, 0, 0, buf, n), PLM_ERR_NOT_SUPPORTED, A);
+        TU_EXPECT_ERR2(plm_array_add_ghost_cells(xb, 0, 0, buf, tu_bytes(PLM_FLOAT64, n)), PLM_ERR_NOT_SUPPORTED, A);
         if (P > 1) {
             /* every rank asks its neighbours for more than they hold */
             int64_t big = 4 * P + 1;
@@ -364,7 +369,7 @@ static void test_collective_bad_args(void **state)
             int64_t ls[2];
             TU_OK(plm_array_local_shape(x, ls));
             int64_t b = tu_rank > 0 ? big : 0, f = tu_rank < P - 1 ? big : 0;
-            TU_EXPECT_ERR(plm_array_add_ghost_cells(x, big, big, huge, (ls[0] + b + f) * 3), S);
+            TU_EXPECT_ERR(plm_array_add_ghost_cells(x, big, big, huge, tu_bytes(PLM_FLOAT64, (ls[0] + b + f) * 3)), S);
             free(huge);
         }
     }
@@ -489,10 +494,11 @@ static void test_stacked_bad_args(void **state)
     }
     /* asarray length */
     double buf[2 * 40];
-    TU_EXPECT_ERR(plm_stacked_asarray(sab, buf, 34), S); /* needs 35 */
-    TU_EXPECT_ERR(plm_stacked_asarray(sab, buf, 36), S);
-    TU_EXPECT_ERR(plm_stacked_asarray(sab, NULL, 35), A);
-    TU_CHECK_OK(plm_stacked_asarray(sab, buf, 35));
+    TU_EXPECT_ERR(plm_stacked_asarray(sab, buf, 34 * 8), A); /* needs 35 float64 */
+    TU_EXPECT_ERR(plm_stacked_asarray(sab, buf, 36 * 8), A);
+    TU_EXPECT_ERR(plm_stacked_asarray(sab, buf, 35 * 4), A); /* float32-sized */
+    TU_EXPECT_ERR(plm_stacked_asarray(sab, NULL, 35 * 8), A);
+    TU_CHECK_OK(plm_stacked_asarray(sab, buf, 35 * 8));
     plm_stacked_destroy(&sab);
     plm_stacked_destroy(&sba);
     plm_stacked_destroy(&sa);

@@ -171,12 +171,12 @@ static void test_norm_axis_null_out_on_last(void **state)
     TU_DONE();
 }
 
-static void test_asarray_n_out_on_rank0(void **state)
+static void test_asarray_out_bytes_on_rank0(void **state)
 {
     (void)state;
     plm_array_t x = ones(PLM_PARTITION_SCATTER);
     double *buf = tu_alloc(nones());
-    TU_EXPECT_ERR(plm_array_asarray(x, 0, buf, tu_rank == 0 ? nones() - 3 : nones()), S);
+    TU_EXPECT_ERR(plm_array_asarray(x, 0, buf, tu_bytes(PLM_FLOAT64, tu_rank == 0 ? nones() - 3 : nones())), A);
     sane(x);
     free(buf);
     plm_array_destroy(&x);
@@ -188,7 +188,7 @@ static void test_asarray_null_out_on_last(void **state)
     (void)state;
     plm_array_t x = ones(PLM_PARTITION_SCATTER);
     double *buf = tu_alloc(nones());
-    TU_EXPECT_ERR(plm_array_asarray(x, 0, tu_rank == LAST ? NULL : (void *)buf, nones()), A);
+    TU_EXPECT_ERR(plm_array_asarray(x, 0, tu_rank == LAST ? NULL : (void *)buf, tu_bytes(PLM_FLOAT64, nones())), A);
     sane(x);
     free(buf);
     plm_array_destroy(&x);
@@ -200,7 +200,7 @@ static void test_set_global_null_on_last(void **state)
     (void)state;
     plm_array_t x = ones(PLM_PARTITION_SCATTER);
     double *buf = tu_alloc(nones());
-    TU_EXPECT_ERR(plm_array_set_global(x, tu_rank == LAST ? NULL : (void *)buf), A);
+    TU_EXPECT_ERR(plm_array_set_global(x, tu_rank == LAST ? NULL : (void *)buf, tu_bytes(PLM_FLOAT64, nones())), A);
     sane(x);
     free(buf);
     plm_array_destroy(&x);
@@ -212,7 +212,7 @@ static void test_set_global_broadcast_null_on_rank0(void **state)
     (void)state;
     plm_array_t x = ones(PLM_PARTITION_BROADCAST);
     double *buf = tu_alloc(nones());
-    TU_EXPECT_ERR(plm_array_set_global(x, tu_rank == 0 ? NULL : (void *)buf), A);
+    TU_EXPECT_ERR(plm_array_set_global(x, tu_rank == 0 ? NULL : (void *)buf, tu_bytes(PLM_FLOAT64, nones())), A);
     sane(x);
     free(buf);
     plm_array_destroy(&x);
@@ -236,14 +236,14 @@ static void test_ghost_negative_on_rank0(void **state)
     int64_t ls[2];
     TU_OK(plm_array_local_shape(x, ls));
     double *buf = tu_alloc(nones());
-    TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 0, tu_rank == 0 ? -2 : 0, buf, ls[0] * 3), A);
+    TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 0, tu_rank == 0 ? -2 : 0, buf, tu_bytes(PLM_FLOAT64, ls[0] * 3)), A);
     sane(x);
     free(buf);
     plm_array_destroy(&x);
     TU_DONE();
 }
 
-static void test_ghost_n_out_on_last(void **state)
+static void test_ghost_out_bytes_on_last(void **state)
 {
     (void)state;
     plm_array_t x = ones(PLM_PARTITION_SCATTER);
@@ -251,7 +251,7 @@ static void test_ghost_n_out_on_last(void **state)
     TU_CHECK_OK(plm_array_ghost_shape(x, 1, 1, gs));
     double *buf = tu_alloc(nones() + 8);
     int64_t m = gs[0] * gs[1];
-    TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 1, 1, buf, tu_rank == LAST ? m - 3 : m), S);
+    TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 1, 1, buf, tu_bytes(PLM_FLOAT64, tu_rank == LAST ? m - 3 : m)), A);
     sane(x);
     free(buf);
     plm_array_destroy(&x);
@@ -270,9 +270,10 @@ static void test_ghost_too_many_before_from_rank0(void **state)
     int64_t before = tu_rank == 1 ? rows0 + 1 : 0;
     double *buf = tu_alloc(3 * (ls[0] + before) + 8);
     if (tu_size > 1)
-        TU_EXPECT_ERR(plm_array_add_ghost_cells(x, before, 0, buf, (ls[0] + (tu_rank > 0 ? before : 0)) * 3), S);
+        TU_EXPECT_ERR(plm_array_add_ghost_cells(x, before, 0, buf, tu_bytes(PLM_FLOAT64, (ls[0] + (tu_rank > 0 ? before : 0)) * 3)),
+                      S);
     else
-        TU_CHECK_OK(plm_array_add_ghost_cells(x, before, 0, buf, ls[0] * 3)); /* one rank: nothing to ask */
+        TU_CHECK_OK(plm_array_add_ghost_cells(x, before, 0, buf, tu_bytes(PLM_FLOAT64, ls[0] * 3))); /* one rank: nothing to ask */
     sane(x);
     free(buf);
     plm_array_destroy(&x);
@@ -290,9 +291,9 @@ static void test_ghost_too_many_after_from_last(void **state)
     int64_t after = tu_rank == LAST - 1 ? rl + 2 : 0;
     double *buf = tu_alloc(3 * (ls[0] + after) + 8);
     if (tu_size > 1)
-        TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 0, after, buf, (ls[0] + after) * 3), S);
+        TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 0, after, buf, tu_bytes(PLM_FLOAT64, (ls[0] + after) * 3)), S);
     else
-        TU_CHECK_OK(plm_array_add_ghost_cells(x, 0, 0, buf, ls[0] * 3));
+        TU_CHECK_OK(plm_array_add_ghost_cells(x, 0, 0, buf, tu_bytes(PLM_FLOAT64, ls[0] * 3)));
     sane(x);
     free(buf);
     plm_array_destroy(&x);
@@ -353,14 +354,14 @@ static void test_stacked_dot_null_on_last(void **state)
     TU_DONE();
 }
 
-static void test_stacked_asarray_n_out_on_rank0(void **state)
+static void test_stacked_asarray_out_bytes_on_rank0(void **state)
 {
     (void)state;
     plm_array_t x = ones(PLM_PARTITION_SCATTER);
     plm_stacked_t s = NULL;
     TU_OK(plm_stacked_create(1, &x, &s));
     double *buf = tu_alloc(nones());
-    TU_EXPECT_ERR(plm_stacked_asarray(s, buf, tu_rank == 0 ? nones() - 1 : nones()), S);
+    TU_EXPECT_ERR(plm_stacked_asarray(s, buf, tu_bytes(PLM_FLOAT64, tu_rank == 0 ? nones() - 1 : nones())), A);
     sane(x);
     free(buf);
     plm_stacked_destroy(&s);
@@ -380,20 +381,20 @@ int main(int argc, char **argv)
         TU_TEST(test_norm_axis_nan_on_rank0),
         TU_TEST(test_norm_axis_n_out_on_rank0),
         TU_TEST(test_norm_axis_null_out_on_last),
-        TU_TEST(test_asarray_n_out_on_rank0),
+        TU_TEST(test_asarray_out_bytes_on_rank0),
         TU_TEST(test_asarray_null_out_on_last),
         TU_TEST(test_set_global_null_on_last),
         TU_TEST(test_set_global_broadcast_null_on_rank0),
         TU_TEST(test_fill_broadcast_imag_on_rank0),
         TU_TEST(test_ghost_negative_on_rank0),
-        TU_TEST(test_ghost_n_out_on_last),
+        TU_TEST(test_ghost_out_bytes_on_last),
         TU_TEST(test_ghost_too_many_before_from_rank0),
         TU_TEST(test_ghost_too_many_after_from_last),
         TU_TEST(test_redistribute_bad_axis_on_rank0),
         TU_TEST(test_redistribute_null_out_on_last),
         TU_TEST(test_stacked_norm_nan_on_rank0),
         TU_TEST(test_stacked_dot_null_on_last),
-        TU_TEST(test_stacked_asarray_n_out_on_rank0),
+        TU_TEST(test_stacked_asarray_out_bytes_on_rank0),
     };
     tu_watchdog_s = 20; /* each case takes well under a second; a hang is a failure */
     /* Optional first argument: a cmocka test-name pattern, to run one case alone. */

@@ -25,11 +25,11 @@ static void test_asarray(void **state)
                     if (rev) tu_reversed_rows(C->ndim, C->shape, C->axis, P, rows);
                     plm_array_t x = tu_make(C->ndim, C->shape, C->axis, TU_PARTS[p], dt, rev ? rows : NULL, NULL, g);
                     unsigned char *buf = (unsigned char *)calloc((size_t)n + 1, tu_esize(dt));
-                    TU_CHECK_OK(plm_array_asarray(x, 0, buf, n));
+                    TU_CHECK_OK(plm_array_asarray(x, 0, buf, tu_bytes(dt, n)));
                     tu_check_buf(dt, buf, n, g, 0.0, what);
                     /* masked = 1 without a mask: the whole array */
                     memset(buf, 0, (size_t)n * tu_esize(dt));
-                    TU_CHECK_OK(plm_array_asarray(x, 1, buf, n));
+                    TU_CHECK_OK(plm_array_asarray(x, 1, buf, tu_bytes(dt, n)));
                     tu_check_buf(dt, buf, n, g, 0.0, what);
                     free(buf);
                     plm_array_destroy(&x);
@@ -67,10 +67,10 @@ static void test_asarray_masked(void **state)
                     int64_t ng = tu_group_data(g, C->ndim, C->shape, C->axis, rows, mask, s, gs);
                     plm_array_t x = tu_make(C->ndim, C->shape, C->axis, PLM_PARTITION_SCATTER, dt, rows, mask, g);
                     unsigned char *buf = (unsigned char *)calloc((size_t)n + 1, tu_esize(dt));
-                    TU_CHECK_OK(plm_array_asarray(x, 1, buf, ng));
+                    TU_CHECK_OK(plm_array_asarray(x, 1, buf, tu_bytes(dt, ng)));
                     tu_check_buf(dt, buf, ng, s, 0.0, what);
                     memset(buf, 0, (size_t)n * tu_esize(dt));
-                    TU_CHECK_OK(plm_array_asarray(x, 0, buf, n));
+                    TU_CHECK_OK(plm_array_asarray(x, 0, buf, tu_bytes(dt, n)));
                     tu_check_buf(dt, buf, n, g, 0.0, "unmasked asarray of a masked array");
                     free(buf);
                     plm_array_destroy(&x);
@@ -106,13 +106,13 @@ static void test_set_global(void **state)
                     for (int64_t i = 0; i < n; i++) tu_set(dt, buf, i, g[2 * i], g[2 * i + 1]);
                     if (rev) tu_reversed_rows(C->ndim, C->shape, C->axis, P, rows);
                     plm_array_t x = tu_make(C->ndim, C->shape, C->axis, part, dt, rev ? rows : NULL, NULL, NULL);
-                    TU_CHECK_OK(plm_array_set_global(x, buf));
+                    TU_CHECK_OK(plm_array_set_global(x, buf, tu_bytes(dt, n)));
                     /* SCATTER: own block; BROADCAST: rank 0's; UNSAFE_BROADCAST: documented only as
                      * "every rank holds it", the caller's own copy (no consistency traffic) */
                     const double *expect = part == PLM_PARTITION_BROADCAST ? g0 : g;
                     tu_check_local(x, expect, 0.0, what);
                     memset(buf, 0, (size_t)n * tu_esize(dt));
-                    TU_CHECK_OK(plm_array_asarray(x, 0, buf, n));
+                    TU_CHECK_OK(plm_array_asarray(x, 0, buf, tu_bytes(dt, n)));
                     tu_check_buf(dt, buf, n, expect, 0.0, what);
                     free(buf);
                     plm_array_destroy(&x);
@@ -171,7 +171,7 @@ static void run_ghost_m(int ndim, const int64_t *shape, int axis, plm_dtype_t dt
     double *ref = tu_alloc(m);
     ghost_ref(g, ndim, shape, a, lo, hi, ref);
     unsigned char *out = (unsigned char *)calloc((size_t)m + 1, tu_esize(dt));
-    TU_CHECK_OK(plm_array_add_ghost_cells(x, before[r], after[r], out, m));
+    TU_CHECK_OK(plm_array_add_ghost_cells(x, before[r], after[r], out, tu_bytes(dt, m)));
     tu_check_buf(dt, out, m, ref, 0.0, what);
     /* the array itself is unchanged */
     tu_check_local(x, g, 0.0, what);
@@ -282,7 +282,7 @@ static void test_redistribute(void **state)
                 tu_check_layout(y, ndim, cs[c].shape, cs[c].to, PLM_PARTITION_SCATTER, dt, er, v == 2 ? mask : NULL, what);
                 tu_check_local(y, g, 0.0, what);
                 unsigned char *buf = (unsigned char *)calloc((size_t)n + 1, tu_esize(dt));
-                TU_CHECK_OK(plm_array_asarray(y, 0, buf, n));
+                TU_CHECK_OK(plm_array_asarray(y, 0, buf, tu_bytes(dt, n)));
                 tu_check_buf(dt, buf, n, g, 0.0, what);
                 free(buf);
                 /* independent of the source */
@@ -376,7 +376,7 @@ static void test_unsafe_broadcast_local(void **state)
         for (int64_t i = 0; i < 2 * n; i++) ref[i] = 2 * mine[i];
         tu_check_local(x, ref, 0.0, what);
         unsigned char buf[16 * 23];
-        TU_CHECK_OK(plm_array_asarray(x, 0, buf, n));
+        TU_CHECK_OK(plm_array_asarray(x, 0, buf, tu_bytes(dt, n)));
         tu_check_buf(dt, buf, n, ref, 0.0, what);
         plm_array_t d = NULL;
         TU_CHECK_OK(plm_array_duplicate(x, &d));

@@ -82,8 +82,8 @@ static void test_layout_sharing(void **state)
     plm_layout_t l = NULL, got = NULL, other = NULL, same = NULL;
     plm_array_t x = NULL, y = NULL, z = NULL, w = NULL, v = NULL;
     TU_OK(plm_layout_create(tu_comm, 2, g, 0, PLM_PARTITION_SCATTER, 0, NULL, 0, NULL, &l));
-    TU_OK(plm_array_create_from_layout(l, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &x));
-    TU_OK(plm_array_create_from_layout(l, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &y));
+    TU_OK(plm_array_create_from_layout(l, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &x));
+    TU_OK(plm_array_create_from_layout(l, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &y));
     /* two references: the first destroy clears the caller's pointer, the second frees the
      * handle; the arrays keep the layout */
     plm_layout_t keep = l;
@@ -121,7 +121,7 @@ static void test_layout_sharing(void **state)
     int differs = 0;
     for (int r = 0; r < tu_size; r++) differs |= tu_split(g[0], tu_size, r) != g_rows[r * 2];
     TU_EXPECT(eq == !differs, "another split compares %d", eq);
-    TU_OK(plm_array_create_from_layout(other, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &w));
+    TU_OK(plm_array_create_from_layout(other, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &w));
     if (differs) TU_EXPECT_ERR(plm_array_add(x, w, z), PLM_ERR_SIZE_MISMATCH);
 
     /* *_like share the layout object */
@@ -138,11 +138,11 @@ static void test_layout_sharing(void **state)
     TU_CHECK_OK(plm_layout_local_size(other, &n));
     plm_array_t u = NULL;
     void *p = tu_rank == 0 ? (void *)((char *)buf + 1) : (void *)buf;
-    plm_status_t st = n <= 63 ? plm_array_create_from_layout(other, PLM_FLOAT64, PLM_MEMORY_HOST, p, &u) : PLM_SUCCESS;
+    plm_status_t st = n <= 63 ? plm_array_create_from_layout(other, PLM_FLOAT64, PLM_MEMORY_HOST, p, n * 8, &u) : PLM_SUCCESS;
     if (n <= 63) TU_EXPECT(st == (tu_rank == 0 ? PLM_ERR_INVALID_ARG : PLM_SUCCESS), "wrap: %s", plm_status_string(st));
     plm_array_destroy(&u);
-    TU_EXPECT_ERR(plm_array_create_from_layout(NULL, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &u), PLM_ERR_INVALID_ARG);
-    TU_EXPECT_ERR(plm_array_create_from_layout(other, (plm_dtype_t)99, PLM_MEMORY_HOST, NULL, &u), PLM_ERR_INVALID_ARG);
+    TU_EXPECT_ERR(plm_array_create_from_layout(NULL, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &u), PLM_ERR_INVALID_ARG);
+    TU_EXPECT_ERR(plm_array_create_from_layout(other, (plm_dtype_t)99, PLM_MEMORY_HOST, NULL, 0, &u), PLM_ERR_INVALID_ARG);
     TU_EXPECT_ERR(plm_layout_retain(NULL), PLM_ERR_INVALID_ARG);
 
     plm_layout_destroy(&got);
@@ -168,7 +168,7 @@ static void test_layout_mask_groups(void **state)
     TU_OK(plm_layout_create(tu_comm, 2, g2, 0, PLM_PARTITION_SCATTER, 0, NULL, tu_size, mask, &b));
     for (int k = 0; k < 2; k++) {
         plm_array_t x = NULL;
-        TU_OK(plm_array_create_from_layout(k ? b : a, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &x));
+        TU_OK(plm_array_create_from_layout(k ? b : a, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &x));
         TU_OK(plm_array_fill(x, 1, 0));
         const int64_t *g = k ? g2 : g1, inner = k ? g2[1] : 1;
         double want = 0, got = -1;
@@ -194,7 +194,7 @@ static void check_gather_scatter(const tu_case_t *c, plm_partition_t part, plm_d
     void *back = tu_rank == root ? calloc((size_t)total + 1, es) : NULL;
     for (int64_t i = 0; global && i < total; i++) tu_set(dt, global, i, ref[2 * i], ref[2 * i + 1]);
     plm_array_t x = tu_make(c->ndim, c->shape, c->axis, part, dt, NULL, NULL, NULL);
-    TU_CHECK_OK(plm_array_scatter_from(x, root, global));
+    TU_CHECK_OK(plm_array_scatter_from(x, root, global, tu_rank == root ? tu_bytes(dt, total) : 0));
     /* every rank's block is the global array's */
     int64_t ls[PLM_MAX_NDIM], off = 0, n = 0;
     const void *d = NULL;
@@ -214,12 +214,13 @@ static void check_gather_scatter(const tu_case_t *c, plm_partition_t part, plm_d
               root);
     plm_array_restore_local_read(x, &d);
     /* and gathering it back on the root gives the global array */
-    TU_CHECK_OK(plm_array_gather_to(x, root, back, tu_rank == root ? total : 0));
+    TU_CHECK_OK(plm_array_gather_to(x, root, back, tu_rank == root ? tu_bytes(dt, total) : 0));
     if (tu_rank == root)
         TU_EXPECT(memcmp(back, global, (size_t)total * es) == 0, "gather_to %s %s %s root %d differs", c->name,
                   tu_partname(part), tu_dtname(dt), root);
-    /* a wrong n_out on the root fails every rank */
-    TU_EXPECT_ERR(plm_array_gather_to(x, root, back, tu_rank == root ? total - 1 : 0), PLM_ERR_SIZE_MISMATCH);
+    /* a wrong out_bytes on the root fails every rank; elsewhere it is ignored */
+    TU_EXPECT_ERR(plm_array_gather_to(x, root, back, tu_rank == root ? tu_bytes(dt, total - 1) : -1),
+                  PLM_ERR_INVALID_ARG);
     plm_array_destroy(&x);
     free(ref);
     free(global);

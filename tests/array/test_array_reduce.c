@@ -314,7 +314,7 @@ static void test_masked_replicated(void **state)
         for (int o = 0; o < NORDS; o++) check_norm(x, dt, v, nvec, ORDS[o], what);
         /* masked asarray gives the group's vector */
         void *buf = calloc((size_t)nvec, tu_esize(dt));
-        TU_CHECK_OK(plm_array_asarray(x, 1, buf, nvec));
+        TU_CHECK_OK(plm_array_asarray(x, 1, buf, tu_bytes(dt, nvec)));
         tu_check_buf(dt, buf, nvec, v, 0.0, what);
         free(buf);
         plm_array_destroy(&x);
@@ -363,7 +363,7 @@ static void test_masked_broadcast_full(void **state)
                 }
                 /* masked asarray of a BROADCAST array is the full array */
                 void *buf = calloc((size_t)n, tu_esize(dt));
-                TU_CHECK_OK(plm_array_asarray(x, 1, buf, n));
+                TU_CHECK_OK(plm_array_asarray(x, 1, buf, tu_bytes(dt, n)));
                 tu_check_buf(dt, buf, n, gx, 0.0, what);
                 free(buf);
                 plm_array_destroy(&x);

@@ -63,7 +63,7 @@ static void check_stack_asarray(plm_const_stacked_t s, plm_dtype_t dt, const dou
 {
     int64_t n = total();
     void *buf = calloc((size_t)n, tu_esize(dt));
-    TU_CHECK_OK(plm_stacked_asarray(s, buf, n));
+    TU_CHECK_OK(plm_stacked_asarray(s, buf, tu_bytes(dt, n)));
     tu_check_buf(dt, buf, n, ref, tu_rtol(dt), what);
     free(buf);
 }

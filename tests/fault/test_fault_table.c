@@ -72,7 +72,7 @@ static plm_op_t dense_block(void)
 {
     const double a[6] = {2, 0.5, -1, 1, 0.25, 3};
     plm_op_t op = NULL;
-    TU_OK(plm_op_dense(PLM_FLOAT64, 3, 2, a, 0, 0, &op));
+    TU_OK(plm_op_dense(PLM_FLOAT64, 3, 2, a, sizeof a, 0, 0, &op));
     return op;
 }
 
@@ -105,7 +105,7 @@ static plm_array_t on_space(plm_const_op_t op, int range)
     plm_layout_t l = NULL;
     plm_array_t x = NULL;
     TU_OK(range ? plm_op_range(op, &l) : plm_op_domain(op, &l));
-    TU_OK(plm_array_create_from_layout(l, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &x));
+    TU_OK(plm_array_create_from_layout(l, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &x));
     TU_OK(plm_array_fill(x, 1, 0));
     plm_layout_destroy(&l);
     return x;
@@ -189,7 +189,7 @@ static plm_status_t row_array_create_ex(void)
     }
     plm_status_t st;
     UNDER_TEST(st, plm_array_create_ex(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, tu_size,
-                                       shapes, tu_size, mask, NULL, &x));
+                                       shapes, tu_size, mask, NULL, 0, &x));
     plm_array_destroy(&x);
     return st;
 }
@@ -272,7 +272,7 @@ static plm_status_t row_asarray(void)
     TU_OK(plm_array_fill(x, 1, 0));
     double *out = tu_alloc(g[0] * g[1]);
     plm_status_t st;
-    UNDER_TEST(st, plm_array_asarray(x, 0, out, g[0] * g[1]));
+    UNDER_TEST(st, plm_array_asarray(x, 0, out, tu_bytes(PLM_FLOAT64, g[0] * g[1])));
     free(out);
     plm_array_destroy(&x);
     return st;
@@ -284,7 +284,7 @@ static plm_status_t row_set_global(void)
     double *g = tu_alloc(nones());
     for (int64_t i = 0; i < nones(); i++) g[i] = (double)i;
     plm_status_t st;
-    UNDER_TEST(st, plm_array_set_global(x, g));
+    UNDER_TEST(st, plm_array_set_global(x, g, tu_bytes(PLM_FLOAT64, nones())));
     free(g);
     plm_array_destroy(&x);
     return st;
@@ -298,7 +298,8 @@ static plm_status_t row_gather_to(void)
     const int root = tu_size - 1;
     double *out = tu_alloc(g[0] * g[1]);
     plm_status_t st;
-    UNDER_TEST(st, plm_array_gather_to(x, root, tu_rank == root ? out : NULL, tu_rank == root ? g[0] * g[1] : 0));
+    UNDER_TEST(st, plm_array_gather_to(x, root, tu_rank == root ? out : NULL,
+                                       tu_rank == root ? tu_bytes(PLM_FLOAT64, g[0] * g[1]) : 0));
     free(out);
     plm_array_destroy(&x);
     return st;
@@ -311,7 +312,7 @@ static plm_status_t row_scatter_from(void)
     double *in = tu_alloc(g[0] * g[1]);
     for (int64_t i = 0; i < g[0] * g[1]; i++) in[i] = (double)i;
     plm_status_t st;
-    UNDER_TEST(st, plm_array_scatter_from(x, 0, tu_rank == 0 ? in : NULL));
+    UNDER_TEST(st, plm_array_scatter_from(x, 0, tu_rank == 0 ? in : NULL, tu_rank == 0 ? tu_bytes(PLM_FLOAT64, g[0] * g[1]) : 0));
     free(in);
     plm_array_destroy(&x);
     return st;
@@ -326,7 +327,7 @@ static plm_status_t row_add_ghost_cells(void)
     TU_OK(plm_array_ghost_shape(x, 1, 2, gs));
     double *buf = tu_alloc(gs[0] * gs[1]);
     plm_status_t st;
-    UNDER_TEST(st, plm_array_add_ghost_cells(x, 1, 2, buf, gs[0] * gs[1]));
+    UNDER_TEST(st, plm_array_add_ghost_cells(x, 1, 2, buf, tu_bytes(PLM_FLOAT64, gs[0] * gs[1])));
     free(buf);
     plm_array_destroy(&x);
     return st;
@@ -355,7 +356,7 @@ static plm_status_t row_stacked(int what)
     plm_status_t st;
     if (what == 0) UNDER_TEST(st, plm_stacked_dot(s, s, 0, &r, NULL));
     else if (what == 1) UNDER_TEST(st, plm_stacked_norm(s, 1.0, &r));
-    else UNDER_TEST(st, plm_stacked_asarray(s, buf, 2 * nones()));
+    else UNDER_TEST(st, plm_stacked_asarray(s, buf, tu_bytes(PLM_FLOAT64, 2 * nones())));
     free(buf);
     plm_stacked_destroy(&s);
     plm_array_destroy(&m[0]);
@@ -410,7 +411,8 @@ static plm_status_t row_matrix_mult(int kind)
     double *a = calloc((size_t)(n * k), sizeof(double));
     plm_op_t op = NULL;
     plm_status_t st;
-    UNDER_TEST(st, plm_op_matrix_mult(tu_comm, kind, 0, PLM_FLOAT64, n, k, m, a, &op));
+    UNDER_TEST(st, plm_op_matrix_mult(tu_comm, kind, 0, PLM_FLOAT64, n, k, m, a,
+                                       tu_matmul_a_bytes(kind, 0, PLM_FLOAT64, n, k, m), &op));
     plm_op_destroy(&op);
     free(a);
     return st;
@@ -509,8 +511,9 @@ static plm_op_t make_op(int which)
         const int64_t n = 2 * (int64_t)tu_size + 1, k = 3 * (int64_t)tu_size, m = 5;
         double *am = calloc((size_t)(n * k), sizeof(double));
         for (int64_t i = 0; i < n * k; i++) am[i] = 1.0 / (double)(i + 1);
-        TU_OK(plm_op_matrix_mult(tu_comm, which == OP_SUMMA ? PLM_MATMUL_SUMMA : PLM_MATMUL_BLOCK, 0, PLM_FLOAT64, n, k,
-                                 m, am, &op));
+        const plm_matmul_kind_t kind = which == OP_SUMMA ? PLM_MATMUL_SUMMA : PLM_MATMUL_BLOCK;
+        TU_OK(plm_op_matrix_mult(tu_comm, kind, 0, PLM_FLOAT64, n, k, m, am,
+                                 tu_matmul_a_bytes(kind, 0, PLM_FLOAT64, n, k, m), &op));
         free(am);
         return op;
     }

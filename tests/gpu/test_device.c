@@ -128,12 +128,12 @@ static void *global_of(plm_const_array_t x, plm_dtype_t t, int64_t n)
     const size_t bytes = (size_t)(n > 0 ? n : 1) * plm_dtype_size(t);
     void *h = malloc(bytes);
     if (m == PLM_MEMORY_HOST) {
-        OK(plm_array_asarray(x, 0, h, n));
+        OK(plm_array_asarray(x, 0, h, n * (int64_t)plm_dtype_size(t)));
         return h;
     }
     void *d = NULL;
     cudaMalloc(&d, bytes);
-    OK(plm_array_asarray(x, 0, d, n));
+    OK(plm_array_asarray(x, 0, d, n * (int64_t)plm_dtype_size(t)));
     sync_comm(x);
     cudaMemcpy(h, d, (size_t)n * plm_dtype_size(t), cudaMemcpyDeviceToHost);
     cudaFree(d);
@@ -157,8 +157,8 @@ static void make_pair(plm_comm_t comm, plm_dtype_t t, int64_t n, int axis, int e
     OK(plm_array_create(comm, 2, shape, axis, PLM_PARTITION_SCATTER, t, PLM_MEMORY_DEVICE, d));
     void *g = make_global(t, 3 * n, edge, seed);
     void *gd = to_device(g, (size_t)(3 * n) * plm_dtype_size(t));
-    OK(plm_array_set_global(*h, g));
-    OK(plm_array_set_global(*d, gd));
+    OK(plm_array_set_global(*h, g, 3 * n * (int64_t)plm_dtype_size(t)));
+    OK(plm_array_set_global(*d, gd, 3 * n * (int64_t)plm_dtype_size(t)));
     cudaFree(gd);
     free(g);
 }
@@ -241,8 +241,8 @@ static void test_array_ops(plm_comm_t comm, plm_dtype_t t, int64_t n, int edge)
         const size_t bytes = (size_t)(gn > 0 ? gn : 1) * plm_dtype_size(t);
         void *hg = malloc(bytes), *dg = NULL, *back = malloc(bytes);
         cudaMalloc(&dg, bytes);
-        OK(plm_array_add_ghost_cells(hx, 1, 1, hg, gn));
-        OK(plm_array_add_ghost_cells(dx, 1, 1, dg, gn));
+        OK(plm_array_add_ghost_cells(hx, 1, 1, hg, gn * (int64_t)plm_dtype_size(t)));
+        OK(plm_array_add_ghost_cells(dx, 1, 1, dg, gn * (int64_t)plm_dtype_size(t)));
         sync_comm(dx);
         cudaMemcpy(back, dg, (size_t)gn * plm_dtype_size(t), cudaMemcpyDeviceToHost);
         close_arrays(t, gn, hg, back, 0, "add_ghost_cells");
@@ -259,11 +259,11 @@ static void test_array_ops(plm_comm_t comm, plm_dtype_t t, int64_t n, int edge)
     const int root = nranks - 1;
     const size_t gbytes = (size_t)(total > 0 ? total : 1) * plm_dtype_size(t);
     void *hgat = malloc(gbytes), *dgat = malloc(gbytes);
-    OK(plm_array_gather_to(hx, root, rank == root ? hgat : NULL, rank == root ? total : 0));
-    OK(plm_array_gather_to(dx, root, rank == root ? dgat : NULL, rank == root ? total : 0));
+    OK(plm_array_gather_to(hx, root, rank == root ? hgat : NULL, rank == root ? total * (int64_t)plm_dtype_size(t) : 0));
+    OK(plm_array_gather_to(dx, root, rank == root ? dgat : NULL, rank == root ? total * (int64_t)plm_dtype_size(t) : 0));
     if (rank == root) close_arrays(t, total, hgat, dgat, 0, "gather_to");
-    OK(plm_array_scatter_from(hz, root, rank == root ? hgat : NULL));
-    OK(plm_array_scatter_from(dz, root, rank == root ? dgat : NULL));
+    OK(plm_array_scatter_from(hz, root, rank == root ? hgat : NULL, rank == root ? total * (int64_t)plm_dtype_size(t) : 0));
+    OK(plm_array_scatter_from(dz, root, rank == root ? dgat : NULL, rank == root ? total * (int64_t)plm_dtype_size(t) : 0));
     compare(hz, dz, t, total, 0, "scatter_from");
     free(hgat);
     free(dgat);
@@ -315,7 +315,7 @@ static void test_operator(plm_comm_t comm)
     double *a = malloc((size_t)(rows * cols) * sizeof(double));
     for (int64_t i = 0; i < rows * cols; ++i) a[i] = sin(1.3 * (double)i + rank) + (i % (cols + 1) == 0 ? 3.0 : 0.0);
     plm_op_t local, op;
-    OK(plm_op_dense(PLM_FLOAT64, rows, cols, a, 0, 0, &local));
+    OK(plm_op_dense(PLM_FLOAT64, rows, cols, a, rows * cols * (int64_t)sizeof(double), 0, 0, &local));
     plm_const_op_t parts[1] = {local};
     OK(plm_op_blockdiag(comm, 1, parts, 0, NULL, &op));
     plm_array_t hx, dx, hy, dy;
@@ -359,8 +359,8 @@ static void test_operator(plm_comm_t comm)
     OK(plm_op_new_range_array(op, PLM_MEMORY_HOST, &hy));
     OK(plm_op_new_range_array(op, PLM_MEMORY_DEVICE, &dy));
     void *g = make_global(PLM_FLOAT64, dims[0], 0, 3), *gd = to_device(g, (size_t)dims[0] * sizeof(double));
-    OK(plm_array_set_global(hx, g));
-    OK(plm_array_set_global(dx, gd));
+    OK(plm_array_set_global(hx, g, dims[0] * (int64_t)sizeof(double)));
+    OK(plm_array_set_global(dx, gd, dims[0] * (int64_t)sizeof(double)));
     OK(plm_op_apply(op, hx, hy));
     OK(plm_op_apply(op, dx, dy));
     compare(hy, dy, PLM_FLOAT64, dims[0], 0, "first derivative");
@@ -386,7 +386,7 @@ static void test_wrap_and_stream(plm_comm_t comm)
     for (int r = 0; r < nranks && r < 64; ++r) shapes[r] = mine;
     plm_array_t x;
     OK(plm_array_create_ex(comm, 1, &n, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_DEVICE, nranks, shapes, 0,
-                           NULL, buf, &x));
+                           NULL, buf, mine * (int64_t)sizeof(double), &x));
     const void *p = NULL;
     OK(plm_array_get_local_read(x, &p));
     CHECK(p == buf, "a wrapped device pointer must be used in place");
@@ -426,7 +426,7 @@ static void test_wrap_and_stream(plm_comm_t comm)
     double host_buf[10];
     plm_array_t bad = NULL;
     CHECK(plm_array_create_ex(comm, 1, &n, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_DEVICE, nranks, shapes,
-                              0, NULL, host_buf, &bad) == PLM_ERR_INVALID_ARG,
+                              0, NULL, host_buf, sizeof host_buf, &bad) == PLM_ERR_INVALID_ARG,
           "wrapping a host pointer as device memory must fail");
     plm_array_destroy(&x);
     cudaFree(buf);

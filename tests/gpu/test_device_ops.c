@@ -116,8 +116,8 @@ static void check_op(plm_op_t op, plm_dtype_t t, int staged, const char *what)
     for (int i = 0; i < nd; ++i) {
         plm_layout_t l = NULL;
         OK(plm_op_domain_part(op, i, &l));
-        OK(plm_array_create_from_layout(l, t, PLM_MEMORY_HOST, NULL, &hx[i]));
-        OK(plm_array_create_from_layout(l, t, PLM_MEMORY_DEVICE, NULL, &dx[i]));
+        OK(plm_array_create_from_layout(l, t, PLM_MEMORY_HOST, NULL, 0, &hx[i]));
+        OK(plm_array_create_from_layout(l, t, PLM_MEMORY_DEVICE, NULL, 0, &dx[i]));
         plm_layout_destroy(&l);
         fill_seeded(hx[i], t, 1 + i);
         fill_seeded(dx[i], t, 1 + i);
@@ -125,8 +125,8 @@ static void check_op(plm_op_t op, plm_dtype_t t, int staged, const char *what)
     for (int i = 0; i < nr; ++i) {
         plm_layout_t l = NULL;
         OK(plm_op_range_part(op, i, &l));
-        OK(plm_array_create_from_layout(l, t, PLM_MEMORY_HOST, NULL, &hy[i]));
-        OK(plm_array_create_from_layout(l, t, PLM_MEMORY_DEVICE, NULL, &dy[i]));
+        OK(plm_array_create_from_layout(l, t, PLM_MEMORY_HOST, NULL, 0, &hy[i]));
+        OK(plm_array_create_from_layout(l, t, PLM_MEMORY_DEVICE, NULL, 0, &dy[i]));
         plm_layout_destroy(&l);
     }
     plm_stacked_t shx, sdx, shy, sdy;
@@ -198,7 +198,7 @@ static plm_op_t dense(plm_dtype_t t, int64_t rows, int64_t cols, int seed)
         else ((double *)a)[i] = v;
     }
     plm_op_t op = NULL;
-    OK(plm_op_dense(t, rows, cols, a, seed % 2, 0, &op));
+    OK(plm_op_dense(t, rows, cols, a, rows * cols * (int64_t)es, seed % 2, 0, &op));
     free(a);
     return op;
 }
@@ -218,10 +218,11 @@ static void test_local_and_stacks(plm_comm_t comm, plm_dtype_t t)
     double d[12];
     float f[12];
     for (int i = 0; i < 12; ++i) d[i] = f[i] = (float)(0.5 + 0.1 * i);
-    OK(plm_op_diagonal(is_cplx(t) ? PLM_FLOAT64 : t, 6, is_single(t) ? (void *)f : (void *)d, &p[1]));
+    const plm_dtype_t real_t = is_cplx(t) ? PLM_FLOAT64 : t;
+    OK(plm_op_diagonal(real_t, 6, is_single(t) ? (void *)f : (void *)d, 6 * (int64_t)plm_dtype_size(real_t), &p[1]));
     if (is_cplx(t)) { /* a complex diagonal: 3 complex values from the 6 doubles or floats */
         plm_op_destroy(&p[1]);
-        OK(plm_op_diagonal(t, 3, is_single(t) ? (void *)f : (void *)d, &p[1]));
+        OK(plm_op_diagonal(t, 3, is_single(t) ? (void *)f : (void *)d, 3 * (int64_t)plm_dtype_size(t), &p[1]));
     }
     OK(plm_op_identity(t, 4, &p[2]));
     OK(plm_op_zero(t, 2, 3, &p[3]));
@@ -312,7 +313,7 @@ static void test_matmul(plm_comm_t comm, plm_dtype_t t)
             else ((double *)a)[i] = v;
         }
         plm_op_t op = NULL;
-        OK(plm_op_matrix_mult(comm, (plm_matmul_kind_t)kind, 0, t, n, k, m, a, &op));
+        OK(plm_op_matrix_mult(comm, (plm_matmul_kind_t)kind, 0, t, n, k, m, a, rows * cols * (int64_t)es, &op));
         check_op(op, t, 0, kind ? "matmul SUMMA" : "matmul block");
         free(a);
     }

@@ -20,7 +20,7 @@ static TU_UNUSED double complex gval(int64_t g, int seed, plm_dtype_t dt)
 static TU_UNUSED plm_array_t vec_on(plm_layout_t l, plm_dtype_t dt, int seed)
 {
     plm_array_t x = NULL;
-    TU_OK(plm_array_create_from_layout(l, dt, PLM_MEMORY_HOST, NULL, &x));
+    TU_OK(plm_array_create_from_layout(l, dt, PLM_MEMORY_HOST, NULL, 0, &x));
     int64_t off = 0, n = 0;
     void *d = NULL;
     TU_CHECK_OK(plm_array_local_offset(x, &off));
@@ -39,7 +39,7 @@ static TU_UNUSED double complex *gathered(plm_const_array_t x, plm_dtype_t dt, i
 {
     void *raw = calloc((size_t)n + 1, tu_esize(dt));
     double complex *out = calloc((size_t)n + 1, sizeof *out);
-    TU_CHECK_OK(plm_array_asarray(x, 0, raw, n));
+    TU_CHECK_OK(plm_array_asarray(x, 0, raw, tu_bytes(dt, n)));
     for (int64_t i = 0; i < n; i++) {
         double re, im;
         tu_get(dt, raw, i, &re, &im);
@@ -207,7 +207,7 @@ static TU_UNUSED double complex *gathered_stack(plm_const_stacked_t s, plm_dtype
 {
     void *raw = calloc((size_t)n + 1, tu_esize(dt));
     double complex *out = calloc((size_t)n + 1, sizeof *out);
-    TU_CHECK_OK(plm_stacked_asarray(s, raw, n));
+    TU_CHECK_OK(plm_stacked_asarray(s, raw, tu_bytes(dt, n)));
     for (int64_t i = 0; i < n; i++) {
         double re, im;
         tu_get(dt, raw, i, &re, &im);

@@ -217,7 +217,7 @@ static void check_gathered(plm_const_array_t arr, plm_matmul_kind_t kind, int gr
         total += bsize(range ? b.y : b.x);
     }
     void *raw = calloc((size_t)total + 1, tu_esize(dt));
-    TU_CHECK_OK(plm_array_asarray(arr, 0, raw, total));
+    TU_CHECK_OK(plm_array_asarray(arr, 0, raw, tu_bytes(dt, total)));
     double err = 0, nrm = 0;
     int64_t off = 0;
     for (int q = 0; q < tu_size; q++) {
@@ -278,7 +278,8 @@ static void check_case(plm_matmul_kind_t kind, int grid_rows, shape_t s, plm_dty
     void *a = calloc((size_t)bsize(me.a) + 1, tu_esize(dt));
     pack(a, me.a, A, s.k, dt);
     plm_op_t op = NULL;
-    TU_OK(plm_op_matrix_mult(tu_comm, kind, grid_rows, dt, s.n, s.k, s.m, bsize(me.a) ? a : NULL, &op));
+    TU_OK(plm_op_matrix_mult(tu_comm, kind, grid_rows, dt, s.n, s.k, s.m, bsize(me.a) ? a : NULL,
+                             tu_bytes(dt, bsize(me.a)), &op));
     free(a);
 
     const int64_t copies = kind == PLM_MATMUL_BLOCK ? me.grid[1] : 1;
@@ -361,6 +362,7 @@ static void expect_op_err(plm_status_t want, plm_matmul_kind_t kind, int grid_ro
     plm_clear_last_error();
     TU_MARK();
     plm_status_t st = plm_op_matrix_mult(tu_comm, kind, grid_rows, dt, s.n, s.k, s.m, null_a ? NULL : a,
+                                         tu_matmul_a_bytes(kind, grid_rows, dt, s.n, s.k, s.m),
                                          null_out ? NULL : &out);
     tu_expect_err_(st, want, want, what, __FILE__, __LINE__);
     TU_EXPECT(null_out || out == NULL, "%s: out not cleared", what);
@@ -391,7 +393,7 @@ static void test_errors(void **state)
     double a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     plm_op_t op = NULL;
     TU_CHECK_OK(plm_op_matrix_mult(tu_comm, PLM_MATMUL_SUMMA, 0, PLM_FLOAT64, thin.n, thin.k, thin.m,
-                                   bsize(me.a) ? a : NULL, &op));
+                                   bsize(me.a) ? a : NULL, tu_bytes(PLM_FLOAT64, bsize(me.a)), &op));
     plm_op_destroy(&op);
     TU_DONE();
 }

@@ -85,7 +85,7 @@ static int my_blocks(int set, plm_dtype_t dt, int col_major, plm_op_t *ops)
                 tu_set(dt, a, col_major ? j * R + i : i * C + j, re, im);
             }
         ops[b] = NULL;
-        TU_CHECK_OK(plm_op_dense(dt, R, C, (R * C != 0) ? a : NULL, col_major, 0, &ops[b]));
+        TU_CHECK_OK(plm_op_dense(dt, R, C, (R * C != 0) ? a : NULL, tu_bytes(dt, R * C), col_major, 0, &ops[b]));
         free(a);
     }
     return n;
@@ -143,7 +143,7 @@ static void test_stacks(void **state)
                         G[(r0 + i) * K + j] = re + I * im;
                         tu_set(dt, a, i * K + j, re, im);
                     }
-                if (slot) TU_CHECK_OK(plm_op_dense(dt, R, K, a, 0, 0, slot));
+                if (slot) TU_CHECK_OK(plm_op_dense(dt, R, K, a, tu_bytes(dt, R * K), 0, 0, slot));
                 free(a);
                 r0 += R;
             }
@@ -210,7 +210,7 @@ static void test_composites(void **state)
         void *d = calloc((size_t)m, tu_esize(dt));
         for (int64_t i = 0; i < m; i++) tu_set(dt, d, i, 1.0 + (double)i, tu_cplx(dt) ? 0.5 : 0.0);
         plm_op_t D = NULL, Id = NULL, Z = NULL, DI = NULL, DIZ = NULL, B = NULL;
-        TU_CHECK_OK(plm_op_diagonal(dt, m, d, &D));
+        TU_CHECK_OK(plm_op_diagonal(dt, m, d, tu_bytes(dt, m), &D));
         TU_CHECK_OK(plm_op_identity(dt, m, &Id));
         TU_CHECK_OK(plm_op_zero(dt, m, m, &Z));
         TU_CHECK_OK(plm_op_sum(D, Id, &DI));
@@ -305,7 +305,7 @@ static void test_callback(void **state)
         if (tu_rank == bad)
             TU_OK(plm_op_callback(PLM_FLOAT64, m, m, cb_double, cb_double, &ctx, cb_free, &c));
         else
-            TU_OK(plm_op_diagonal(PLM_FLOAT64, m, d, &c));
+            TU_OK(plm_op_diagonal(PLM_FLOAT64, m, d, tu_bytes(PLM_FLOAT64, m), &c));
         TU_OK(plm_op_blockdiag(tu_comm, 1, (const plm_const_op_t *)&c, 0, NULL, &B));
         plm_op_destroy(&c);
         plm_layout_t dom = NULL;
@@ -337,7 +337,7 @@ static void test_mismatch(void **state)
     plm_array_t x = vec_on(dom, PLM_FLOAT64, 1), y = vec_on(ran, PLM_FLOAT64, 2), xf = NULL;
     TU_EXPECT_ERR(plm_op_apply(A, y, x), PLM_ERR_SIZE_MISMATCH); /* swapped */
     TU_EXPECT_ERR(plm_op_apply(A, x, NULL), PLM_ERR_INVALID_ARG);
-    TU_OK(plm_array_create_from_layout(dom, PLM_FLOAT32, PLM_MEMORY_HOST, NULL, &xf));
+    TU_OK(plm_array_create_from_layout(dom, PLM_FLOAT32, PLM_MEMORY_HOST, NULL, 0, &xf));
     TU_EXPECT_ERR(plm_op_apply(A, xf, y), PLM_ERR_DTYPE_MISMATCH);
     /* a default split of the same global length is not the block-diagonal's domain (P > 1) */
     int64_t M, N;
@@ -514,7 +514,7 @@ static void test_more_composites(void **state)
             B[i] = re + I * im;
         }
         plm_op_t L = NULL, W = NULL;
-        TU_CHECK_OK(plm_op_dense(dt, 3, 2, a, 0, 0, &L));
+        TU_CHECK_OK(plm_op_dense(dt, 3, 2, a, tu_bytes(dt, 6), 0, 0, &L));
         TU_OK(plm_op_broadcast(tu_comm, L, &W));
         check_against(W, B, 3, 2, dt, "broadcast wrapper");
         plm_array_t u = NULL;
@@ -554,7 +554,7 @@ static void test_power_iteration(void **state)
     double d[4];
     for (int i = 0; i < 4; i++) d[i] = 1.0 + 0.5 * i + 0.25 * tu_rank; /* largest: 2.5 + 0.25 (P-1) */
     plm_op_t D = NULL, B = NULL;
-    TU_CHECK_OK(plm_op_diagonal(PLM_FLOAT64, m, d, &D));
+    TU_CHECK_OK(plm_op_diagonal(PLM_FLOAT64, m, d, sizeof d, &D));
     TU_OK(plm_op_blockdiag(tu_comm, 1, (const plm_const_op_t *)&D, 0, NULL, &B));
     double eig[2] = {0, 0}, eig2[2] = {0, 0};
     int64_t it = 0;
@@ -909,7 +909,7 @@ static void test_native(void **state)
     TU_OK(plm_op_gradient(tu_comm, PLM_FLOAT64, 2, dims, -1, NULL, PLM_DERIV_FORWARD, 0, &ops[2]));
     const int64_t w = 1, hdims[2] = {5, 3 * (int64_t)tu_size};
     TU_OK(plm_op_halo(tu_comm, PLM_FLOAT64, 2, hdims, NULL, 1, &w, &ops[3]));
-    TU_OK(plm_op_matrix_mult(tu_comm, PLM_MATMUL_SUMMA, 0, PLM_FLOAT64, 0, 0, 0, NULL, &ops[4]));
+    TU_OK(plm_op_matrix_mult(tu_comm, PLM_MATMUL_SUMMA, 0, PLM_FLOAT64, 0, 0, 0, NULL, 0, &ops[4]));
     TU_OK(plm_op_product(ops[1], ops[1], &ops[5]));
     TU_OK(plm_op_transpose(ops[5], &ops[6]));
     for (int i = 0; i < 7; i++) expect_native(ops[i], 1, 1, "a library operator");

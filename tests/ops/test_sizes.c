@@ -61,7 +61,7 @@ static void test_array_bytes_past_2_63(void **state)
         plm_layout_t l = NULL;
         TU_OK(plm_layout_create(tu_comm, 1, &n, 0, part, 0, NULL, 0, NULL, &l));
         plm_clear_last_error();
-        expect_overflow(plm_array_create_from_layout(l, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &x), A,
+        expect_overflow(plm_array_create_from_layout(l, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &x), A,
                         "plm_array_create_from_layout");
         plm_layout_destroy(&l);
     }

@@ -34,7 +34,7 @@ static plm_op_t make_op(const plan_t *p, const int *mask, plm_array_t *x, plm_ar
     double a[BR * BC];
     block_of(p->kind[tu_rank], p->v[tu_rank], a);
     plm_op_t b = NULL, op = NULL;
-    TU_OK(plm_op_dense(PLM_FLOAT64, BR, BC, a, 0, 0, &b));
+    TU_OK(plm_op_dense(PLM_FLOAT64, BR, BC, a, sizeof a, 0, 0, &b));
     TU_OK(plm_op_blockdiag(tu_comm, 1, (const plm_const_op_t *)&b, mask ? tu_size : 0, mask, &op));
     plm_op_destroy(&b);
     TU_OK(plm_op_new_domain_array(op, PLM_MEMORY_HOST, x));

@@ -320,9 +320,9 @@ static void apply_global(plm_const_op_t op, const double *xg, double *yg, int64_
     plm_array_t x = NULL, y = NULL;
     TU_OK(plm_op_new_domain_array(op, PLM_MEMORY_HOST, &x));
     TU_OK(plm_op_new_range_array(op, PLM_MEMORY_HOST, &y));
-    TU_CHECK_OK(plm_array_set_global(x, xg));
+    TU_CHECK_OK(plm_array_set_global(x, xg, tu_bytes(PLM_FLOAT64, n)));
     TU_CHECK_OK(plm_op_apply(op, x, y));
-    TU_CHECK_OK(plm_array_asarray(y, 0, yg, n));
+    TU_CHECK_OK(plm_array_asarray(y, 0, yg, tu_bytes(PLM_FLOAT64, n)));
     plm_array_destroy(&x);
     plm_array_destroy(&y);
 }
@@ -464,7 +464,7 @@ static void check_halo(const halo_case_t *hc, plm_dtype_t dt)
     TU_OK(plm_op_new_domain_array(op, PLM_MEMORY_HOST, &back));
     void *raw = calloc((size_t)ny + 1, tu_esize(dt));
     for (int64_t i = 0; i < nx; i++) tu_set(dt, raw, i, creal(x[i]), cimag(x[i]));
-    TU_CHECK_OK(plm_array_set_global(xa, raw));
+    TU_CHECK_OK(plm_array_set_global(xa, raw, tu_bytes(dt, nx)));
     TU_CHECK_OK(plm_op_apply(op, xa, ya));
     double complex *got = gathered(ya, dt, ny);
     expect_close(got, y, ny, dt, "halo forward");

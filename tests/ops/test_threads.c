@@ -31,7 +31,7 @@ static void *work(void *arg)
     static _Thread_local double own_d[N];
     for (int i = 0; i < N; i++) own_d[i] = 1.0 + 0.1 * j->id + 1e-5 * i;
     plm_op_t own = NULL, parts[3], op = NULL;
-    if ((j->status = plm_op_diagonal(PLM_FLOAT64, N, own_d, &own)) != PLM_SUCCESS) return NULL;
+    if ((j->status = plm_op_diagonal(PLM_FLOAT64, N, own_d, sizeof own_d, &own)) != PLM_SUCCESS) return NULL;
     parts[0] = g_shared[0];
     parts[1] = own;
     parts[2] = g_shared[1];
@@ -82,8 +82,8 @@ int main(int argc, char **argv)
         g_d2[i] = 2.0 - 3e-5 * i;
     }
     plm_op_t d1 = NULL, d2 = NULL;
-    int ok = plm_op_diagonal(PLM_FLOAT64, N, g_d1, &d1) == PLM_SUCCESS &&
-             plm_op_diagonal(PLM_FLOAT64, N, g_d2, &d2) == PLM_SUCCESS &&
+    int ok = plm_op_diagonal(PLM_FLOAT64, N, g_d1, sizeof g_d1, &d1) == PLM_SUCCESS &&
+             plm_op_diagonal(PLM_FLOAT64, N, g_d2, sizeof g_d2, &d2) == PLM_SUCCESS &&
              plm_op_product(d1, d2, &g_shared[0]) == PLM_SUCCESS && plm_op_sum(d1, d2, &g_shared[1]) == PLM_SUCCESS;
     plm_op_destroy(&d1);
     plm_op_destroy(&d2);
