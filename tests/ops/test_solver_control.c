@@ -6,6 +6,8 @@
  *   and stop reason match a serial CGLS of that group's system alone, although the groups
  *   stop at different iterations (the loop runs until all have); groups holding the same data
  *   end bitwise equal.
+ * - Stop reasons: a zero CG step denominator stops every rank with PLM_STOP_BREAKDOWN and no
+ *   NaN in x; a NaN in the data (on one rank) stops every rank with PLM_STOP_NAN.
  * Every result is compared with a serial float64 solve computed here. */
 #include "ops_test_util.h"
 
@@ -232,12 +234,101 @@ static void test_replicated_groups_bitwise(void **state)
     TU_DONE();
 }
 
+/* A square block-diagonal of n x n diagonals with entries d on every rank, x = 0, y = 1 (NaN at
+ * the last rank's first entry when nan_last). */
+static plm_op_t diag_op(double d, int nan_last, plm_array_t *x, plm_array_t *y)
+{
+    enum { N = 3 };
+    const double dd[N] = {d, d, d};
+    plm_op_t b = NULL, op = NULL;
+    TU_OK(plm_op_diagonal(PLM_FLOAT64, N, dd, sizeof dd, &b));
+    TU_OK(plm_op_blockdiag(tu_comm, 1, (const plm_const_op_t *)&b, 0, NULL, &op));
+    plm_op_destroy(&b);
+    TU_OK(plm_op_new_domain_array(op, PLM_MEMORY_HOST, x));
+    TU_OK(plm_op_new_range_array(op, PLM_MEMORY_HOST, y));
+    TU_OK(plm_array_fill(*x, 0, 0));
+    TU_OK(plm_array_fill(*y, 1, 0));
+    if (nan_last && tu_rank == tu_size - 1) {
+        double *v = NULL; /* local calls: TU_OK is collective */
+        TU_CHECK_OK(plm_array_get_local_write(*y, (void **)&v));
+        v[0] = NAN;
+        TU_CHECK_OK(plm_array_restore_local_write(*y, (void **)&v));
+    }
+    return op;
+}
+
+static plm_stop_reason_t reason_of(plm_const_solver_info_t info, int64_t *its)
+{
+    plm_stop_reason_t r = PLM_STOP_NONE;
+    TU_CHECK_OK(plm_solver_info_reason(info, &r));
+    TU_CHECK_OK(plm_solver_info_iterations(info, its));
+    return r;
+}
+
+static void test_stop_reasons(void **state)
+{
+    (void)state;
+    plm_solver_info_t info = NULL;
+    TU_OK(plm_solver_info_create(&info));
+    plm_stop_reason_t r = PLM_STOP_FORCE_INT32;
+    TU_CHECK_OK(plm_solver_info_reason(info, &r));
+    TU_EXPECT(r == PLM_STOP_NONE, "a new info reports reason %d", (int)r);
+    plm_array_t x = NULL, y = NULL;
+    int64_t its = -1;
+
+    /* CG on a zero operator: c^H Op c = 0 at the first step */
+    plm_op_t op = diag_op(0.0, 0, &x, &y);
+    TU_CHECK_OK(plm_solve_cg(op, y, x, 10, 0.0, info));
+    r = reason_of(info, &its);
+    double nx = -1;
+    TU_OK(plm_array_norm(x, 2.0, &nx));
+    TU_EXPECT(r == PLM_STOP_BREAKDOWN && its == 0 && nx == 0.0, "CG on zero: reason %d, %lld iterations, ||x|| %g",
+              (int)r, (long long)its, nx);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_op_destroy(&op);
+
+    /* a NaN in y on the last rank: every rank stops at once with PLM_STOP_NAN */
+    op = diag_op(2.0, 1, &x, &y);
+    TU_CHECK_OK(plm_solve_cgls(op, y, x, 10, 0.0, 0.0, info));
+    r = reason_of(info, &its);
+    TU_EXPECT(r == PLM_STOP_NAN && its == 0, "CGLS on NaN data: reason %d, %lld iterations", (int)r, (long long)its);
+    TU_OK(plm_array_fill(x, 0, 0));
+    TU_CHECK_OK(plm_solve_cg(op, y, x, 10, 0.0, info));
+    r = reason_of(info, &its);
+    TU_EXPECT(r == PLM_STOP_NAN && its == 0, "CG on NaN data: reason %d, %lld iterations", (int)r, (long long)its);
+    TU_OK(plm_array_fill(x, 0, 0));
+    TU_CHECK_OK(plm_solve_ista(op, y, x, 10, 0.1, 0.25, PLM_THRESH_SOFT, NULL, 0, 0.0, info));
+    r = reason_of(info, &its);
+    TU_EXPECT(r == PLM_STOP_NAN && its == 1, "ISTA on NaN data: reason %d, %lld iterations", (int)r, (long long)its);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_op_destroy(&op);
+
+    /* healthy data: the tolerance, then the iteration limit */
+    op = diag_op(2.0, 0, &x, &y);
+    TU_CHECK_OK(plm_solve_cgls(op, y, x, 10, 0.0, 1e-20, info));
+    r = reason_of(info, &its);
+    TU_EXPECT(r == PLM_STOP_TOLERANCE && its == 1, "CGLS on 2 I: reason %d, %lld iterations", (int)r, (long long)its);
+    TU_OK(plm_array_fill(x, 0, 0));
+    TU_CHECK_OK(plm_solve_ista(op, y, x, 3, 0.1, 0.2, PLM_THRESH_SOFT, NULL, 0, 0.0, info));
+    r = reason_of(info, &its);
+    TU_EXPECT(r == PLM_STOP_MAX_ITERATIONS && its == 3, "ISTA 3 iterations: reason %d, %lld iterations", (int)r,
+              (long long)its);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_op_destroy(&op);
+    plm_solver_info_destroy(&info);
+    TU_DONE();
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_callback_on_some_ranks),
         TU_TEST(test_masked_groups),
         TU_TEST(test_replicated_groups_bitwise),
+        TU_TEST(test_stop_reasons),
     };
     return plm_run_group_tests_mpi(tests);
 }
