@@ -108,6 +108,20 @@ install(FILES
   ${PROJECT_BINARY_DIR}/cmake/pylopsmpiConfigVersion.cmake
   DESTINATION ${PLM_CMAKE_INSTALL_DIR} COMPONENT Development)
 
+# --- examples and bindings -------------------------------------------------------------------------
+# share/pylopsmpi/examples builds on its own against the installed package: its CMakeLists.txt
+# finds pylopsmpi when it is the top project, and its Makefile uses pkg-config + mpicc.
+set(PLM_DATA_INSTALL_DIR "${CMAKE_INSTALL_DATADIR}/pylopsmpi"
+    CACHE STRING "Where the examples and bindings sources are installed (relative to the prefix, or absolute)")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${PLM_DATA_INSTALL_DIR}/examples
+        COMPONENT Examples
+        FILES_MATCHING PATTERN "*.c" PATTERN "*.h" PATTERN "*.md" PATTERN "CMakeLists.txt" PATTERN "Makefile")
+# The bindings folder as it is (today its plan, README.md), without build or Python byproducts.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/ DESTINATION ${PLM_DATA_INSTALL_DIR}/bindings
+        COMPONENT Examples
+        PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE PATTERN "*.o" EXCLUDE
+        PATTERN "*.mod" EXCLUDE PATTERN "*.so" EXCLUDE PATTERN "build*" EXCLUDE)
+
 # --- documentation ---------------------------------------------------------------------------------
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT Documentation)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
