@@ -55,6 +55,9 @@ PLM_API plm_status_t plm_comm_create(MPI_Comm mpi_comm, const plm_comm_config_t 
     });
 }
 
+// pylopsmpi_ffi.h (scripts/gen-api) writes MPI_Fint as int for FFIs that cannot include mpi.h.
+static_assert(sizeof(MPI_Fint) == sizeof(int), "pylopsmpi_ffi.h declares MPI_Fint as int");
+
 PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, const plm_comm_config_t *config, plm_comm_t *out)
 {
     return guard([&] {
