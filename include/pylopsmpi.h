@@ -86,7 +86,11 @@ typedef enum plm_status {
     PLM_ERR_CALLBACK = 12            /**< a user callback returned non-zero */
 } plm_status_t;
 
-/** Static English name of a status ("PLM_ERR_MPI: MPI call failed"). Never NULL. Not collective. */
+/**
+ * Static English name of a status ("PLM_ERR_MPI: MPI call failed"). Never NULL. Not collective.
+ * @param[in] status any value
+ * \notcollective
+ */
 PLM_API const char *plm_status_string(plm_status_t status);
 
 /**
@@ -94,10 +98,11 @@ PLM_API const char *plm_status_string(plm_status_t status);
  * check that failed inside that call, with file:line. Empty string if no call failed since
  * plm_clear_last_error(). The buffer is thread-local and owned by the library; it stays
  * valid until the next failing call on this thread. Not collective.
+ * \notcollective
  */
 PLM_API const char *plm_last_error(void);
 
-/** Forget the recorded error of this thread. Not collective. */
+/** Forget the recorded error of this thread. Not collective. \notcollective */
 PLM_API void plm_clear_last_error(void);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -286,13 +291,25 @@ PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, const plm_comm_config_
  * (ncclCommAbort, which never waits) when comm is poisoned (plm_comm_get_async_error()) or
  * the ranks did not all arrive within PYLOPS_MPI_NCCL_TIMEOUT seconds. It never hangs; a rank
  * that never frees comm makes the others wait that long.
+ * @param[in,out] comm address of the handle; set to NULL
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_comm_destroy(plm_comm_t *comm);
 
-/** Rank of the caller in comm. Not collective. */
+/**
+ * Rank of the caller in comm. Not collective.
+ * @param[in]  comm communicator
+ * @param[out] rank 0..size-1
+ * \notcollective
+ */
 PLM_API plm_status_t plm_comm_rank(plm_const_comm_t comm, int *rank);
 
-/** Number of ranks of comm. Not collective. */
+/**
+ * Number of ranks of comm. Not collective.
+ * @param[in]  comm communicator
+ * @param[out] size number of ranks
+ * \notcollective
+ */
 PLM_API plm_status_t plm_comm_size(plm_const_comm_t comm, int *size);
 
 /**
@@ -308,8 +325,11 @@ PLM_API plm_status_t plm_comm_get_mpi(plm_const_comm_t comm, MPI_Comm *mpi_comm)
  * The result inherits comm's configuration (not a stream the library created for comm: it
  * gets its own); where comm uses NCCL, each part gets an NCCL communicator of its own, made
  * here, and a failure there fails every rank of comm. Collective on comm.
+ * @param[in]  comm  communicator to split
  * @param[in]  color non-negative group id
+ * @param[in]  key   order within the group
  * @param[out] out   the caller's group
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_comm_split(plm_comm_t comm, int color, int key, plm_comm_t *out);
 
@@ -317,6 +337,10 @@ PLM_API plm_status_t plm_comm_split(plm_comm_t comm, int color, int key, plm_com
  * Backend that the selection policy picks for buffers in a memory space on comm.
  * Returns PLM_ERR_BACKEND_UNAVAILABLE (and *backend = the choice) when that backend is not
  * in this build. Not collective.
+ * @param[in]  comm    communicator
+ * @param[in]  memory  memory space of the buffers
+ * @param[out] backend the policy's choice
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t memory, plm_backend_t *backend);
 
@@ -326,8 +350,10 @@ PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t me
  * at plm_comm_create(): when ranks decide differently (say the environment variable is set
  * on one rank only), every rank takes "not CUDA-aware" and reports
  * PLM_CUDA_AWARE_FROM_AGREEMENT, so all ranks always use the same backend. Not collective.
+ * @param[in]  comm   communicator
  * @param[out] yes    1 or 0
  * @param[out] source may be NULL
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_cuda_aware(plm_const_comm_t comm, int *yes, plm_cuda_aware_source_t *source);
 
@@ -336,7 +362,9 @@ PLM_API plm_status_t plm_comm_get_cuda_aware(plm_const_comm_t comm, int *yes, pl
  * the ranks of its node modulo the number of visible devices; -1 in host-only builds or
  * where no device is visible. Device memory of comm's arrays is allocated there, and the
  * library makes it current before device work. Not collective.
+ * @param[in]  comm   communicator
  * @param[out] device CUDA ordinal or -1
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_device(plm_const_comm_t comm, int *device);
 
@@ -348,7 +376,9 @@ PLM_API plm_status_t plm_comm_get_device(plm_const_comm_t comm, int *device);
  * return host values (dot, norms, gather to host, plm_array_get_local_*) synchronise this
  * stream only, never the whole device. Work you queue on another stream must be ordered
  * with this one by you (events). Not collective.
+ * @param[in]  comm   communicator
  * @param[out] stream the stream; NULL on failure
+ * \notcollective
  * @returns PLM_ERR_BACKEND_UNAVAILABLE without device memory (plm_memory_available())
  */
 PLM_API plm_status_t plm_comm_get_stream(plm_const_comm_t comm, void **stream);
@@ -359,6 +389,9 @@ PLM_API plm_status_t plm_comm_get_stream(plm_const_comm_t comm, void **stream);
  * work queued after it. The stream is borrowed: it must outlive its use by comm. Applies to
  * comm only, not to communicators split from it earlier. Not collective, but set the same
  * kind of stream on every rank. PLM_ERR_BACKEND_UNAVAILABLE without device memory.
+ * @param[in] comm   communicator
+ * @param[in] stream a cudaStream_t, or NULL \opaque
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_set_stream(plm_comm_t comm, void *stream);
 
@@ -392,6 +425,9 @@ PLM_API plm_status_t plm_comm_get_async_error(plm_const_comm_t comm, plm_status_
  * of the job. Does not return when it works. Not collective: one rank may call it alone.
  * @returns only on failure: PLM_ERR_INVALID_ARG for a bad handle or when MPI is not usable,
  *          PLM_ERR_MPI when MPI_Abort returns
+ * @param[in] comm      communicator
+ * @param[in] errorcode passed to MPI_Abort
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_abort(plm_comm_t comm, int errorcode);
 
