@@ -454,35 +454,77 @@ PLM_API plm_status_t plm_layout_create(plm_comm_t comm, int ndim, const int64_t 
                                        plm_partition_t partition, int nlocal, const int64_t *local_shapes, int nmask,
                                        const int *mask, plm_layout_t *out);
 
-/** Add a reference to a layout handle (each needs its own plm_layout_destroy()). Not collective. */
+/**
+ * Add a reference to a layout handle (each needs its own plm_layout_destroy()). Not collective.
+ * @param[in] layout the layout
+ * \notcollective
+ */
 PLM_API plm_status_t plm_layout_retain(plm_layout_t layout);
 
 /** Drop one reference and set *layout to NULL; arrays made from it keep the layout alive.
- *  NULL or *layout NULL: no-op. Not collective. */
+ *  NULL or *layout NULL: no-op. Not collective.
+ *  @param[in,out] layout address of the handle
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_destroy(plm_layout_t *layout);
 
 /* Layout queries: host memory outputs, no communication. Not collective. */
+/** Number of dimensions.
+ *  @param[in]  layout the layout
+ *  @param[out] ndim   1..PLM_MAX_NDIM
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_ndim(plm_const_layout_t layout, int *ndim);
-/** @param[out] shape ndim extents */
+/** Global shape.
+ *  @param[in]  layout the layout
+ *  @param[out] shape ndim extents \len{ndim}
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_global_shape(plm_const_layout_t layout, int64_t *shape);
-/** @param[out] shape ndim extents of the caller's block */
+/** The caller's local shape.
+ *  @param[in]  layout the layout
+ *  @param[out] shape ndim extents of the caller's block \len{ndim}
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_local_shape(plm_const_layout_t layout, int64_t *shape);
-/** @param[out] shapes size x ndim extents, rank-major */
+/** Every rank's local shape.
+ *  @param[in]  layout the layout
+ *  @param[out] shapes size x ndim extents, rank-major \len{size*ndim}
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_local_shapes(plm_const_layout_t layout, int64_t *shapes);
-/** @param[out] n elements of the caller's block */
+/** Number of local elements.
+ *  @param[in]  layout the layout
+ *  @param[out] n elements of the caller's block
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_local_size(plm_const_layout_t layout, int64_t *n);
-/** @param[out] offset global index along the axis of the caller's first entry (0 for BROADCAST kinds) */
+/** Offset of the caller's block.
+ *  @param[in]  layout the layout
+ *  @param[out] offset global index along the axis of the caller's first entry (0 for BROADCAST kinds)
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_local_offset(plm_const_layout_t layout, int64_t *offset);
-/** @param[out] axis the distributed axis, 0..ndim-1 */
+/** The distributed axis.
+ *  @param[in]  layout the layout
+ *  @param[out] axis the distributed axis, 0..ndim-1
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_axis(plm_const_layout_t layout, int *axis);
+/** Partition.
+ *  @param[in]  layout    the layout
+ *  @param[out] partition the partition
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_partition(plm_const_layout_t layout, plm_partition_t *partition);
-/** @param[out] has_mask 1 or 0
- *  @param[out] mask     size group ids when has_mask (may be NULL) */
+/** Mask.
+ *  @param[in]  layout   the layout
+ *  @param[out] has_mask 1 or 0
+ *  @param[out] mask     size group ids when has_mask (may be NULL) \len{size}
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_mask(plm_const_layout_t layout, int *has_mask, int *mask);
-/** The layout's communicator, lent: valid while the layout handle lives; never destroy it. */
+/** The layout's communicator, lent: valid while the layout handle lives; never destroy it.
+ *  @param[in]  layout the layout
+ *  @param[out] comm   the communicator (borrowed)
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_get_comm(plm_const_layout_t layout, plm_comm_t *comm);
 /** *equal = 1 when a and b describe the same split (global shape, axis, partition, local
- *  shapes, mask) over the same ranks in the same order, else 0. O(1) in the rank count. */
+ *  shapes, mask) over the same ranks in the same order, else 0. O(1) in the rank count.
+ *  @param[in]  a     a layout
+ *  @param[in]  b     another layout
+ *  @param[out] equal 1 or 0
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_equal(plm_const_layout_t a, plm_const_layout_t b, int *equal);
 
 /**
