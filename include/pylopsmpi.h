@@ -106,7 +106,11 @@ typedef enum plm_status {
     PLM_STATUS_FORCE_INT32 = 0x7fffffff /**< not a status: keeps the enum 32 bits wide */
 } plm_status_t;
 
-/** Static English name of a status ("PLM_ERR_MPI: MPI call failed"). Never NULL. Not collective. */
+/**
+ * Static English name of a status ("PLM_ERR_MPI: MPI call failed"). Never NULL. Not collective.
+ * @param[in] status any value
+ * \notcollective
+ */
 PLM_API const char *plm_status_string(plm_status_t status);
 
 /**
@@ -114,6 +118,7 @@ PLM_API const char *plm_status_string(plm_status_t status);
  * check that failed inside that call, with file:line. Empty string if no call failed since
  * plm_clear_last_error(). The buffer is thread-local and owned by the library; it stays
  * valid until the next failing call on this thread. Not collective.
+ * \notcollective
  */
 PLM_API const char *plm_last_error(void);
 
@@ -127,7 +132,7 @@ PLM_API const char *plm_last_error(void);
  */
 PLM_API plm_status_t plm_last_error_copy(char *buf, int64_t size, int64_t *length);
 
-/** Forget the recorded error of this thread. Not collective. */
+/** Forget the recorded error of this thread. Not collective. \notcollective */
 PLM_API void plm_clear_last_error(void);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -338,13 +343,25 @@ PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, plm_const_comm_config_
  * (ncclCommAbort, which never waits) when comm is poisoned (plm_comm_get_async_error()) or
  * the ranks did not all arrive within PYLOPS_MPI_NCCL_TIMEOUT seconds. It never hangs; a rank
  * that never frees comm makes the others wait that long.
+ * @param[in,out] comm address of the handle; set to NULL
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_comm_destroy(plm_comm_t *comm);
 
-/** Rank of the caller in comm. Not collective. */
+/**
+ * Rank of the caller in comm. Not collective.
+ * @param[in]  comm communicator
+ * @param[out] rank 0..size-1
+ * \notcollective
+ */
 PLM_API plm_status_t plm_comm_rank(plm_const_comm_t comm, int *rank);
 
-/** Number of ranks of comm. Not collective. */
+/**
+ * Number of ranks of comm. Not collective.
+ * @param[in]  comm communicator
+ * @param[out] size number of ranks
+ * \notcollective
+ */
 PLM_API plm_status_t plm_comm_size(plm_const_comm_t comm, int *size);
 
 /**
@@ -364,8 +381,11 @@ PLM_API plm_status_t plm_comm_get_mpi_f(plm_const_comm_t comm, MPI_Fint *mpi_com
  * The result inherits comm's configuration (not a stream the library created for comm: it
  * gets its own); where comm uses NCCL, each part gets an NCCL communicator of its own, made
  * here, and a failure there fails every rank of comm. Collective on comm.
+ * @param[in]  comm  communicator to split
  * @param[in]  color non-negative group id
+ * @param[in]  key   order within the group
  * @param[out] out   the caller's group
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_comm_split(plm_comm_t comm, int color, int key, plm_comm_t *out);
 
@@ -373,6 +393,10 @@ PLM_API plm_status_t plm_comm_split(plm_comm_t comm, int color, int key, plm_com
  * Backend that the selection policy picks for buffers in a memory space on comm.
  * Returns PLM_ERR_BACKEND_UNAVAILABLE (and *backend = the choice) when that backend is not
  * in this build. Not collective.
+ * @param[in]  comm    communicator
+ * @param[in]  memory  memory space of the buffers
+ * @param[out] backend the policy's choice
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t memory, plm_backend_t *backend);
 
@@ -382,8 +406,10 @@ PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t me
  * at plm_comm_create(): when ranks decide differently (say the environment variable is set
  * on one rank only), every rank takes "not CUDA-aware" and reports
  * PLM_CUDA_AWARE_FROM_AGREEMENT, so all ranks always use the same backend. Not collective.
+ * @param[in]  comm   communicator
  * @param[out] yes    1 or 0
  * @param[out] source may be NULL
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_cuda_aware(plm_const_comm_t comm, int *yes, plm_cuda_aware_source_t *source);
 
@@ -392,7 +418,9 @@ PLM_API plm_status_t plm_comm_get_cuda_aware(plm_const_comm_t comm, int *yes, pl
  * the ranks of its node modulo the number of visible devices; -1 in host-only builds or
  * where no device is visible. Device memory of comm's arrays is allocated there, and the
  * library makes it current before device work. Not collective.
+ * @param[in]  comm   communicator
  * @param[out] device CUDA ordinal or -1
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_device(plm_const_comm_t comm, int *device);
 
@@ -404,7 +432,9 @@ PLM_API plm_status_t plm_comm_get_device(plm_const_comm_t comm, int *device);
  * return host values (dot, norms, gather to host, plm_array_get_local_*) synchronise this
  * stream only, never the whole device. Work you queue on another stream must be ordered
  * with this one by you (events). Not collective.
+ * @param[in]  comm   communicator
  * @param[out] stream the stream; NULL on failure
+ * \notcollective
  * @returns PLM_ERR_BACKEND_UNAVAILABLE without device memory (plm_memory_available())
  */
 PLM_API plm_status_t plm_comm_get_stream(plm_const_comm_t comm, void **stream);
@@ -415,6 +445,9 @@ PLM_API plm_status_t plm_comm_get_stream(plm_const_comm_t comm, void **stream);
  * work queued after it. The stream is borrowed: it must outlive its use by comm. Applies to
  * comm only, not to communicators split from it earlier. Not collective, but set the same
  * kind of stream on every rank. PLM_ERR_BACKEND_UNAVAILABLE without device memory.
+ * @param[in] comm   communicator
+ * @param[in] stream a cudaStream_t, or NULL \opaque
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_set_stream(plm_comm_t comm, void *stream);
 
@@ -448,6 +481,9 @@ PLM_API plm_status_t plm_comm_get_async_error(plm_const_comm_t comm, plm_status_
  * of the job. Does not return when it works. Not collective: one rank may call it alone.
  * @returns only on failure: PLM_ERR_INVALID_ARG for a bad handle or when MPI is not usable,
  *          PLM_ERR_MPI when MPI_Abort returns
+ * @param[in] comm      communicator
+ * @param[in] errorcode passed to MPI_Abort
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_abort(plm_comm_t comm, int errorcode);
 
@@ -474,35 +510,77 @@ PLM_API plm_status_t plm_layout_create(plm_comm_t comm, int ndim, const int64_t 
                                        plm_partition_t partition, int nlocal, const int64_t *local_shapes, int nmask,
                                        const int *mask, plm_layout_t *out);
 
-/** Add a reference to a layout handle (each needs its own plm_layout_destroy()). Not collective. */
+/**
+ * Add a reference to a layout handle (each needs its own plm_layout_destroy()). Not collective.
+ * @param[in] layout the layout
+ * \notcollective
+ */
 PLM_API plm_status_t plm_layout_retain(plm_layout_t layout);
 
 /** Drop one reference and set *layout to NULL; arrays made from it keep the layout alive.
- *  NULL or *layout NULL: no-op. Not collective. */
+ *  NULL or *layout NULL: no-op. Not collective.
+ *  @param[in,out] layout address of the handle
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_destroy(plm_layout_t *layout);
 
 /* Layout queries: host memory outputs, no communication. Not collective. */
+/** Number of dimensions.
+ *  @param[in]  layout the layout
+ *  @param[out] ndim   1..PLM_MAX_NDIM
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_ndim(plm_const_layout_t layout, int *ndim);
-/** @param[out] shape ndim extents */
+/** Global shape.
+ *  @param[in]  layout the layout
+ *  @param[out] shape ndim extents \len{ndim}
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_global_shape(plm_const_layout_t layout, int64_t *shape);
-/** @param[out] shape ndim extents of the caller's block */
+/** The caller's local shape.
+ *  @param[in]  layout the layout
+ *  @param[out] shape ndim extents of the caller's block \len{ndim}
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_local_shape(plm_const_layout_t layout, int64_t *shape);
-/** @param[out] shapes size x ndim extents, rank-major */
+/** Every rank's local shape.
+ *  @param[in]  layout the layout
+ *  @param[out] shapes size x ndim extents, rank-major \len{size*ndim}
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_local_shapes(plm_const_layout_t layout, int64_t *shapes);
-/** @param[out] n elements of the caller's block */
+/** Number of local elements.
+ *  @param[in]  layout the layout
+ *  @param[out] n elements of the caller's block
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_local_size(plm_const_layout_t layout, int64_t *n);
-/** @param[out] offset global index along the axis of the caller's first entry (0 for BROADCAST kinds) */
+/** Offset of the caller's block.
+ *  @param[in]  layout the layout
+ *  @param[out] offset global index along the axis of the caller's first entry (0 for BROADCAST kinds)
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_local_offset(plm_const_layout_t layout, int64_t *offset);
-/** @param[out] axis the distributed axis, 0..ndim-1 */
+/** The distributed axis.
+ *  @param[in]  layout the layout
+ *  @param[out] axis the distributed axis, 0..ndim-1
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_axis(plm_const_layout_t layout, int *axis);
+/** Partition.
+ *  @param[in]  layout    the layout
+ *  @param[out] partition the partition
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_partition(plm_const_layout_t layout, plm_partition_t *partition);
-/** @param[out] has_mask 1 or 0
- *  @param[out] mask     size group ids when has_mask (may be NULL) */
+/** Mask.
+ *  @param[in]  layout   the layout
+ *  @param[out] has_mask 1 or 0
+ *  @param[out] mask     size group ids when has_mask (may be NULL) \len{size}
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_mask(plm_const_layout_t layout, int *has_mask, int *mask);
-/** The layout's communicator, lent: valid while the layout handle lives; never destroy it. */
+/** The layout's communicator, lent: valid while the layout handle lives; never destroy it.
+ *  @param[in]  layout the layout
+ *  @param[out] comm   the communicator (borrowed)
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_get_comm(plm_const_layout_t layout, plm_comm_t *comm);
 /** *equal = 1 when a and b describe the same split (global shape, axis, partition, local
- *  shapes, mask) over the same ranks in the same order, else 0. O(1) in the rank count. */
+ *  shapes, mask) over the same ranks in the same order, else 0. O(1) in the rank count.
+ *  @param[in]  a     a layout
+ *  @param[in]  b     another layout
+ *  @param[out] equal 1 or 0
+ *  \notcollective */
 PLM_API plm_status_t plm_layout_equal(plm_const_layout_t a, plm_const_layout_t b, int *equal);
 
 /**
