@@ -40,7 +40,7 @@ int main(int argc, char **argv)
     double *diag = malloc((size_t)(n > 0 ? n : 1) * sizeof *diag);
     for (int64_t i = 0; i < n; i++) diag[i] = (double)(1 + i % 5) * (rank + 1);
     plm_op_t block = NULL, A = NULL;
-    CHECK(plm_op_diagonal(PLM_FLOAT64, n, diag, &block)); /* copies diag */
+    CHECK(plm_op_diagonal(PLM_FLOAT64, n, diag, n * (int64_t)sizeof *diag, &block)); /* copies diag */
     free(diag);
     const plm_const_op_t blocks[1] = {block};
     CHECK(plm_op_blockdiag(comm, 1, blocks, 0, NULL, &A));

@@ -155,7 +155,7 @@ int main(int argc, char **argv)
     const int64_t dims[2] = {NX, NT};
     const int axes[2] = {0, 1};
     plm_op_t wop = NULL, W = NULL, Dt = NULL, WD = NULL, G = NULL, L = NULL, epsL = NULL, op = NULL;
-    TRY(plm_op_dense(PLM_FLOAT64, NT, NT, w, 0, 0, &wop));
+    TRY(plm_op_dense(PLM_FLOAT64, NT, NT, w, sizeof w, 0, 0, &wop));
     plm_const_op_t *traces = malloc(sizeof *traces * (size_t)(nx_local + 1));
     for (int i = 0; i < nx_local; i++) traces[i] = wop;
     TRY(plm_op_blockdiag(comm, nx_local, traces, 0, NULL, &W));
@@ -199,15 +199,15 @@ int main(int argc, char **argv)
     TRY(plm_solver_info_set_show(info, 1));
     TRY(plm_solve_cgls_stacked(op, ystack, xstack, 2 * NM, DAMP, TOL, info));
     int64_t iters = 0;
-    int istop = 0;
+    plm_stop_reason_t reason = PLM_STOP_NONE;
     TRY(plm_solver_info_iterations(info, &iters));
-    TRY(plm_solver_info_istop(info, &istop));
+    TRY(plm_solver_info_reason(info, &reason));
 
     /* gather the solution and the data on every rank; rank 0 checks */
     double *mg = malloc(NM * sizeof *mg), *dg = malloc(NM * sizeof *dg), *ref = malloc(NM * sizeof *ref);
     double *gm = malloc(NM * sizeof *gm);
-    TRY(plm_array_asarray(m, 0, mg, NM));
-    TRY(plm_array_asarray(d, 0, dg, NM));
+    TRY(plm_array_asarray(m, 0, mg, NM * (int64_t)sizeof *mg));
+    TRY(plm_array_asarray(d, 0, dg, NM * (int64_t)sizeof *dg));
     int ok = 1;
     if (rank == 0) {
         static double g[NT][NT];
@@ -220,8 +220,9 @@ int main(int argc, char **argv)
             res += (dg[i] - gm[i]) * (dg[i] - gm[i]), dnrm += dg[i] * dg[i];
         }
         const double rel = sqrt(err / nrm);
-        ok = istop == 1 && rel < REL_TOL;
-        printf("CGLS: %lld iterations, stopped on %s\n", (long long)iters, istop == 1 ? "tolerance" : "niter");
+        ok = reason == PLM_STOP_TOLERANCE && rel < REL_TOL;
+        printf("CGLS: %lld iterations, stopped on %s\n", (long long)iters,
+               reason == PLM_STOP_TOLERANCE ? "tolerance" : "another reason (not the tolerance)");
         printf("data misfit ||d - G m|| / ||d||: %.3f\n", sqrt(res / dnrm));
         printf("relative error to the serial float64 solution: %.3e (tolerance %.0e)\n", rel, REL_TOL);
         printf("%s\n", ok ? "VERIFIED" : "FAILED");
