@@ -51,12 +51,12 @@ static plm_status_t cgls_check(plm_comm_t comm, int rank, int size, double *err,
     }
     for (i = 0; i < nloc; ++i) d[i] = 1.0 + 0.5 * (double)((off + i) % 7);
 #define STEP(call) do { st = (call); if (st != PLM_SUCCESS) goto out; } while (0)
-    STEP(plm_op_diagonal(PLM_FLOAT64, nloc, d, &diag));
+    STEP(plm_op_diagonal(PLM_FLOAT64, nloc, d, nloc * (int64_t)sizeof *d, &diag));
     STEP(plm_op_blockdiag(comm, 1, (const plm_const_op_t *)&diag, 0, NULL, &A));
     STEP(plm_op_domain(A, &dom));
     STEP(plm_op_range(A, &ran));
-    STEP(plm_array_create_from_layout(dom, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &x));
-    STEP(plm_array_create_from_layout(ran, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, &y));
+    STEP(plm_array_create_from_layout(dom, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &x));
+    STEP(plm_array_create_from_layout(ran, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &y));
     STEP(plm_array_local_offset(y, &xoff));
     STEP(plm_array_local_size(y, &xn));
     STEP(plm_array_get_local_write(y, (void **)&v));

@@ -21,10 +21,10 @@ module plm_c
       import :: c_int, c_ptr
       type(c_ptr), intent(inout) :: comm
     end function
-    integer(c_int) function plm_op_diagonal(dtype, n, d, out) bind(C, name="plm_op_diagonal")
+    integer(c_int) function plm_op_diagonal(dtype, n, d, d_bytes, out) bind(C, name="plm_op_diagonal")
       import :: c_int, c_int64_t, c_double, c_ptr
       integer(c_int), value :: dtype
-      integer(c_int64_t), value :: n
+      integer(c_int64_t), value :: n, d_bytes
       real(c_double), intent(in) :: d(*)
       type(c_ptr), intent(out) :: out
     end function
@@ -59,11 +59,12 @@ module plm_c
       import :: c_int, c_ptr
       type(c_ptr), intent(inout) :: layout
     end function
-    integer(c_int) function plm_array_create_from_layout(layout, dtype, memory, user_data, out) &
+    integer(c_int) function plm_array_create_from_layout(layout, dtype, memory, user_data, user_bytes, out) &
         bind(C, name="plm_array_create_from_layout")
-      import :: c_int, c_ptr
+      import :: c_int, c_int64_t, c_ptr
       type(c_ptr), value :: layout, user_data
       integer(c_int), value :: dtype, memory
+      integer(c_int64_t), value :: user_bytes
       type(c_ptr), intent(out) :: out
     end function
     integer(c_int) function plm_array_destroy(x) bind(C, name="plm_array_destroy")
@@ -87,6 +88,12 @@ contains
       call MPI_Abort(MPI_COMM_WORLD, 1)
     end if
   end subroutine
+
+  ! Size in bytes of a float64 array: what the library's *_bytes arguments want.
+  integer(c_int64_t) function nbytes(a)
+    real(c_double), intent(in) :: a(:)
+    nbytes = size(a, kind=c_int64_t) * int(storage_size(a) / 8, c_int64_t)
+  end function
 end module plm_c
 
 program consumer_f
@@ -117,14 +124,14 @@ program consumer_f
   x = 0d0
 
   call check(plm_comm_create_f(MPI_COMM_WORLD%MPI_VAL, c_null_ptr, comm), "plm_comm_create_f")
-  call check(plm_op_diagonal(PLM_FLOAT64, nloc, d, ops(1)), "plm_op_diagonal")
+  call check(plm_op_diagonal(PLM_FLOAT64, nloc, d, nbytes(d), ops(1)), "plm_op_diagonal")
   call check(plm_op_blockdiag(comm, 1, ops, 0, c_null_ptr, a), "plm_op_blockdiag")
   call check(plm_op_domain(a, dom), "plm_op_domain")
   call check(plm_op_range(a, ran), "plm_op_range")
   call check(plm_layout_local_size(dom, nl), "plm_layout_local_size")
   if (nl /= nloc) call check(-1_c_int, "local size of the domain")
-  call check(plm_array_create_from_layout(dom, PLM_FLOAT64, PLM_MEMORY_HOST, c_loc(x), xa), "array x")
-  call check(plm_array_create_from_layout(ran, PLM_FLOAT64, PLM_MEMORY_HOST, c_loc(y), ya), "array y")
+  call check(plm_array_create_from_layout(dom, PLM_FLOAT64, PLM_MEMORY_HOST, c_loc(x), nbytes(x), xa), "array x")
+  call check(plm_array_create_from_layout(ran, PLM_FLOAT64, PLM_MEMORY_HOST, c_loc(y), nbytes(y), ya), "array y")
   call check(plm_solve_cgls(a, ya, xa, 100_c_int64_t, damp, 1d-24, c_null_ptr), "plm_solve_cgls")
 
   err = 0d0

@@ -8,8 +8,8 @@ It passes comm.py2f() to plm_comm_create_f and solves the problem of consumer.c'
 (zero copy), checks x against the serial float64 solution and prints VERIFIED on rank 0. Then it
 unloads the library (dlclose) before mpi4py's MPI_Finalize runs at exit: MPI_Finalize calls the
 library's MPI_COMM_SELF attribute delete callback, which must still be mapped (the library is
-linked with -z nodelete). A crash at exit fails the test. Written against the 0.2 header; ABI 0.3
-adds byte counts after the data buffers (TODO: replace with the generated low-level layer).
+linked with -z nodelete). A crash at exit fails the test. The argument types restate the 0.3
+header by hand, as a ctypes user would (the cffi consumer reads the installed FFI header).
 """
 import ctypes as C
 import sys
@@ -24,7 +24,7 @@ PP = C.POINTER(C.c_void_p)
 for name, args in {
     "plm_comm_create_f": (I, P, PP),
     "plm_comm_destroy": (PP,),
-    "plm_op_diagonal": (I, I64, P, PP),
+    "plm_op_diagonal": (I, I64, P, I64, PP),
     "plm_op_blockdiag": (P, I, PP, I, P, PP),
     "plm_op_destroy": (PP,),
     "plm_op_domain": (P, PP),
@@ -32,7 +32,7 @@ for name, args in {
     "plm_layout_local_size": (P, C.POINTER(I64)),
     "plm_layout_local_offset": (P, C.POINTER(I64)),
     "plm_layout_destroy": (PP,),
-    "plm_array_create_from_layout": (P, I, I, P, PP),
+    "plm_array_create_from_layout": (P, I, I, P, I64, PP),
     "plm_array_destroy": (PP,),
     "plm_solve_cgls": (P, P, P, I64, D, D, P),
 }.items():
@@ -63,7 +63,7 @@ nl = n // size + (1 if rank < n % size else 0)
 o = rank * (n // size) + min(rank, n % size)
 idx = np.arange(o, o + nl)
 d = 1.0 + 0.5 * (idx % 7)
-check(lib.plm_op_diagonal(PLM_FLOAT64, nl, d.ctypes.data, C.byref(h["diag"])), "plm_op_diagonal")
+check(lib.plm_op_diagonal(PLM_FLOAT64, nl, d.ctypes.data, d.nbytes, C.byref(h["diag"])), "plm_op_diagonal")
 ops = (C.c_void_p * 1)(h["diag"])
 check(lib.plm_op_blockdiag(h["comm"], 1, ops, 0, None, C.byref(h["A"])), "plm_op_blockdiag")
 check(lib.plm_op_domain(h["A"], C.byref(h["dom"])), "plm_op_domain")
@@ -75,7 +75,7 @@ assert (off.value, nloc.value) == (o, nl), (off.value, nloc.value, o, nl)
 x = np.zeros(nl)                      # wrapped: the solve writes into this buffer
 y = 1.0 + 0.25 * (idx % 11)
 for key, buf, lay in (("x", x, "dom"), ("y", y, "ran")):
-    check(lib.plm_array_create_from_layout(h[lay], PLM_FLOAT64, PLM_MEMORY_HOST, buf.ctypes.data,
+    check(lib.plm_array_create_from_layout(h[lay], PLM_FLOAT64, PLM_MEMORY_HOST, buf.ctypes.data, buf.nbytes,
                                            C.byref(h[key])), "plm_array_create_from_layout")
 check(lib.plm_solve_cgls(h["A"], h["y"], h["x"], 100, damp, 1e-24, None), "plm_solve_cgls")
 
