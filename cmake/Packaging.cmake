@@ -14,7 +14,7 @@ set(PLM_PKGCONFIG_INSTALL_DIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig"
     CACHE STRING "Where pylopsmpi.pc is installed (relative to the prefix, or absolute)")
 
 # Backends compiled into this build, as plm_backend_name() spells them, in plm_backend_t order;
-# the install test checks this list against plm_version()->backends.
+# the install test checks this list against plm_backend_compiled().
 set(PLM_BACKENDS_BUILT "mpi_host")
 if(PLM_HAVE_CUDA)
   list(APPEND PLM_BACKENDS_BUILT mpi_cuda_aware mpi_staged)

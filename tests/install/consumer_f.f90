@@ -5,7 +5,7 @@
 ! consumer.c's cgls_check: blockdiag of diagonals d_i = 1 + 0.5 mod(i,7), y_i = 1 + 0.25 mod(i,11),
 ! damp 0.5, n = 1000, with the arrays wrapping this program's own y and x (zero copy), and checks
 ! x against the serial float64 solution d y / (d^2 + damp^2). Rank 0 prints VERIFIED.
-! Written against the 0.2 header; ABI 0.3 adds byte counts after the data buffers.
+! docs/getting-started-fortran.md walks through it.
 module plm_c
   use, intrinsic :: iso_c_binding
   implicit none
