@@ -68,6 +68,9 @@
 
 #include "pylopsmpi_version.h"
 
+/** @def PLM_API
+ *  Marks a function exported by the shared library (dllexport/dllimport on Windows, default
+ *  visibility elsewhere). */
 #if defined(_WIN32)
 #  if defined(PLM_BUILDING_LIBRARY)
 #    define PLM_API __declspec(dllexport)
@@ -90,25 +93,26 @@ extern "C" {
 
 /** Result of every call. Values are explicit and append-only. */
 typedef enum plm_status {
-    PLM_SUCCESS = 0,
+    PLM_SUCCESS = 0,                 /**< the call succeeded */
     PLM_ERR_INVALID_ARG = 1,         /**< a NULL pointer, an out-of-range value, a bad handle */
-    PLM_ERR_OUT_OF_MEMORY = 2,
+    PLM_ERR_OUT_OF_MEMORY = 2,       /**< an allocation failed */
     PLM_ERR_NOT_SUPPORTED = 3,       /**< valid request that this build or operation cannot do */
     PLM_ERR_BACKEND_UNAVAILABLE = 4, /**< the memory space or backend is not in this build/machine */
     PLM_ERR_MPI = 5,                 /**< an MPI call failed; the message holds MPI_Error_string */
-    PLM_ERR_CUDA = 6,
-    PLM_ERR_NCCL = 7,
+    PLM_ERR_CUDA = 6,                /**< a CUDA call failed */
+    PLM_ERR_NCCL = 7,                /**< an NCCL call failed */
     PLM_ERR_SIZE_MISMATCH = 8,       /**< shapes, local shapes, partitions, masks or lengths differ */
     PLM_ERR_NOT_CONVERGED = 9,       /**< a solver stopped without meeting its tolerance */
-    PLM_ERR_INTERNAL = 10,
+    PLM_ERR_INTERNAL = 10,           /**< an internal error of the library */
     PLM_ERR_DTYPE_MISMATCH = 11,     /**< operands have dtypes that cannot be combined */
     PLM_ERR_CALLBACK = 12,           /**< a user callback returned non-zero */
     PLM_STATUS_FORCE_INT32 = 0x7fffffff /**< not a status: keeps the enum 32 bits wide */
 } plm_status_t;
 
 /**
- * Static English name of a status ("PLM_ERR_MPI: MPI call failed"). Never NULL. Not collective.
+ * Static English name of a status ("PLM_ERR_MPI: MPI call failed").
  * @param[in] status any value
+ * @returns the static string; never NULL
  * \notcollective
  */
 PLM_API const char *plm_status_string(plm_status_t status);
@@ -117,22 +121,26 @@ PLM_API const char *plm_status_string(plm_status_t status);
  * Message of the last failed call on this thread: the root cause, as written by the first
  * check that failed inside that call, with file:line. Empty string if no call failed since
  * plm_clear_last_error(). The buffer is thread-local and owned by the library; it stays
- * valid until the next failing call on this thread. Not collective.
+ * valid until the next failing call on this thread.
+ * @returns the message; never NULL
  * \notcollective
  */
 PLM_API const char *plm_last_error(void);
 
 /**
  * plm_last_error() copied into a caller's buffer, for languages that cannot read a C string
- * the library owns. Not collective.
+ * the library owns.
  * @param[out] buf    NULL (with size 0) to ask the length only, or size bytes of host memory
  *                    that receive the message, NUL-terminated and truncated to fit
+ *                    \mem{host} \len{size}
  * @param[in]  size   bytes at buf (0 when buf is NULL)
  * @param[out] length NULL, or the message's full length in bytes, without the NUL
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_last_error_copy(char *buf, int64_t size, int64_t *length);
 
-/** Forget the recorded error of this thread. Not collective. \notcollective */
+/** Forget the recorded error of this thread. \notcollective */
 PLM_API void plm_clear_last_error(void);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -140,27 +148,40 @@ PLM_API void plm_clear_last_error(void);
 /* ------------------------------------------------------------------------------------------ */
 
 /**
- * Run-time version numbers of the library (not of the header). Not collective.
- * @param[out] major, minor, patch  each may be NULL
+ * Run-time version numbers of the library (not of the header).
+ * @param[out] major major version; may be NULL
+ * @param[out] minor minor version; may be NULL
+ * @param[out] patch patch version; may be NULL
+ * @returns PLM_SUCCESS
+ * \notcollective
  */
 PLM_API plm_status_t plm_version(int *major, int *minor, int *patch);
 
-/** Static version string of the library, "major.minor.patch". Not collective. Never NULL. */
+/** Static version string of the library, "major.minor.patch".
+ *  @returns the static string; never NULL
+ *  \notcollective */
 PLM_API const char *plm_version_string(void);
 
-/** Static commit hash the library was built from, or "unknown". Not collective. Never NULL. */
+/** Static commit hash the library was built from, or "unknown".
+ *  @returns the static string; never NULL
+ *  \notcollective */
 PLM_API const char *plm_git_hash(void);
 
 /**
  * Check that a header (or a binding generated from the API description) of version
  * major.minor can use this library. While in 0.x every minor may break the ABI, so both must
  * match; from 1.0 on, only the major.
- * @returns PLM_SUCCESS, or PLM_ERR_NOT_SUPPORTED with a message. Not collective.
+ * @param[in] major major version of the header or binding
+ * @param[in] minor minor version of the header or binding
+ * @returns PLM_SUCCESS, or PLM_ERR_NOT_SUPPORTED with a message
+ * \notcollective
  */
 PLM_API plm_status_t plm_check_version(int major, int minor);
 
 /** plm_check_version() with the version of the header being compiled (a C convenience;
- *  bindings call plm_check_version() with the version their API description records). */
+ *  bindings call plm_check_version() with the version their API description records).
+ *  @returns as plm_check_version()
+ *  \notcollective */
 static inline plm_status_t plm_check_header_version(void)
 {
     return plm_check_version(PLM_VERSION_MAJOR, PLM_VERSION_MINOR);
@@ -172,8 +193,8 @@ static inline plm_status_t plm_check_header_version(void)
 
 /** Element types of arrays. */
 typedef enum plm_dtype {
-    PLM_FLOAT32 = 0,
-    PLM_FLOAT64 = 1,
+    PLM_FLOAT32 = 0,    /**< float (32-bit IEEE 754) */
+    PLM_FLOAT64 = 1,    /**< double (64-bit IEEE 754) */
     PLM_COMPLEX64 = 2,  /**< two float32, real then imaginary (C99 float _Complex layout) */
     PLM_COMPLEX128 = 3, /**< two float64, real then imaginary (C99 double _Complex layout) */
     PLM_DTYPE_FORCE_INT32 = 0x7fffffff /**< not a dtype: keeps the enum 32 bits wide */
@@ -181,7 +202,7 @@ typedef enum plm_dtype {
 
 /** Where an array's local data lives. */
 typedef enum plm_memory {
-    PLM_MEMORY_HOST = 0,
+    PLM_MEMORY_HOST = 0,   /**< host memory */
     PLM_MEMORY_DEVICE = 1, /**< CUDA device memory; PLM_ERR_BACKEND_UNAVAILABLE in host-only builds and
                                where no CUDA device is visible (plm_memory_available()) */
     PLM_MEMORY_FORCE_INT32 = 0x7fffffff /**< not a memory space: keeps the enum 32 bits wide */
@@ -218,36 +239,49 @@ typedef enum plm_cuda_aware_source {
 /**
  * Is a backend compiled in and usable on this machine? PLM_BACKEND_MPI_HOST is always
  * available; the device backends need a CUDA build (NCCL: an NCCL build) and a visible CUDA
- * device. plm_backend_compiled() says what is compiled in. Not collective.
+ * device. plm_backend_compiled() says what is compiled in.
  * @param[in]  backend a plm_backend_t other than PLM_BACKEND_AUTO
  * @param[out] yes     1 if available, else 0
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_backend_available(plm_backend_t backend, int *yes);
 
 /**
  * Can arrays live in this memory space in this process? PLM_MEMORY_HOST: always;
- * PLM_MEMORY_DEVICE: a CUDA build and at least one visible CUDA device. Not collective.
+ * PLM_MEMORY_DEVICE: a CUDA build and at least one visible CUDA device.
  * @param[in]  memory a plm_memory_t
  * @param[out] yes    1 if available, else 0
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_memory_available(plm_memory_t memory, int *yes);
 
 /**
  * Is a backend compiled into this library (whether or not this machine can run it)?
- * Not collective.
  * @param[in]  backend a plm_backend_t other than PLM_BACKEND_AUTO
  * @param[out] yes     1 if compiled in, else 0
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_backend_compiled(plm_backend_t backend, int *yes);
 
-/** Static lower-case name of a backend ("mpi_host", ...), or "invalid". Not collective. */
+/** Static lower-case name of a backend ("mpi_host", ...), or "invalid".
+ *  @param[in] backend any value
+ *  @returns the static string; never NULL
+ *  \notcollective */
 PLM_API const char *plm_backend_name(plm_backend_t backend);
 
-/** Size in bytes of one element of a dtype, or 0 for an invalid dtype. Not collective. */
+/** Size in bytes of one element of a dtype.
+ *  @param[in] dtype any value
+ *  @returns the size in bytes, or 0 for an invalid dtype
+ *  \notcollective */
 PLM_API int64_t plm_dtype_size(plm_dtype_t dtype);
 
 /** PLM_MAX_NDIM, the largest number of dimensions of an array, for languages without C
- *  macros. Not collective. */
+ *  macros.
+ *  @returns PLM_MAX_NDIM
+ *  \notcollective */
 PLM_API int plm_max_ndim(void);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -255,19 +289,20 @@ PLM_API int plm_max_ndim(void);
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct plm_comm_s *plm_comm_t;                     /**< communicator */
-typedef const struct plm_comm_s *plm_const_comm_t;
+typedef const struct plm_comm_s *plm_const_comm_t;         /**< communicator, read-only */
 typedef struct plm_layout_s *plm_layout_t;                 /**< how a global array is split over ranks */
-typedef const struct plm_layout_s *plm_const_layout_t;
+typedef const struct plm_layout_s *plm_const_layout_t;     /**< layout, read-only */
 typedef struct plm_array_s *plm_array_t;                   /**< distributed array */
-typedef const struct plm_array_s *plm_const_array_t;
+typedef const struct plm_array_s *plm_const_array_t;       /**< distributed array, read-only */
 typedef struct plm_stacked_s *plm_stacked_t;               /**< stack of distributed arrays */
-typedef const struct plm_stacked_s *plm_const_stacked_t;
+typedef const struct plm_stacked_s *plm_const_stacked_t;   /**< stack of distributed arrays, read-only */
 typedef struct plm_op_s *plm_op_t;                         /**< linear operator */
-typedef const struct plm_op_s *plm_const_op_t;
+typedef const struct plm_op_s *plm_const_op_t;             /**< linear operator, read-only */
 typedef struct plm_solver_info_s *plm_solver_info_t;       /**< what a solver reports */
-typedef const struct plm_solver_info_s *plm_const_solver_info_t;
+typedef const struct plm_solver_info_s *plm_const_solver_info_t; /**< solver report, read-only */
 typedef struct plm_comm_config_s *plm_comm_config_t;       /**< options of plm_comm_create() */
-typedef const struct plm_comm_config_s *plm_const_comm_config_t;
+typedef const struct plm_comm_config_s *plm_const_comm_config_t; /**< options, read-only */
+/** The null value of every handle type. */
 #define PLM_NULL_HANDLE NULL
 
 /* ------------------------------------------------------------------------------------------ */
@@ -278,39 +313,64 @@ typedef const struct plm_comm_config_s *plm_const_comm_config_t;
  * New options object for plm_comm_create(), holding the defaults: backend PLM_BACKEND_AUTO,
  * cuda_aware -1 (detect), device -1 (node-local rank modulo the devices), no stream and no
  * NCCL communicator. Change them with the setters below; an object may serve any number of
- * plm_comm_create() calls. Not collective.
+ * plm_comm_create() calls.
  * @param[out] out new object; destroy with plm_comm_config_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_config_create(plm_comm_config_t *out);
 
-/** Destroy an options object (communicators made with it keep their settings). Not collective. */
+/** Destroy an options object (communicators made with it keep their settings).
+ *  @param[in,out] config address of the handle; set to NULL
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_comm_config_destroy(plm_comm_config_t *config);
 
 /**
  * Backend to force for device memory: PLM_BACKEND_AUTO (the default: the policy of
  * docs/gpu.md), PLM_BACKEND_MPI_CUDA_AWARE, PLM_BACKEND_MPI_STAGED or PLM_BACKEND_NCCL
  * (PLM_BACKEND_MPI_HOST is PLM_ERR_INVALID_ARG: host memory always uses it). Whether it is
- * available is checked at plm_comm_create(). Not collective.
+ * available is checked at plm_comm_create().
+ * @param[in] config  options object
+ * @param[in] backend the backend
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_config_set_backend(plm_comm_config_t config, plm_backend_t backend);
 
-/** Whether MPI is CUDA-aware: -1 detect (PYLOPS_MPI_CUDA_AWARE, then the MPI vendor query;
- *  the default), 0 no, 1 yes. Not collective. */
+/** Whether MPI is CUDA-aware.
+ *  @param[in] config     options object
+ *  @param[in] cuda_aware -1 detect (PYLOPS_MPI_CUDA_AWARE, then the MPI vendor query; the
+ *                        default), 0 no, 1 yes
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_comm_config_set_cuda_aware(plm_comm_config_t config, int cuda_aware);
 
-/** CUDA device ordinal for the communicator's device work, or -1 (the default) for the
- *  node-local rank modulo the visible devices. Not collective. */
+/** CUDA device for the communicator's device work.
+ *  @param[in] config options object
+ *  @param[in] device CUDA device ordinal, or -1 (the default) for the node-local rank modulo
+ *                    the visible devices
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_comm_config_set_device(plm_comm_config_t config, int device);
 
-/** cudaStream_t for device work (borrowed: it must outlive the communicators made with it),
- *  or NULL (the default) for one the library creates. Not collective. */
+/** Stream for device work.
+ *  @param[in] config options object
+ *  @param[in] stream a cudaStream_t (borrowed: it must outlive the communicators made with
+ *                    it), or NULL (the default) for one the library creates \opaque
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_comm_config_set_stream(plm_comm_config_t config, void *stream);
 
 /**
- * ncclComm_t to attach (borrowed: it must outlive the communicators made with it; over exactly
- * the communicator's ranks in its order), or NULL (the default). With backend
- * PLM_BACKEND_NCCL and no NCCL communicator, the library creates one (an ncclUniqueId sent
- * over MPI). Not collective.
+ * NCCL communicator to attach. With backend PLM_BACKEND_NCCL and no NCCL communicator, the
+ * library creates one (an ncclUniqueId sent over MPI).
+ * @param[in] config    options object
+ * @param[in] nccl_comm an ncclComm_t (borrowed: it must outlive the communicators made with
+ *                      it; over exactly the communicator's ranks in its order), or NULL (the
+ *                      default) \opaque
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_config_set_nccl_comm(plm_comm_config_t config, void *nccl_comm);
 
@@ -319,23 +379,30 @@ PLM_API plm_status_t plm_comm_config_set_nccl_comm(plm_comm_config_t config, voi
  * frees its own). Errors on the duplicate return instead of aborting. A NULL out or a bad
  * config on one rank fails every rank. MPI_COMM_NULL, an inter-communicator or a handle MPI
  * does not know is PLM_ERR_INVALID_ARG on the ranks that passed it (locally: there is no
- * communicator to agree on). Collective on mpi_comm.
+ * communicator to agree on).
  * @param[in]  mpi_comm any intra-communicator
  * @param[in]  config   options (plm_comm_config_create()), or NULL for the defaults
  * @param[out] out      new communicator; free with plm_comm_destroy() before MPI_Finalize
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{mpi_comm}
  */
 PLM_API plm_status_t plm_comm_create(MPI_Comm mpi_comm, plm_const_comm_config_t config, plm_comm_t *out);
 
-/** plm_comm_create() from a Fortran handle (Fortran's MPI_Comm%MPI_VAL or integer handle,
- *  mpi4py's comm.py2f()): the way languages other than C pass a communicator. A handle MPI
- *  does not know is PLM_ERR_INVALID_ARG (locally), never an abort. Collective. */
+/** plm_comm_create() from a Fortran handle: the way languages other than C pass a
+ *  communicator. A handle MPI does not know is PLM_ERR_INVALID_ARG (locally), never an abort.
+ *  @param[in]  mpi_comm Fortran handle of an intra-communicator (Fortran's MPI_Comm%MPI_VAL or
+ *                       integer handle, mpi4py's comm.py2f())
+ *  @param[in]  config   options (plm_comm_config_create()), or NULL for the defaults
+ *  @param[out] out      new communicator; free with plm_comm_destroy() before MPI_Finalize
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{mpi_comm} */
 PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, plm_const_comm_config_t config, plm_comm_t *out);
 
 /**
  * Destroy a communicator. Arrays, layouts and operators created on it keep it alive until
  * they are destroyed; the MPI duplicate and the cached mask-group communicators are freed
  * with the last of them (here, when nothing else holds it - destroy those first to free MPI
- * state in this collective call). Collective on comm (it frees MPI communicators) but with no
+ * state in this collective call). Collective because it frees MPI communicators, but with no
  * agreement step: destroy is NULL-safe, and a rank passing NULL returns at once.
  * Where comm uses NCCL, freeing it is a collective teardown: the ranks meet in one small
  * reduction on comm's MPI communicator, then close their NCCL communicators in one order
@@ -344,22 +411,25 @@ PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, plm_const_comm_config_
  * the ranks did not all arrive within PYLOPS_MPI_NCCL_TIMEOUT seconds. It never hangs; a rank
  * that never frees comm makes the others wait that long.
  * @param[in,out] comm address of the handle; set to NULL
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \collective{comm}
  */
 PLM_API plm_status_t plm_comm_destroy(plm_comm_t *comm);
 
 /**
- * Rank of the caller in comm. Not collective.
+ * Rank of the caller in comm.
  * @param[in]  comm communicator
  * @param[out] rank 0..size-1
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \notcollective
  */
 PLM_API plm_status_t plm_comm_rank(plm_const_comm_t comm, int *rank);
 
 /**
- * Number of ranks of comm. Not collective.
+ * Number of ranks of comm.
  * @param[in]  comm communicator
  * @param[out] size number of ranks
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \notcollective
  */
 PLM_API plm_status_t plm_comm_size(plm_const_comm_t comm, int *size);
@@ -368,34 +438,42 @@ PLM_API plm_status_t plm_comm_size(plm_const_comm_t comm, int *size);
  * The library's duplicated MPI communicator (borrowed: do not free; valid while comm lives).
  * Use it for queries (rank, size, groups) only: the library's own traffic runs on it, so
  * user messages on it could match the library's. For your own traffic, MPI_Comm_dup it.
- * Not collective.
+ * @param[in]  comm     communicator
+ * @param[out] mpi_comm the duplicated MPI communicator (borrowed)
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_mpi(plm_const_comm_t comm, MPI_Comm *mpi_comm);
 
 /** plm_comm_get_mpi() as a Fortran handle (MPI_Comm_c2f; mpi4py's MPI.Comm.f2py()), the
- *  round trip of plm_comm_create_f(). Borrowed likewise. Not collective. */
+ *  round trip of plm_comm_create_f(). Borrowed likewise.
+ *  @param[in]  comm     communicator
+ *  @param[out] mpi_comm Fortran handle of the duplicated MPI communicator (borrowed)
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_comm_get_mpi_f(plm_const_comm_t comm, MPI_Fint *mpi_comm);
 
 /**
  * Split into sub-communicators: ranks with equal color form one, ordered by key then rank.
  * The result inherits comm's configuration (not a stream the library created for comm: it
  * gets its own); where comm uses NCCL, each part gets an NCCL communicator of its own, made
- * here, and a failure there fails every rank of comm. Collective on comm.
+ * here, and a failure there fails every rank of comm.
  * @param[in]  comm  communicator to split
  * @param[in]  color non-negative group id
  * @param[in]  key   order within the group
  * @param[out] out   the caller's group
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \collective{comm}
  */
 PLM_API plm_status_t plm_comm_split(plm_comm_t comm, int color, int key, plm_comm_t *out);
 
 /**
  * Backend that the selection policy picks for buffers in a memory space on comm.
- * Returns PLM_ERR_BACKEND_UNAVAILABLE (and *backend = the choice) when that backend is not
- * in this build. Not collective.
  * @param[in]  comm    communicator
  * @param[in]  memory  memory space of the buffers
  * @param[out] backend the policy's choice
+ * @returns PLM_SUCCESS, or PLM_ERR_BACKEND_UNAVAILABLE (and *backend = the choice) when that
+ *          backend is not in this build, or another error status (plm_last_error())
  * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t memory, plm_backend_t *backend);
@@ -405,10 +483,11 @@ PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t me
  * PYLOPS_MPI_CUDA_AWARE=0|1, then the MPI vendor query, else no). The decision is agreed
  * at plm_comm_create(): when ranks decide differently (say the environment variable is set
  * on one rank only), every rank takes "not CUDA-aware" and reports
- * PLM_CUDA_AWARE_FROM_AGREEMENT, so all ranks always use the same backend. Not collective.
+ * PLM_CUDA_AWARE_FROM_AGREEMENT, so all ranks always use the same backend.
  * @param[in]  comm   communicator
  * @param[out] yes    1 or 0
- * @param[out] source may be NULL
+ * @param[out] source what decided it; may be NULL
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_cuda_aware(plm_const_comm_t comm, int *yes, plm_cuda_aware_source_t *source);
@@ -417,9 +496,10 @@ PLM_API plm_status_t plm_comm_get_cuda_aware(plm_const_comm_t comm, int *yes, pl
  * The CUDA device of this rank on comm: plm_comm_config_set_device(), else the rank's index among
  * the ranks of its node modulo the number of visible devices; -1 in host-only builds or
  * where no device is visible. Device memory of comm's arrays is allocated there, and the
- * library makes it current before device work. Not collective.
+ * library makes it current before device work.
  * @param[in]  comm   communicator
  * @param[out] device CUDA ordinal or -1
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_device(plm_const_comm_t comm, int *device);
@@ -431,11 +511,12 @@ PLM_API plm_status_t plm_comm_get_device(plm_const_comm_t comm, int *device);
  * communication of comm's device arrays are queued on this stream in call order; calls that
  * return host values (dot, norms, gather to host, plm_array_get_local_*) synchronise this
  * stream only, never the whole device. Work you queue on another stream must be ordered
- * with this one by you (events). Not collective.
+ * with this one by you (events).
  * @param[in]  comm   communicator
- * @param[out] stream the stream; NULL on failure
+ * @param[out] stream the stream (a cudaStream_t); NULL on failure
  * \notcollective
- * @returns PLM_ERR_BACKEND_UNAVAILABLE without device memory (plm_memory_available())
+ * @returns PLM_SUCCESS, or PLM_ERR_BACKEND_UNAVAILABLE without device memory
+ *          (plm_memory_available()), or another error status (plm_last_error())
  */
 PLM_API plm_status_t plm_comm_get_stream(plm_const_comm_t comm, void **stream);
 
@@ -443,10 +524,12 @@ PLM_API plm_status_t plm_comm_get_stream(plm_const_comm_t comm, void **stream);
  * Order comm's device work on stream from now on (NULL: the library's own stream). Waits for
  * the current stream's queued work first, so work queued before the switch is done before
  * work queued after it. The stream is borrowed: it must outlive its use by comm. Applies to
- * comm only, not to communicators split from it earlier. Not collective, but set the same
- * kind of stream on every rank. PLM_ERR_BACKEND_UNAVAILABLE without device memory.
+ * comm only, not to communicators split from it earlier. Set the same kind of stream on
+ * every rank.
  * @param[in] comm   communicator
  * @param[in] stream a cudaStream_t, or NULL \opaque
+ * @returns PLM_SUCCESS, or PLM_ERR_BACKEND_UNAVAILABLE without device memory, or another
+ *          error status (plm_last_error())
  * \notcollective
  */
 PLM_API plm_status_t plm_comm_set_stream(plm_comm_t comm, void *stream);
@@ -461,14 +544,17 @@ PLM_API plm_status_t plm_comm_set_stream(plm_comm_t comm, void *stream);
  * with that error (the poisoned rank carries it there, so no rank waits). Destroy the
  * communicator (plm_comm_destroy() aborts its NCCL state instead of waiting) or abort the job
  * (plm_comm_abort()). Where comm uses NCCL this also polls NCCL's asynchronous errors; one
- * poisons comm. Not collective.
+ * poisons comm.
+ * @param[in]  comm    communicator
  * @param[out] error   PLM_SUCCESS while comm is usable, else the status of the failure that
  *                     poisoned it (the first one)
  * @param[out] message NULL, or a buffer of size bytes (host memory) that receives that
  *                     failure's message, NUL-terminated and truncated to fit ("" while usable)
+ *                     \mem{host} \len{size}
  * @param[in]  size    bytes at message; ignored when message is NULL
  * @returns PLM_SUCCESS, also for a poisoned comm; PLM_ERR_INVALID_ARG for a bad handle or a NULL
  *          error
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_async_error(plm_const_comm_t comm, plm_status_t *error, char *message,
                                               int64_t size);
@@ -478,7 +564,7 @@ PLM_API plm_status_t plm_comm_get_async_error(plm_const_comm_t comm, plm_status_
  * failure on this rank alone) without hanging in a teardown: where comm uses NCCL, its NCCL
  * communicators (and its mask groups') are aborted first (ncclCommAbort, which never waits),
  * then MPI_Abort(errorcode) on comm's MPI communicator, which in practice ends every process
- * of the job. Does not return when it works. Not collective: one rank may call it alone.
+ * of the job. Does not return when it works.
  * @returns only on failure: PLM_ERR_INVALID_ARG for a bad handle or when MPI is not usable,
  *          PLM_ERR_MPI when MPI_Abort returns
  * @param[in] comm      communicator
