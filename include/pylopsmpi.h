@@ -1161,35 +1161,86 @@ PLM_API plm_status_t plm_array_redistribute(plm_const_array_t x, int axis, plm_a
  * plm_comm_split() with other keys) is PLM_ERR_INVALID_ARG. Why: a stack's dot and norm
  * reduce every member in one agreement on member 0's communicator, and stacks meet operators
  * and other stacks member by member, whose operands must be on the same ranks in the same
- * order (as arrays' operands). Not collective.
- * @param[in] n       1 or more
- * @param[in] arrays  n arrays (the handles stay the caller's)
+ * order (as arrays' operands).
+ * @param[in]  n      1 or more
+ * @param[in]  arrays n arrays (the handles stay the caller's) \len{n}
+ * @param[out] out    new stack; destroy with plm_stacked_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_stacked_create(int n, const plm_array_t *arrays, plm_stacked_t *out);
-/** Destroy a stack (members live on while other handles hold them). Not collective. */
+/** Destroy a stack (members live on while other handles hold them).
+ *  @param[in,out] stack address of the handle; set to NULL
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_stacked_destroy(plm_stacked_t *stack);
-/** Number of members. Not collective. */
+/** Number of members.
+ *  @param[in]  s the stack
+ *  @param[out] n number of members
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_stacked_narrays(plm_const_stacked_t s, int *n);
-/** Member i (borrowed: valid while the stack lives; do not destroy). Not collective. */
+/** Member i of a stack.
+ *  @param[in]  s      the stack
+ *  @param[in]  i      0..n-1
+ *  @param[out] member the member (borrowed: valid while the stack lives; do not destroy)
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_stacked_get(plm_const_stacked_t s, int i, plm_array_t *member);
-/** New stack of zero arrays with the members' layouts. Not collective. */
+/** New stack of zero arrays with the members' layouts.
+ *  @param[in]  s   the model stack
+ *  @param[out] out new stack; destroy with plm_stacked_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_stacked_zeros_like(plm_const_stacked_t s, plm_stacked_t *out);
-/** Member-wise copy y = x; stacks must match member by member. Not collective. */
+/** Member-wise copy y = x; stacks must match member by member.
+ *  @param[in]  x source
+ *  @param[out] y destination
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_stacked_copy(plm_const_stacked_t x, plm_stacked_t y);
-/** Member-wise x = alpha x (scalars as plm_array_scale()). Not collective. */
+/** Member-wise x = alpha x (scalars as plm_array_scale()).
+ *  @param[in,out] x        the stack
+ *  @param[in]     alpha_re real part of alpha
+ *  @param[in]     alpha_im imaginary part of alpha
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_stacked_scale(plm_stacked_t x, double alpha_re, double alpha_im);
-/** Member-wise y = alpha x + beta y (scalars as plm_array_axpby()). Not collective. */
+/** Member-wise y = alpha x + beta y (scalars as plm_array_axpby()).
+ *  @param[in]     alpha_re real part of alpha
+ *  @param[in]     alpha_im imaginary part of alpha
+ *  @param[in]     x        the stack scaled by alpha
+ *  @param[in]     beta_re  real part of beta
+ *  @param[in]     beta_im  imaginary part of beta
+ *  @param[in,out] y        the stack scaled by beta; receives the result
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_stacked_axpby(double alpha_re, double alpha_im, plm_const_stacked_t x, double beta_re,
                                        double beta_im, plm_stacked_t y);
-/** Sum of the members' dot products (plm_array_dot(); re, im as there). Collective. */
+/** Sum of the members' dot products (as plm_array_dot()).
+ *  @param[in]  x         first operand
+ *  @param[in]  y         second operand
+ *  @param[in]  conjugate as in plm_array_dot()
+ *  @param[out] re        as in plm_array_dot()
+ *  @param[out] im        as in plm_array_dot()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{x} */
 PLM_API plm_status_t plm_stacked_dot(plm_const_stacked_t x, plm_const_stacked_t y, int conjugate, double *re,
                                      double *im);
-/** Norm of the concatenation, combined from member norms (ords as plm_array_norm()). Collective. */
+/** Norm of the concatenation, combined from member norms.
+ *  @param[in]  x      the stack
+ *  @param[in]  ord    order of the norm, as in plm_array_norm()
+ *  @param[out] result the norm, host memory
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{x} */
 PLM_API plm_status_t plm_stacked_norm(plm_const_stacked_t x, double ord, double *result);
-/** Flattened members' global arrays, concatenated. Collective.
- *  @param[out] out       the concatenation, in the members' memory space
+/** Flattened members' global arrays, concatenated.
+ *  @param[in]  x         the stack
+ *  @param[out] out       the concatenation, in the members' memory space \mem{array}
  *  @param[in]  out_bytes must equal N * plm_dtype_size(dtype), N the members' global element
- *                        counts summed */
+ *                        counts summed
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{x} */
 PLM_API plm_status_t plm_stacked_asarray(plm_const_stacked_t x, void *out, int64_t out_bytes);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1206,19 +1257,43 @@ PLM_API plm_status_t plm_stacked_asarray(plm_const_stacked_t x, void *out, int64
  * at once. Every handle is released with plm_op_destroy().
  */
 
-/** Dense rows x cols local matrix of dtype: y = A x through CBLAS gemv. Not collective.
- *  @param[in] a        rows x cols elements, host memory, row-major (col_major = 0) or column-major
- *  @param[in] a_bytes  must equal rows * cols * plm_dtype_size(dtype)
- *  @param[in] wrap     0: copy a; 1: use a in place (it must outlive the operator) */
+/** Dense rows x cols local matrix of dtype: y = A x through CBLAS gemv.
+ *  @param[in]  dtype     element type
+ *  @param[in]  rows      number of rows
+ *  @param[in]  cols      number of columns
+ *  @param[in]  a         rows x cols elements, host memory, row-major (col_major = 0) or
+ *                        column-major \mem{host}
+ *  @param[in]  a_bytes   must equal rows * cols * plm_dtype_size(dtype)
+ *  @param[in]  col_major 0: a is row-major; 1: column-major
+ *  @param[in]  wrap      0: copy a; 1: use a in place (it must outlive the operator)
+ *  @param[out] out       new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_dense(plm_dtype_t dtype, int64_t rows, int64_t cols, const void *a, int64_t a_bytes,
                                   int col_major, int wrap, plm_op_t *out);
-/** n x n local diagonal matrix. Not collective.
- *  @param[in] d       n elements, host memory, copied
- *  @param[in] d_bytes must equal n * plm_dtype_size(dtype) */
+/** n x n local diagonal matrix.
+ *  @param[in]  dtype   element type
+ *  @param[in]  n       size of the matrix
+ *  @param[in]  d       n elements, host memory, copied \mem{host}
+ *  @param[in]  d_bytes must equal n * plm_dtype_size(dtype)
+ *  @param[out] out     new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_diagonal(plm_dtype_t dtype, int64_t n, const void *d, int64_t d_bytes, plm_op_t *out);
-/** n x n local identity. Not collective. */
+/** n x n local identity.
+ *  @param[in]  dtype element type
+ *  @param[in]  n     size of the matrix
+ *  @param[out] out   new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_identity(plm_dtype_t dtype, int64_t n, plm_op_t *out);
-/** rows x cols local zero matrix. Not collective. */
+/** rows x cols local zero matrix.
+ *  @param[in]  dtype element type
+ *  @param[in]  rows  number of rows
+ *  @param[in]  cols  number of columns
+ *  @param[out] out   new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_zero(plm_dtype_t dtype, int64_t rows, int64_t cols, plm_op_t *out);
 
 /**
@@ -1231,9 +1306,18 @@ PLM_API plm_status_t plm_op_zero(plm_dtype_t dtype, int64_t rows, int64_t cols, 
  */
 typedef int (*plm_op_fn)(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dtype,
                          plm_memory_t memory);
-/** rows x cols local operator defined by user functions (either may be NULL: applying it then
- *  gives PLM_ERR_NOT_SUPPORTED). destroy(ctx) (may be NULL) runs when the operator goes; if
- *  this call fails, ctx stays the caller's. Not collective. */
+/** rows x cols local operator defined by user functions.
+ *  @param[in]  dtype   element type
+ *  @param[in]  rows    number of rows
+ *  @param[in]  cols    number of columns
+ *  @param[in]  matvec  out = A in; may be NULL (applying it then gives PLM_ERR_NOT_SUPPORTED)
+ *  @param[in]  rmatvec out = A^H in; may be NULL (likewise)
+ *  @param[in]  ctx     passed to matvec, rmatvec and destroy; the operator takes it. If this
+ *                      call fails, ctx stays the caller's. \opaque
+ *  @param[in]  destroy destroy(ctx) runs when the operator goes; may be NULL
+ *  @param[out] out     new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_callback(plm_dtype_t dtype, int64_t rows, int64_t cols, plm_op_fn matvec,
                                      plm_op_fn rmatvec, void *ctx, void (*destroy)(void *ctx), plm_op_t *out);
 
@@ -1252,7 +1336,16 @@ typedef int (*plm_op_device_fn)(void *ctx, const void *in, int64_t n_in, void *o
  * arrays it runs with no copy of the data; on host arrays the library copies the data to device
  * buffers around each call (so it needs a CUDA device). Otherwise as plm_op_callback().
  * Available in every build (without CUDA, applying it gives PLM_ERR_BACKEND_UNAVAILABLE).
- * Not collective.
+ * @param[in]  dtype   element type
+ * @param[in]  rows    number of rows
+ * @param[in]  cols    number of columns
+ * @param[in]  matvec  out = A in; may be NULL
+ * @param[in]  rmatvec out = A^H in; may be NULL
+ * @param[in]  ctx     as in plm_op_callback() \opaque
+ * @param[in]  destroy as in plm_op_callback(); may be NULL
+ * @param[out] out     new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_op_callback_device(plm_dtype_t dtype, int64_t rows, int64_t cols, plm_op_device_fn matvec,
                                             plm_op_device_fn rmatvec, void *ctx, void (*destroy)(void *ctx),
@@ -1263,7 +1356,14 @@ PLM_API plm_status_t plm_op_callback_device(plm_dtype_t dtype, int64_t rows, int
  * (n local operators, one dtype on every rank). Domain and range are 1-D SCATTER arrays whose
  * local sizes are this rank's column and row sums; the mask (optional, as in arrays) is put
  * on both, so reductions in solvers run per group. Applying it needs no communication.
- * Collective on comm.
+ * @param[in]  comm  communicator
+ * @param[in]  n     number of this rank's blocks
+ * @param[in]  ops   n local operators \len{n}
+ * @param[in]  nmask 0 (with mask NULL) for no mask, else the comm size
+ * @param[in]  mask  nmask group ids, as in plm_array_create_ex() \len{nmask}
+ * @param[out] out   new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_blockdiag(plm_comm_t comm, int n, const plm_const_op_t *ops, int nmask, const int *mask,
                                       plm_op_t *out);
@@ -1271,55 +1371,139 @@ PLM_API plm_status_t plm_op_blockdiag(plm_comm_t comm, int n, const plm_const_op
  * Vertical stack (MPIVStack): each rank's n local operators, all with the same columns on
  * every rank, stacked. Domain: 1-D BROADCAST of that length; range: 1-D SCATTER with this
  * rank's row sum. The adjoint reduces over the ranks with one in-place allreduce.
- * Collective on comm.
+ * @param[in]  comm communicator
+ * @param[in]  n    number of this rank's operators
+ * @param[in]  ops  n local operators \len{n}
+ * @param[out] out  new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_vstack(plm_comm_t comm, int n, const plm_const_op_t *ops, plm_op_t *out);
 /** Horizontal stack (MPIHStack): parts with the same rows on every rank; domain 1-D SCATTER
- *  (column sums), range 1-D BROADCAST; the forward reduces over the ranks. Collective on comm. */
+ *  (column sums), range 1-D BROADCAST; the forward reduces over the ranks.
+ *  @param[in]  comm communicator
+ *  @param[in]  n    number of this rank's operators
+ *  @param[in]  ops  n local operators \len{n}
+ *  @param[out] out  new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{comm} */
 PLM_API plm_status_t plm_op_hstack(plm_comm_t comm, int n, const plm_const_op_t *ops, plm_op_t *out);
 
 /**
  * Stacked operators (PyLops-MPI's MPIStackedBlockDiag / MPIStackedVStack) map stacks of arrays
  * (plm_stacked_t) to stacks; their parts are distributed operators of one dtype on
  * communicators of one size. Apply them with plm_op_apply_stacked() and solve with the
- * *_stacked solvers; a single array is passed as a stack of one member. Not collective.
+ * *_stacked solvers; a single array is passed as a stack of one member.
  * - stacked block-diagonal: member i of the input through part i into member i of the output;
  * - stacked vstack: one array (the parts share their domain) into a stack of each part's
  *   output; the adjoint sums the parts' adjoints.
  * Of the composites only plm_op_adjoint() takes stacked operators.
+ *
+ * This one is the stacked block-diagonal.
+ * @param[in]  n   number of parts
+ * @param[in]  ops n distributed operators \len{n}
+ * @param[out] out new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_op_stacked_blockdiag(int n, const plm_const_op_t *ops, plm_op_t *out);
+/** Stacked vstack (MPIStackedVStack): one array (the parts share their domain) into a stack
+ *  of each part's output; see plm_op_stacked_blockdiag().
+ *  @param[in]  n   number of parts
+ *  @param[in]  ops n distributed operators \len{n}
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_stacked_vstack(int n, const plm_const_op_t *ops, plm_op_t *out);
-/** Number of members of the domain and range (1 and 1 for a plain distributed operator). Not collective. */
+/** Number of members of the domain and range (1 and 1 for a plain distributed operator).
+ *  @param[in]  op       the operator
+ *  @param[out] n_domain members of the domain
+ *  @param[out] n_range  members of the range
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_parts(plm_const_op_t op, int *n_domain, int *n_range);
-/** Layout of member i of the domain / range (new handles; release with plm_layout_destroy). Not collective. */
+/** Layout of member i of the domain.
+ *  @param[in]  op     the operator
+ *  @param[in]  i      0..n_domain-1 (plm_op_parts())
+ *  @param[out] layout new handle; release with plm_layout_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_domain_part(plm_const_op_t op, int i, plm_layout_t *layout);
+/** Layout of member i of the range.
+ *  @param[in]  op     the operator
+ *  @param[in]  i      0..n_range-1 (plm_op_parts())
+ *  @param[out] layout new handle; release with plm_layout_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_range_part(plm_const_op_t op, int i, plm_layout_t *layout);
 
 /* Composites: both operators local, or both distributed. Not collective. */
-/** A^H. */
+/** A^H.
+ *  @param[in]  a   the operator A
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_adjoint(plm_const_op_t a, plm_op_t *out);
-/** alpha A (adjoint: conj(alpha) A^H). An imaginary part for a real dtype is PLM_ERR_INVALID_ARG. */
+/** alpha A (adjoint: conj(alpha) A^H). An imaginary part for a real dtype is PLM_ERR_INVALID_ARG.
+ *  @param[in]  a   the operator A
+ *  @param[in]  alpha_re real part of alpha
+ *  @param[in]  alpha_im imaginary part of alpha
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_scale(plm_const_op_t a, double alpha_re, double alpha_im, plm_op_t *out);
-/** A + B (same shape, or the same domain and range). */
+/** A + B (same shape, or the same domain and range).
+ *  @param[in]  a   the operator A
+ *  @param[in]  b   the operator B
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_sum(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
-/** A - B (same shape, or the same domain and range). */
+/** A - B (same shape, or the same domain and range).
+ *  @param[in]  a   the operator A
+ *  @param[in]  b   the operator B
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_difference(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
-/** A B (B first; B's range is A's domain). */
+/** A B (B first; B's range is A's domain).
+ *  @param[in]  a   the operator A
+ *  @param[in]  b   the operator B
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_product(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
 
-/** A^T = conj(A^H conj(.)) (A^H for real dtypes). */
+/** A^T = conj(A^H conj(.)) (A^H for real dtypes).
+ *  @param[in]  a   the operator A
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_transpose(plm_const_op_t a, plm_op_t *out);
-/** conj(A) = conj(A conj(.)) (A for real dtypes). */
+/** conj(A) = conj(A conj(.)) (A for real dtypes).
+ *  @param[in]  a   the operator A
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_conj(plm_const_op_t a, plm_op_t *out);
-/** A^p for a square A (domain == range) and p >= 0; p = 0 is the identity. */
+/** A^p for a square A (domain == range) and p >= 0; p = 0 is the identity.
+ *  @param[in]  a   the operator A
+ *  @param[in]  p   the power, >= 0
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_power(plm_const_op_t a, int p, plm_op_t *out);
 
 /**
  * The same local operator on every rank as a distributed operator on BROADCAST vectors
  * (PyLops-MPI's MPILinearOperator / asmpilinearoperator): domain and range are 1-D BROADCAST
  * of its columns and rows, and each rank computes the whole result. Its shape and dtype must
- * be equal on every rank. Collective on comm.
+ * be equal on every rank.
+ * @param[in]  comm  communicator
+ * @param[in]  local the local operator (the result keeps it alive)
+ * @param[out] out   new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_broadcast(plm_comm_t comm, plm_const_op_t local, plm_op_t *out);
 
@@ -1341,9 +1525,9 @@ PLM_API plm_status_t plm_op_broadcast(plm_comm_t comm, plm_const_op_t local, plm
 
 /** Finite-difference kinds (PyLops' kind="forward" / "backward" / "centered"). */
 typedef enum plm_deriv_kind {
-    PLM_DERIV_FORWARD = 0,
-    PLM_DERIV_BACKWARD = 1,
-    PLM_DERIV_CENTERED = 2,
+    PLM_DERIV_FORWARD = 0,  /**< forward differences */
+    PLM_DERIV_BACKWARD = 1, /**< backward differences */
+    PLM_DERIV_CENTERED = 2, /**< centered differences */
     PLM_DERIV_FORCE_INT32 = 0x7fffffff /**< not a value: keeps the enum 32 bits wide */
 } plm_deriv_kind_t;
 
@@ -1356,7 +1540,20 @@ typedef enum plm_deriv_kind {
  *   the end rows (1 or 2 per side) are 0, or with `edge` one-sided differences (order 3:
  *   y[0] = x[1] - x[0]; order 5 also y[1] = (x[2] - x[0]) / 2, and mirrored at the end).
  * order is 3 or 5 for centered, and ignored (pass 3) otherwise; edge is used by centered only.
- * The adjoint is the exact transpose. dtype: any of the four. Collective on comm.
+ * The adjoint is the exact transpose. dtype: any of the four.
+ * @param[in]  comm       communicator
+ * @param[in]  dtype      element type
+ * @param[in]  ndim       number of dimensions of the model
+ * @param[in]  dims       global shape of the model, C order \len{ndim}
+ * @param[in]  local_rows this rank's rows along axis 0, or -1 on every rank for the default split
+ * @param[in]  axis       the axis (negative counts from the end)
+ * @param[in]  sampling   sampling step
+ * @param[in]  kind       forward, backward or centered
+ * @param[in]  order      3 or 5 for centered; ignored (pass 3) otherwise
+ * @param[in]  edge       1: one-sided differences at the ends (centered only); 0: zero rows
+ * @param[out] out        new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_first_derivative(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
                                              int64_t local_rows, int axis, double sampling, plm_deriv_kind_t kind,
@@ -1365,7 +1562,19 @@ PLM_API plm_status_t plm_op_first_derivative(plm_comm_t comm, plm_dtype_t dtype,
  * Second derivative along `axis` (MPISecondDerivative), divided by sampling^2:
  * forward x[i+2] - 2x[i+1] + x[i] (last two rows 0), backward x[i] - 2x[i-1] + x[i-2]
  * (first two rows 0), centered x[i+1] - 2x[i] + x[i-1] (end rows 0, or with edge
- * y[0] = x[0] - 2x[1] + x[2] and its mirror). Collective on comm.
+ * y[0] = x[0] - 2x[1] + x[2] and its mirror).
+ * @param[in]  comm       communicator
+ * @param[in]  dtype      element type
+ * @param[in]  ndim       number of dimensions of the model
+ * @param[in]  dims       global shape of the model, C order \len{ndim}
+ * @param[in]  local_rows this rank's rows along axis 0, or -1 on every rank for the default split
+ * @param[in]  axis       the axis (negative counts from the end)
+ * @param[in]  sampling   sampling step
+ * @param[in]  kind       forward, backward or centered
+ * @param[in]  edge       1: the edge rows above (centered only); 0: zero rows
+ * @param[out] out        new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_second_derivative(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
                                               int64_t local_rows, int axis, double sampling, plm_deriv_kind_t kind,
@@ -1376,7 +1585,21 @@ PLM_API plm_status_t plm_op_second_derivative(plm_comm_t comm, plm_dtype_t dtype
  * may be NULL (all 1). Applied in one operator: the axis-0 term writes y, the others add to
  * it in the order of axes. Any ndim works as long as axis 0, each other axis in axes and each
  * run of consecutive axes not in axes add up to at most PLM_MAX_NDIM (else
- * PLM_ERR_INVALID_ARG). Collective on comm.
+ * PLM_ERR_INVALID_ARG).
+ * @param[in]  comm       communicator
+ * @param[in]  dtype      element type
+ * @param[in]  ndim       number of dimensions of the model
+ * @param[in]  dims       global shape of the model, C order \len{ndim}
+ * @param[in]  local_rows this rank's rows along axis 0, or -1 on every rank for the default split
+ * @param[in]  naxes      number of axes
+ * @param[in]  axes       naxes distinct axes \len{naxes}
+ * @param[in]  weights    naxes weights, or NULL (all 1) \len{naxes}
+ * @param[in]  sampling   naxes sampling steps, or NULL (all 1) \len{naxes}
+ * @param[in]  kind       forward, backward or centered
+ * @param[in]  edge       as in plm_op_second_derivative()
+ * @param[out] out        new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_laplacian(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
                                       int64_t local_rows, int naxes, const int *axes, const double *weights,
@@ -1385,7 +1608,17 @@ PLM_API plm_status_t plm_op_laplacian(plm_comm_t comm, plm_dtype_t dtype, int nd
  * Gradient (MPIGradient): a stacked operator (stacked vstack) from the model to a stack of
  * ndim members, member i the first derivative along axis i with sampling[i] (sampling may be
  * NULL: all 1; kind and edge as above, order 3). Its adjoint sums the members' adjoints.
- * Collective on comm.
+ * @param[in]  comm       communicator
+ * @param[in]  dtype      element type
+ * @param[in]  ndim       number of dimensions of the model
+ * @param[in]  dims       global shape of the model, C order \len{ndim}
+ * @param[in]  local_rows this rank's rows along axis 0, or -1 on every rank for the default split
+ * @param[in]  sampling   ndim sampling steps, or NULL (all 1) \len{ndim}
+ * @param[in]  kind       forward, backward or centered
+ * @param[in]  edge       as in plm_op_first_derivative()
+ * @param[out] out        new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_gradient(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
                                      int64_t local_rows, const double *sampling, plm_deriv_kind_t kind, int edge,
@@ -1402,7 +1635,17 @@ PLM_API plm_status_t plm_op_gradient(plm_comm_t comm, plm_dtype_t dtype, int ndi
  * the grid boundary; nhalo = ndim, per axis (both sides); nhalo = 2 ndim, (minus, plus) per
  * axis. Sides facing a neighbour must agree (my plus width = the neighbour's minus width)
  * and not exceed this rank's block. The adjoint extracts the block (the core), as in
- * PyLops-MPI: it is a restriction, not the transpose of the exchange. Collective on comm.
+ * PyLops-MPI: it is a restriction, not the transpose of the exchange.
+ * @param[in]  comm  communicator
+ * @param[in]  dtype element type
+ * @param[in]  ndim  number of dimensions
+ * @param[in]  dims  global shape, C order \len{ndim}
+ * @param[in]  grid  ndim ranks per axis, or NULL (all ranks on the last axis) \len{ndim}
+ * @param[in]  nhalo 1, ndim or 2 ndim
+ * @param[in]  halo  nhalo widths of this rank, >= 0 \len{nhalo}
+ * @param[out] out   new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_halo(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims, const int *grid,
                                  int nhalo, const int64_t *halo, plm_op_t *out);
@@ -1413,8 +1656,8 @@ PLM_API plm_status_t plm_op_halo(plm_comm_t comm, plm_dtype_t dtype, int ndim, c
 
 /** MatrixMult kinds: PyLops-MPI's kind="block" and kind="summa". */
 typedef enum plm_matmul_kind {
-    PLM_MATMUL_BLOCK = 0,
-    PLM_MATMUL_SUMMA = 1,
+    PLM_MATMUL_BLOCK = 0, /**< kind="block": A split by rows, X and Y by columns */
+    PLM_MATMUL_SUMMA = 1, /**< kind="summa": A, X and Y split in 2-D blocks (SUMMA) */
     PLM_MATMUL_FORCE_INT32 = 0x7fffffff /**< not a value: keeps the enum 32 bits wide */
 } plm_matmul_kind_t;
 
@@ -1433,7 +1676,19 @@ typedef enum plm_matmul_kind {
  * rows and column block row of m split in grid_rows (X is held by the grid_cols ranks of a
  * grid row alike). PLM_ERR_INVALID_ARG for an unknown kind, nranks < 1, a rank outside
  * 0..nranks-1, a grid_rows neither 0 nor a divisor of nranks, or a negative size.
- * Not collective.
+ * @param[in]  kind      block or SUMMA
+ * @param[in]  nranks    number of ranks
+ * @param[in]  rank      the rank asked about, 0..nranks-1
+ * @param[in]  grid_rows rows of the process grid, or 0 to pick
+ * @param[in]  n         rows of A and Y
+ * @param[in]  k         columns of A, rows of X
+ * @param[in]  m         columns of X and Y
+ * @param[out] grid      {grid_rows, grid_cols, row, col}; may be NULL
+ * @param[out] a         {row_begin, row_end, col_begin, col_end} of the block of A; may be NULL
+ * @param[out] x         {row_begin, row_end, col_begin, col_end} of the block of X; may be NULL
+ * @param[out] y         {row_begin, row_end, col_begin, col_end} of the block of Y; may be NULL
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_matmul_blocks(plm_matmul_kind_t kind, int nranks, int rank, int grid_rows, int64_t n,
                                        int64_t k, int64_t m, int grid[4], int64_t a[4], int64_t x[4], int64_t y[4]);
@@ -1450,39 +1705,91 @@ PLM_API plm_status_t plm_matmul_blocks(plm_matmul_kind_t kind, int nranks, int r
  *   grid row; the adjoint reduces along it. X and Y are replicated across a grid row, so
  *   domain and range carry the mask {col of each rank}: reductions (dot, norms, solvers)
  *   count one copy. Inputs must hold equal copies (the results do).
- * Collective on comm.
- * @param[in] a       this rank's block of A, host memory (NULL with a_bytes 0 where it is empty)
- * @param[in] a_bytes must equal the block's element count * plm_dtype_size(dtype)
- *                    (PLM_ERR_INVALID_ARG on every rank otherwise)
+ * @param[in]  comm      communicator
+ * @param[in]  kind      block or SUMMA
+ * @param[in]  grid_rows rows of the process grid, or 0 to pick (plm_matmul_blocks())
+ * @param[in]  dtype     element type
+ * @param[in]  n         rows of A and Y
+ * @param[in]  k         columns of A, rows of X
+ * @param[in]  m         columns of X and Y
+ * @param[in]  a         this rank's block of A, host memory (NULL with a_bytes 0 where it is
+ *                       empty) \mem{host}
+ * @param[in]  a_bytes   must equal the block's element count * plm_dtype_size(dtype)
+ *                       (PLM_ERR_INVALID_ARG on every rank otherwise)
+ * @param[out] out       new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_matrix_mult(plm_comm_t comm, plm_matmul_kind_t kind, int grid_rows, plm_dtype_t dtype,
                                         int64_t n, int64_t k, int64_t m, const void *a, int64_t a_bytes,
                                         plm_op_t *out);
 
-/** Release an operator handle; *op = NULL. Parts held by composites live on. Not collective. */
+/** Release an operator handle. Parts held by composites live on.
+ *  @param[in,out] op address of the handle; set to NULL
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_destroy(plm_op_t *op);
 /** Local: the matrix shape. Distributed: the global sizes of range (rows) and domain (cols).
- *  Not collective. */
+ *  @param[in]  op   the operator
+ *  @param[out] rows number of rows
+ *  @param[out] cols number of columns
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_shape(plm_const_op_t op, int64_t *rows, int64_t *cols);
+/** Element type of the operator.
+ *  @param[in]  op    the operator
+ *  @param[out] dtype the element type
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_dtype(plm_const_op_t op, plm_dtype_t *dtype);
-/** *is_local = 1 for a local building block, 0 for a distributed operator. Not collective. */
+/** Whether op is a local building block or a distributed operator.
+ *  @param[in]  op       the operator
+ *  @param[out] is_local 1 for a local building block, 0 for a distributed operator
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_is_local(plm_const_op_t op, int *is_local);
 /**
  * Whether applying op to arrays in `memory` computes there with no host copy of the data
  * (*native = 1): every operator of the library does, on host and device memory alike; only a
  * callback operator declared for the other memory space (plm_op_callback() on device arrays,
  * plm_op_callback_device() on host arrays), or a composite holding one, stages its data
- * (*native = 0). Not collective.
+ * (*native = 0).
+ * @param[in]  op     the operator
+ * @param[in]  memory memory space of the arrays
+ * @param[out] native 1 or 0
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_op_native(plm_const_op_t op, plm_memory_t memory, int *native);
-/** The layouts of x and of y = Op x (new handles: release with plm_layout_destroy); make
- *  arrays on them with plm_array_create_from_layout(). Plain distributed operators only
- *  (stacked ones: plm_op_domain_part). Not collective. */
+/* plm_op_domain(), plm_op_range(): the layouts of x and of y = Op x. */
+/** The layout of x in y = Op x; make arrays on it with plm_array_create_from_layout().
+ *  Plain distributed operators only (stacked ones: plm_op_domain_part()).
+ *  @param[in]  op     the operator
+ *  @param[out] domain new handle; release with plm_layout_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_domain(plm_const_op_t op, plm_layout_t *domain);
+/** The layout of y in y = Op x; make arrays on it with plm_array_create_from_layout().
+ *  Plain distributed operators only (stacked ones: plm_op_range_part()).
+ *  @param[in]  op    the operator
+ *  @param[out] range new handle; release with plm_layout_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_range(plm_const_op_t op, plm_layout_t *range);
 
-/** New arrays of the operator's dtype on its domain / range (uninitialised). Not collective. */
+/** New array of the operator's dtype on its domain (uninitialised).
+ *  @param[in]  op     the operator
+ *  @param[in]  memory memory space of the array
+ *  @param[out] x      new array; destroy with plm_array_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_new_domain_array(plm_const_op_t op, plm_memory_t memory, plm_array_t *x);
+/** New array of the operator's dtype on its range (uninitialised).
+ *  @param[in]  op     the operator
+ *  @param[in]  memory memory space of the array
+ *  @param[out] y      new array; destroy with plm_array_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_new_range_array(plm_const_op_t op, plm_memory_t memory, plm_array_t *y);
 
 /**
@@ -1492,23 +1799,49 @@ PLM_API plm_status_t plm_op_new_range_array(plm_const_op_t op, plm_memory_t memo
  * communicator's device backend, all on the communicator's stream; see plm_op_native()). Its
  * scratch is made at the first apply in a memory space and reused by the next ones of the
  * same handle (another thread applying at the same time gets its own). Arrays in a mix of
- * host and device memory: the device ones are copied to host twins and back. Collective on
- * the operator's communicator.
+ * host and device memory: the device ones are copied to host twins and back.
+ * @param[in]  op the operator
+ * @param[in]  x  array on the domain
+ * @param[out] y  array on the range; receives Op x
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{op}
  */
 PLM_API plm_status_t plm_op_apply(plm_const_op_t op, plm_const_array_t x, plm_array_t y);
-/** x = Op^H y: y on the range, x on the domain. Collective. */
+/** x = Op^H y: y on the range, x on the domain (as plm_op_apply()).
+ *  @param[in]  op the operator
+ *  @param[in]  y  array on the range
+ *  @param[out] x  array on the domain; receives Op^H y
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{op} */
 PLM_API plm_status_t plm_op_apply_adjoint(plm_const_op_t op, plm_const_array_t y, plm_array_t x);
 /** plm_op_apply() on stacks: member i of x on domain part i, of y on range part i (any
- *  distributed operator; a plain one takes stacks of one member). Collective. */
+ *  distributed operator; a plain one takes stacks of one member).
+ *  @param[in]  op the operator
+ *  @param[in]  x  stack on the domain
+ *  @param[out] y  stack on the range; receives Op x
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{op} */
 PLM_API plm_status_t plm_op_apply_stacked(plm_const_op_t op, plm_const_stacked_t x, plm_stacked_t y);
+/** plm_op_apply_adjoint() on stacks: member i of y on range part i, of x on domain part i.
+ *  @param[in]  op the operator
+ *  @param[in]  y  stack on the range
+ *  @param[out] x  stack on the domain; receives Op^H y
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{op} */
 PLM_API plm_status_t plm_op_apply_adjoint_stacked(plm_const_op_t op, plm_const_stacked_t y, plm_stacked_t x);
 
 /**
  * Dot test: with u on the domain and v on the range filled with pseudo-random values (the
  * same for every rank count; on a masked layout by index within the mask group, so data
  * replicated across groups are equal), compares yy = (Op u)^H v with xx = u^H (Op^H v);
- * *passed = |xx - yy| <= rtol max(|xx|, |yy|). Collective.
- * @param[out] yy, xx  two doubles each (re, im); may be NULL
+ * *passed = |xx - yy| <= rtol max(|xx|, |yy|).
+ * @param[in]  op     the operator
+ * @param[in]  rtol   relative tolerance
+ * @param[out] passed 1 or 0
+ * @param[out] yy     (Op u)^H v as two doubles (re, im); may be NULL \len{2}
+ * @param[out] xx     u^H (Op^H v) as two doubles (re, im); may be NULL \len{2}
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{op}
  */
 PLM_API plm_status_t plm_op_dottest(plm_const_op_t op, double rtol, int *passed, double *yy, double *xx);
 
