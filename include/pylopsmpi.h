@@ -993,9 +993,9 @@ PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y);
 /**
  * Global dot product: sum x_i y_i (conjugate = 0, PyLops-MPI's dot) or sum conj(x_i) y_i
  * (conjugate = 1, vdot), reduced over the caller's mask group (the whole comm without a
- * mask). BROADCAST arrays count each element once. Collective on all of the communicator,
- * even with a mask: conjugate must be equal on every rank; y may be NULL on a rank (an error
- * on all). The ranks' partial sums are combined in double, in the one reduction that also
+ * mask). BROADCAST arrays count each element once. Every rank of the communicator takes
+ * part, even with a mask: conjugate must be equal on every rank; y may be NULL on a rank (an
+ * error on all). The ranks' partial sums are combined in double, in the one reduction that also
  * carries the agreement.
  * @param[in]  x         first operand
  * @param[in]  y         second operand
@@ -1015,7 +1015,7 @@ PLM_API plm_status_t plm_array_dot(plm_const_array_t x, plm_const_array_t y, int
  * 0: number of non-zeros; any other p: (sum |x|^p)^(1/p). NaN ord: PLM_ERR_INVALID_ARG.
  * NaN data give NaN on every rank of the group for every ord but 0 (also INFINITY and
  * -INFINITY); ord 0 counts a NaN as a non-zero, as numpy.count_nonzero does.
- * Collective on the whole communicator: ord must be equal on every rank.
+ * ord must be equal on every rank.
  * @param[in]  x      the array
  * @param[in]  ord    order of the norm
  * @param[out] result the norm, host memory
@@ -1029,7 +1029,7 @@ PLM_API plm_status_t plm_array_norm(plm_const_array_t x, double ord, double *res
  * elements, float64, in host memory) and is the same on every rank. Along the distributed axis the partial
  * norms are reduced over the mask group; along another axis each rank's block is computed
  * locally and gathered over the whole communicator (BROADCAST arrays: computed locally).
- * Collective on the whole communicator: ord and axis must be equal on every rank.
+ * ord and axis must be equal on every rank.
  * @param[in]  x     the array
  * @param[in]  ord   order of the norm (as in plm_array_norm())
  * @param[in]  axis  the axis the norm runs along
@@ -1046,7 +1046,8 @@ PLM_API plm_status_t plm_array_norm_axis(plm_const_array_t x, double ord, int ax
  * Gather the global array on every rank into out (C order). masked = 1 gathers only the
  * caller's mask group, in group rank order (its global shape along the axis is the group's
  * sum). BROADCAST kinds copy locally.
- * Collective on the whole communicator (also when masked): masked must be equal on every rank.
+ * Every rank of the communicator takes part, also when masked: masked must be equal on every
+ * rank.
  * @param[in]  x         the array
  * @param[in]  masked    1: gather the caller's mask group only; 0: the whole array
  * @param[out] out       the gathered elements, in the array's memory space \mem{array}
@@ -1076,7 +1077,7 @@ PLM_API plm_status_t plm_array_set_global(plm_array_t x, const void *global, int
  * Gather the global array (global shape, C order) on `root` only - PETSc's scatter-to-zero -
  * so no other rank holds more than its block. Point-to-point to the root through the
  * communication layer. BROADCAST kinds: the root copies its own data.
- * Collective on the whole communicator: root must be equal on every rank.
+ * root must be equal on every rank.
  * @param[in]  x         the array
  * @param[in]  root      0..size-1
  * @param[out] out       on root: the global array in **host memory** (also for device
@@ -1091,7 +1092,7 @@ PLM_API plm_status_t plm_array_gather_to(plm_const_array_t x, int root, void *ou
 /**
  * Set the array from a global array (global shape, C order) that only `root` holds: each
  * rank receives its block from the root. BROADCAST kinds: the root's array is broadcast.
- * Collective on the whole communicator: root must be equal on every rank.
+ * root must be equal on every rank.
  * @param[in,out] x            the array
  * @param[in]     root         0..size-1
  * @param[in]     global       on root: the global array in **host memory** (also for device
