@@ -68,6 +68,9 @@
 
 #include "pylopsmpi_version.h"
 
+/** @def PLM_API
+ *  Marks a function exported by the shared library (dllexport/dllimport on Windows, default
+ *  visibility elsewhere). */
 #if defined(_WIN32)
 #  if defined(PLM_BUILDING_LIBRARY)
 #    define PLM_API __declspec(dllexport)
@@ -90,25 +93,26 @@ extern "C" {
 
 /** Result of every call. Values are explicit and append-only. */
 typedef enum plm_status {
-    PLM_SUCCESS = 0,
+    PLM_SUCCESS = 0,                 /**< the call succeeded */
     PLM_ERR_INVALID_ARG = 1,         /**< a NULL pointer, an out-of-range value, a bad handle */
-    PLM_ERR_OUT_OF_MEMORY = 2,
+    PLM_ERR_OUT_OF_MEMORY = 2,       /**< an allocation failed */
     PLM_ERR_NOT_SUPPORTED = 3,       /**< valid request that this build or operation cannot do */
     PLM_ERR_BACKEND_UNAVAILABLE = 4, /**< the memory space or backend is not in this build/machine */
     PLM_ERR_MPI = 5,                 /**< an MPI call failed; the message holds MPI_Error_string */
-    PLM_ERR_CUDA = 6,
-    PLM_ERR_NCCL = 7,
+    PLM_ERR_CUDA = 6,                /**< a CUDA call failed */
+    PLM_ERR_NCCL = 7,                /**< an NCCL call failed */
     PLM_ERR_SIZE_MISMATCH = 8,       /**< shapes, local shapes, partitions, masks or lengths differ */
     PLM_ERR_NOT_CONVERGED = 9,       /**< a solver stopped without meeting its tolerance */
-    PLM_ERR_INTERNAL = 10,
+    PLM_ERR_INTERNAL = 10,           /**< an internal error of the library */
     PLM_ERR_DTYPE_MISMATCH = 11,     /**< operands have dtypes that cannot be combined */
     PLM_ERR_CALLBACK = 12,           /**< a user callback returned non-zero */
     PLM_STATUS_FORCE_INT32 = 0x7fffffff /**< not a status: keeps the enum 32 bits wide */
 } plm_status_t;
 
 /**
- * Static English name of a status ("PLM_ERR_MPI: MPI call failed"). Never NULL. Not collective.
+ * Static English name of a status ("PLM_ERR_MPI: MPI call failed").
  * @param[in] status any value
+ * @returns the static string; never NULL
  * \notcollective
  */
 PLM_API const char *plm_status_string(plm_status_t status);
@@ -117,22 +121,26 @@ PLM_API const char *plm_status_string(plm_status_t status);
  * Message of the last failed call on this thread: the root cause, as written by the first
  * check that failed inside that call, with file:line. Empty string if no call failed since
  * plm_clear_last_error(). The buffer is thread-local and owned by the library; it stays
- * valid until the next failing call on this thread. Not collective.
+ * valid until the next failing call on this thread.
+ * @returns the message; never NULL
  * \notcollective
  */
 PLM_API const char *plm_last_error(void);
 
 /**
  * plm_last_error() copied into a caller's buffer, for languages that cannot read a C string
- * the library owns. Not collective.
+ * the library owns.
  * @param[out] buf    NULL (with size 0) to ask the length only, or size bytes of host memory
  *                    that receive the message, NUL-terminated and truncated to fit
+ *                    \mem{host} \len{size}
  * @param[in]  size   bytes at buf (0 when buf is NULL)
  * @param[out] length NULL, or the message's full length in bytes, without the NUL
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_last_error_copy(char *buf, int64_t size, int64_t *length);
 
-/** Forget the recorded error of this thread. Not collective. \notcollective */
+/** Forget the recorded error of this thread. \notcollective */
 PLM_API void plm_clear_last_error(void);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -140,27 +148,40 @@ PLM_API void plm_clear_last_error(void);
 /* ------------------------------------------------------------------------------------------ */
 
 /**
- * Run-time version numbers of the library (not of the header). Not collective.
- * @param[out] major, minor, patch  each may be NULL
+ * Run-time version numbers of the library (not of the header).
+ * @param[out] major major version; may be NULL
+ * @param[out] minor minor version; may be NULL
+ * @param[out] patch patch version; may be NULL
+ * @returns PLM_SUCCESS
+ * \notcollective
  */
 PLM_API plm_status_t plm_version(int *major, int *minor, int *patch);
 
-/** Static version string of the library, "major.minor.patch". Not collective. Never NULL. */
+/** Static version string of the library, "major.minor.patch".
+ *  @returns the static string; never NULL
+ *  \notcollective */
 PLM_API const char *plm_version_string(void);
 
-/** Static commit hash the library was built from, or "unknown". Not collective. Never NULL. */
+/** Static commit hash the library was built from, or "unknown".
+ *  @returns the static string; never NULL
+ *  \notcollective */
 PLM_API const char *plm_git_hash(void);
 
 /**
  * Check that a header (or a binding generated from the API description) of version
  * major.minor can use this library. While in 0.x every minor may break the ABI, so both must
  * match; from 1.0 on, only the major.
- * @returns PLM_SUCCESS, or PLM_ERR_NOT_SUPPORTED with a message. Not collective.
+ * @param[in] major major version of the header or binding
+ * @param[in] minor minor version of the header or binding
+ * @returns PLM_SUCCESS, or PLM_ERR_NOT_SUPPORTED with a message
+ * \notcollective
  */
 PLM_API plm_status_t plm_check_version(int major, int minor);
 
 /** plm_check_version() with the version of the header being compiled (a C convenience;
- *  bindings call plm_check_version() with the version their API description records). */
+ *  bindings call plm_check_version() with the version their API description records).
+ *  @returns as plm_check_version()
+ *  \notcollective */
 static inline plm_status_t plm_check_header_version(void)
 {
     return plm_check_version(PLM_VERSION_MAJOR, PLM_VERSION_MINOR);
@@ -172,8 +193,8 @@ static inline plm_status_t plm_check_header_version(void)
 
 /** Element types of arrays. */
 typedef enum plm_dtype {
-    PLM_FLOAT32 = 0,
-    PLM_FLOAT64 = 1,
+    PLM_FLOAT32 = 0,    /**< float (32-bit IEEE 754) */
+    PLM_FLOAT64 = 1,    /**< double (64-bit IEEE 754) */
     PLM_COMPLEX64 = 2,  /**< two float32, real then imaginary (C99 float _Complex layout) */
     PLM_COMPLEX128 = 3, /**< two float64, real then imaginary (C99 double _Complex layout) */
     PLM_DTYPE_FORCE_INT32 = 0x7fffffff /**< not a dtype: keeps the enum 32 bits wide */
@@ -181,7 +202,7 @@ typedef enum plm_dtype {
 
 /** Where an array's local data lives. */
 typedef enum plm_memory {
-    PLM_MEMORY_HOST = 0,
+    PLM_MEMORY_HOST = 0,   /**< host memory */
     PLM_MEMORY_DEVICE = 1, /**< CUDA device memory; PLM_ERR_BACKEND_UNAVAILABLE in host-only builds and
                                where no CUDA device is visible (plm_memory_available()) */
     PLM_MEMORY_FORCE_INT32 = 0x7fffffff /**< not a memory space: keeps the enum 32 bits wide */
@@ -218,36 +239,49 @@ typedef enum plm_cuda_aware_source {
 /**
  * Is a backend compiled in and usable on this machine? PLM_BACKEND_MPI_HOST is always
  * available; the device backends need a CUDA build (NCCL: an NCCL build) and a visible CUDA
- * device. plm_backend_compiled() says what is compiled in. Not collective.
+ * device. plm_backend_compiled() says what is compiled in.
  * @param[in]  backend a plm_backend_t other than PLM_BACKEND_AUTO
  * @param[out] yes     1 if available, else 0
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_backend_available(plm_backend_t backend, int *yes);
 
 /**
  * Can arrays live in this memory space in this process? PLM_MEMORY_HOST: always;
- * PLM_MEMORY_DEVICE: a CUDA build and at least one visible CUDA device. Not collective.
+ * PLM_MEMORY_DEVICE: a CUDA build and at least one visible CUDA device.
  * @param[in]  memory a plm_memory_t
  * @param[out] yes    1 if available, else 0
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_memory_available(plm_memory_t memory, int *yes);
 
 /**
  * Is a backend compiled into this library (whether or not this machine can run it)?
- * Not collective.
  * @param[in]  backend a plm_backend_t other than PLM_BACKEND_AUTO
  * @param[out] yes     1 if compiled in, else 0
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_backend_compiled(plm_backend_t backend, int *yes);
 
-/** Static lower-case name of a backend ("mpi_host", ...), or "invalid". Not collective. */
+/** Static lower-case name of a backend ("mpi_host", ...), or "invalid".
+ *  @param[in] backend any value
+ *  @returns the static string; never NULL
+ *  \notcollective */
 PLM_API const char *plm_backend_name(plm_backend_t backend);
 
-/** Size in bytes of one element of a dtype, or 0 for an invalid dtype. Not collective. */
+/** Size in bytes of one element of a dtype.
+ *  @param[in] dtype any value
+ *  @returns the size in bytes, or 0 for an invalid dtype
+ *  \notcollective */
 PLM_API int64_t plm_dtype_size(plm_dtype_t dtype);
 
 /** PLM_MAX_NDIM, the largest number of dimensions of an array, for languages without C
- *  macros. Not collective. */
+ *  macros.
+ *  @returns PLM_MAX_NDIM
+ *  \notcollective */
 PLM_API int plm_max_ndim(void);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -255,19 +289,20 @@ PLM_API int plm_max_ndim(void);
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct plm_comm_s *plm_comm_t;                     /**< communicator */
-typedef const struct plm_comm_s *plm_const_comm_t;
+typedef const struct plm_comm_s *plm_const_comm_t;         /**< communicator, read-only */
 typedef struct plm_layout_s *plm_layout_t;                 /**< how a global array is split over ranks */
-typedef const struct plm_layout_s *plm_const_layout_t;
+typedef const struct plm_layout_s *plm_const_layout_t;     /**< layout, read-only */
 typedef struct plm_array_s *plm_array_t;                   /**< distributed array */
-typedef const struct plm_array_s *plm_const_array_t;
+typedef const struct plm_array_s *plm_const_array_t;       /**< distributed array, read-only */
 typedef struct plm_stacked_s *plm_stacked_t;               /**< stack of distributed arrays */
-typedef const struct plm_stacked_s *plm_const_stacked_t;
+typedef const struct plm_stacked_s *plm_const_stacked_t;   /**< stack of distributed arrays, read-only */
 typedef struct plm_op_s *plm_op_t;                         /**< linear operator */
-typedef const struct plm_op_s *plm_const_op_t;
+typedef const struct plm_op_s *plm_const_op_t;             /**< linear operator, read-only */
 typedef struct plm_solver_info_s *plm_solver_info_t;       /**< what a solver reports */
-typedef const struct plm_solver_info_s *plm_const_solver_info_t;
+typedef const struct plm_solver_info_s *plm_const_solver_info_t; /**< solver report, read-only */
 typedef struct plm_comm_config_s *plm_comm_config_t;       /**< options of plm_comm_create() */
-typedef const struct plm_comm_config_s *plm_const_comm_config_t;
+typedef const struct plm_comm_config_s *plm_const_comm_config_t; /**< options, read-only */
+/** The null value of every handle type. */
 #define PLM_NULL_HANDLE NULL
 
 /* ------------------------------------------------------------------------------------------ */
@@ -278,39 +313,64 @@ typedef const struct plm_comm_config_s *plm_const_comm_config_t;
  * New options object for plm_comm_create(), holding the defaults: backend PLM_BACKEND_AUTO,
  * cuda_aware -1 (detect), device -1 (node-local rank modulo the devices), no stream and no
  * NCCL communicator. Change them with the setters below; an object may serve any number of
- * plm_comm_create() calls. Not collective.
+ * plm_comm_create() calls.
  * @param[out] out new object; destroy with plm_comm_config_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_config_create(plm_comm_config_t *out);
 
-/** Destroy an options object (communicators made with it keep their settings). Not collective. */
+/** Destroy an options object (communicators made with it keep their settings).
+ *  @param[in,out] config address of the handle; set to NULL
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_comm_config_destroy(plm_comm_config_t *config);
 
 /**
  * Backend to force for device memory: PLM_BACKEND_AUTO (the default: the policy of
  * docs/gpu.md), PLM_BACKEND_MPI_CUDA_AWARE, PLM_BACKEND_MPI_STAGED or PLM_BACKEND_NCCL
  * (PLM_BACKEND_MPI_HOST is PLM_ERR_INVALID_ARG: host memory always uses it). Whether it is
- * available is checked at plm_comm_create(). Not collective.
+ * available is checked at plm_comm_create().
+ * @param[in] config  options object
+ * @param[in] backend the backend
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_config_set_backend(plm_comm_config_t config, plm_backend_t backend);
 
-/** Whether MPI is CUDA-aware: -1 detect (PYLOPS_MPI_CUDA_AWARE, then the MPI vendor query;
- *  the default), 0 no, 1 yes. Not collective. */
+/** Whether MPI is CUDA-aware.
+ *  @param[in] config     options object
+ *  @param[in] cuda_aware -1 detect (PYLOPS_MPI_CUDA_AWARE, then the MPI vendor query; the
+ *                        default), 0 no, 1 yes
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_comm_config_set_cuda_aware(plm_comm_config_t config, int cuda_aware);
 
-/** CUDA device ordinal for the communicator's device work, or -1 (the default) for the
- *  node-local rank modulo the visible devices. Not collective. */
+/** CUDA device for the communicator's device work.
+ *  @param[in] config options object
+ *  @param[in] device CUDA device ordinal, or -1 (the default) for the node-local rank modulo
+ *                    the visible devices
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_comm_config_set_device(plm_comm_config_t config, int device);
 
-/** cudaStream_t for device work (borrowed: it must outlive the communicators made with it),
- *  or NULL (the default) for one the library creates. Not collective. */
+/** Stream for device work.
+ *  @param[in] config options object
+ *  @param[in] stream a cudaStream_t (borrowed: it must outlive the communicators made with
+ *                    it), or NULL (the default) for one the library creates \opaque
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_comm_config_set_stream(plm_comm_config_t config, void *stream);
 
 /**
- * ncclComm_t to attach (borrowed: it must outlive the communicators made with it; over exactly
- * the communicator's ranks in its order), or NULL (the default). With backend
- * PLM_BACKEND_NCCL and no NCCL communicator, the library creates one (an ncclUniqueId sent
- * over MPI). Not collective.
+ * NCCL communicator to attach. With backend PLM_BACKEND_NCCL and no NCCL communicator, the
+ * library creates one (an ncclUniqueId sent over MPI).
+ * @param[in] config    options object
+ * @param[in] nccl_comm an ncclComm_t (borrowed: it must outlive the communicators made with
+ *                      it; over exactly the communicator's ranks in its order), or NULL (the
+ *                      default) \opaque
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_config_set_nccl_comm(plm_comm_config_t config, void *nccl_comm);
 
@@ -319,23 +379,30 @@ PLM_API plm_status_t plm_comm_config_set_nccl_comm(plm_comm_config_t config, voi
  * frees its own). Errors on the duplicate return instead of aborting. A NULL out or a bad
  * config on one rank fails every rank. MPI_COMM_NULL, an inter-communicator or a handle MPI
  * does not know is PLM_ERR_INVALID_ARG on the ranks that passed it (locally: there is no
- * communicator to agree on). Collective on mpi_comm.
+ * communicator to agree on).
  * @param[in]  mpi_comm any intra-communicator
  * @param[in]  config   options (plm_comm_config_create()), or NULL for the defaults
  * @param[out] out      new communicator; free with plm_comm_destroy() before MPI_Finalize
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{mpi_comm}
  */
 PLM_API plm_status_t plm_comm_create(MPI_Comm mpi_comm, plm_const_comm_config_t config, plm_comm_t *out);
 
-/** plm_comm_create() from a Fortran handle (Fortran's MPI_Comm%MPI_VAL or integer handle,
- *  mpi4py's comm.py2f()): the way languages other than C pass a communicator. A handle MPI
- *  does not know is PLM_ERR_INVALID_ARG (locally), never an abort. Collective. */
+/** plm_comm_create() from a Fortran handle: the way languages other than C pass a
+ *  communicator. A handle MPI does not know is PLM_ERR_INVALID_ARG (locally), never an abort.
+ *  @param[in]  mpi_comm Fortran handle of an intra-communicator (Fortran's MPI_Comm%MPI_VAL or
+ *                       integer handle, mpi4py's comm.py2f())
+ *  @param[in]  config   options (plm_comm_config_create()), or NULL for the defaults
+ *  @param[out] out      new communicator; free with plm_comm_destroy() before MPI_Finalize
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{mpi_comm} */
 PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, plm_const_comm_config_t config, plm_comm_t *out);
 
 /**
  * Destroy a communicator. Arrays, layouts and operators created on it keep it alive until
  * they are destroyed; the MPI duplicate and the cached mask-group communicators are freed
  * with the last of them (here, when nothing else holds it - destroy those first to free MPI
- * state in this collective call). Collective on comm (it frees MPI communicators) but with no
+ * state in this collective call). Collective because it frees MPI communicators, but with no
  * agreement step: destroy is NULL-safe, and a rank passing NULL returns at once.
  * Where comm uses NCCL, freeing it is a collective teardown: the ranks meet in one small
  * reduction on comm's MPI communicator, then close their NCCL communicators in one order
@@ -344,22 +411,25 @@ PLM_API plm_status_t plm_comm_create_f(MPI_Fint mpi_comm, plm_const_comm_config_
  * the ranks did not all arrive within PYLOPS_MPI_NCCL_TIMEOUT seconds. It never hangs; a rank
  * that never frees comm makes the others wait that long.
  * @param[in,out] comm address of the handle; set to NULL
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \collective{comm}
  */
 PLM_API plm_status_t plm_comm_destroy(plm_comm_t *comm);
 
 /**
- * Rank of the caller in comm. Not collective.
+ * Rank of the caller in comm.
  * @param[in]  comm communicator
  * @param[out] rank 0..size-1
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \notcollective
  */
 PLM_API plm_status_t plm_comm_rank(plm_const_comm_t comm, int *rank);
 
 /**
- * Number of ranks of comm. Not collective.
+ * Number of ranks of comm.
  * @param[in]  comm communicator
  * @param[out] size number of ranks
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \notcollective
  */
 PLM_API plm_status_t plm_comm_size(plm_const_comm_t comm, int *size);
@@ -368,34 +438,42 @@ PLM_API plm_status_t plm_comm_size(plm_const_comm_t comm, int *size);
  * The library's duplicated MPI communicator (borrowed: do not free; valid while comm lives).
  * Use it for queries (rank, size, groups) only: the library's own traffic runs on it, so
  * user messages on it could match the library's. For your own traffic, MPI_Comm_dup it.
- * Not collective.
+ * @param[in]  comm     communicator
+ * @param[out] mpi_comm the duplicated MPI communicator (borrowed)
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_mpi(plm_const_comm_t comm, MPI_Comm *mpi_comm);
 
 /** plm_comm_get_mpi() as a Fortran handle (MPI_Comm_c2f; mpi4py's MPI.Comm.f2py()), the
- *  round trip of plm_comm_create_f(). Borrowed likewise. Not collective. */
+ *  round trip of plm_comm_create_f(). Borrowed likewise.
+ *  @param[in]  comm     communicator
+ *  @param[out] mpi_comm Fortran handle of the duplicated MPI communicator (borrowed)
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_comm_get_mpi_f(plm_const_comm_t comm, MPI_Fint *mpi_comm);
 
 /**
  * Split into sub-communicators: ranks with equal color form one, ordered by key then rank.
  * The result inherits comm's configuration (not a stream the library created for comm: it
  * gets its own); where comm uses NCCL, each part gets an NCCL communicator of its own, made
- * here, and a failure there fails every rank of comm. Collective on comm.
+ * here, and a failure there fails every rank of comm.
  * @param[in]  comm  communicator to split
  * @param[in]  color non-negative group id
  * @param[in]  key   order within the group
  * @param[out] out   the caller's group
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \collective{comm}
  */
 PLM_API plm_status_t plm_comm_split(plm_comm_t comm, int color, int key, plm_comm_t *out);
 
 /**
  * Backend that the selection policy picks for buffers in a memory space on comm.
- * Returns PLM_ERR_BACKEND_UNAVAILABLE (and *backend = the choice) when that backend is not
- * in this build. Not collective.
  * @param[in]  comm    communicator
  * @param[in]  memory  memory space of the buffers
  * @param[out] backend the policy's choice
+ * @returns PLM_SUCCESS, or PLM_ERR_BACKEND_UNAVAILABLE (and *backend = the choice) when that
+ *          backend is not in this build, or another error status (plm_last_error())
  * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t memory, plm_backend_t *backend);
@@ -405,10 +483,11 @@ PLM_API plm_status_t plm_comm_get_backend(plm_const_comm_t comm, plm_memory_t me
  * PYLOPS_MPI_CUDA_AWARE=0|1, then the MPI vendor query, else no). The decision is agreed
  * at plm_comm_create(): when ranks decide differently (say the environment variable is set
  * on one rank only), every rank takes "not CUDA-aware" and reports
- * PLM_CUDA_AWARE_FROM_AGREEMENT, so all ranks always use the same backend. Not collective.
+ * PLM_CUDA_AWARE_FROM_AGREEMENT, so all ranks always use the same backend.
  * @param[in]  comm   communicator
  * @param[out] yes    1 or 0
- * @param[out] source may be NULL
+ * @param[out] source what decided it; may be NULL
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_cuda_aware(plm_const_comm_t comm, int *yes, plm_cuda_aware_source_t *source);
@@ -417,9 +496,10 @@ PLM_API plm_status_t plm_comm_get_cuda_aware(plm_const_comm_t comm, int *yes, pl
  * The CUDA device of this rank on comm: plm_comm_config_set_device(), else the rank's index among
  * the ranks of its node modulo the number of visible devices; -1 in host-only builds or
  * where no device is visible. Device memory of comm's arrays is allocated there, and the
- * library makes it current before device work. Not collective.
+ * library makes it current before device work.
  * @param[in]  comm   communicator
  * @param[out] device CUDA ordinal or -1
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_device(plm_const_comm_t comm, int *device);
@@ -431,11 +511,12 @@ PLM_API plm_status_t plm_comm_get_device(plm_const_comm_t comm, int *device);
  * communication of comm's device arrays are queued on this stream in call order; calls that
  * return host values (dot, norms, gather to host, plm_array_get_local_*) synchronise this
  * stream only, never the whole device. Work you queue on another stream must be ordered
- * with this one by you (events). Not collective.
+ * with this one by you (events).
  * @param[in]  comm   communicator
- * @param[out] stream the stream; NULL on failure
+ * @param[out] stream the stream (a cudaStream_t); NULL on failure
  * \notcollective
- * @returns PLM_ERR_BACKEND_UNAVAILABLE without device memory (plm_memory_available())
+ * @returns PLM_SUCCESS, or PLM_ERR_BACKEND_UNAVAILABLE without device memory
+ *          (plm_memory_available()), or another error status (plm_last_error())
  */
 PLM_API plm_status_t plm_comm_get_stream(plm_const_comm_t comm, void **stream);
 
@@ -443,10 +524,12 @@ PLM_API plm_status_t plm_comm_get_stream(plm_const_comm_t comm, void **stream);
  * Order comm's device work on stream from now on (NULL: the library's own stream). Waits for
  * the current stream's queued work first, so work queued before the switch is done before
  * work queued after it. The stream is borrowed: it must outlive its use by comm. Applies to
- * comm only, not to communicators split from it earlier. Not collective, but set the same
- * kind of stream on every rank. PLM_ERR_BACKEND_UNAVAILABLE without device memory.
+ * comm only, not to communicators split from it earlier. Set the same kind of stream on
+ * every rank.
  * @param[in] comm   communicator
  * @param[in] stream a cudaStream_t, or NULL \opaque
+ * @returns PLM_SUCCESS, or PLM_ERR_BACKEND_UNAVAILABLE without device memory, or another
+ *          error status (plm_last_error())
  * \notcollective
  */
 PLM_API plm_status_t plm_comm_set_stream(plm_comm_t comm, void *stream);
@@ -461,14 +544,17 @@ PLM_API plm_status_t plm_comm_set_stream(plm_comm_t comm, void *stream);
  * with that error (the poisoned rank carries it there, so no rank waits). Destroy the
  * communicator (plm_comm_destroy() aborts its NCCL state instead of waiting) or abort the job
  * (plm_comm_abort()). Where comm uses NCCL this also polls NCCL's asynchronous errors; one
- * poisons comm. Not collective.
+ * poisons comm.
+ * @param[in]  comm    communicator
  * @param[out] error   PLM_SUCCESS while comm is usable, else the status of the failure that
  *                     poisoned it (the first one)
  * @param[out] message NULL, or a buffer of size bytes (host memory) that receives that
  *                     failure's message, NUL-terminated and truncated to fit ("" while usable)
+ *                     \mem{host} \len{size}
  * @param[in]  size    bytes at message; ignored when message is NULL
  * @returns PLM_SUCCESS, also for a poisoned comm; PLM_ERR_INVALID_ARG for a bad handle or a NULL
  *          error
+ * \notcollective
  */
 PLM_API plm_status_t plm_comm_get_async_error(plm_const_comm_t comm, plm_status_t *error, char *message,
                                               int64_t size);
@@ -478,7 +564,7 @@ PLM_API plm_status_t plm_comm_get_async_error(plm_const_comm_t comm, plm_status_
  * failure on this rank alone) without hanging in a teardown: where comm uses NCCL, its NCCL
  * communicators (and its mask groups') are aborted first (ncclCommAbort, which never waits),
  * then MPI_Abort(errorcode) on comm's MPI communicator, which in practice ends every process
- * of the job. Does not return when it works. Not collective: one rank may call it alone.
+ * of the job. Does not return when it works.
  * @returns only on failure: PLM_ERR_INVALID_ARG for a bad handle or when MPI is not usable,
  *          PLM_ERR_MPI when MPI_Abort returns
  * @param[in] comm      communicator
@@ -501,78 +587,100 @@ PLM_API plm_status_t plm_comm_abort(plm_comm_t comm, int errorcode);
  * it (plm_array_layout()) shares it, queries need no communication, and operands with
  * the same layout object are checked in O(1). Operators describe their domain and range
  * with layouts. A mask's group communicator is made once per distinct mask and cached on
- * comm. Collective on comm: every argument but the caller's own local-shape row must be
- * equal on every rank.
- * @param[in]  nlocal, local_shapes, nmask, mask  as in plm_array_create_ex()
- * @param[out] out  new layout holding one reference; release it with plm_layout_destroy()
+ * comm. Every argument but the caller's own local-shape row must be equal on every rank.
+ * @param[in]  comm         communicator (the layout keeps a reference)
+ * @param[in]  ndim         1..PLM_MAX_NDIM
+ * @param[in]  global_shape ndim non-negative extents, C (row-major) order \len{ndim}
+ * @param[in]  axis         distributed axis, -ndim..ndim-1 (negative counts from the end)
+ * @param[in]  partition    SCATTER, BROADCAST or UNSAFE_BROADCAST
+ * @param[in]  nlocal       as in plm_array_create_ex()
+ * @param[in]  local_shapes as in plm_array_create_ex() \len{nlocal*ndim}
+ * @param[in]  nmask        as in plm_array_create_ex()
+ * @param[in]  mask         as in plm_array_create_ex() \len{nmask}
+ * @param[out] out          new layout holding one reference; release it with plm_layout_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_layout_create(plm_comm_t comm, int ndim, const int64_t *global_shape, int axis,
                                        plm_partition_t partition, int nlocal, const int64_t *local_shapes, int nmask,
                                        const int *mask, plm_layout_t *out);
 
 /**
- * Add a reference to a layout handle (each needs its own plm_layout_destroy()). Not collective.
+ * Add a reference to a layout handle (each needs its own plm_layout_destroy()).
  * @param[in] layout the layout
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \notcollective
  */
 PLM_API plm_status_t plm_layout_retain(plm_layout_t layout);
 
 /** Drop one reference and set *layout to NULL; arrays made from it keep the layout alive.
- *  NULL or *layout NULL: no-op. Not collective.
+ *  NULL or *layout NULL: no-op.
  *  @param[in,out] layout address of the handle
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_layout_destroy(plm_layout_t *layout);
 
-/* Layout queries: host memory outputs, no communication. Not collective. */
+/* Layout queries: host memory outputs, no communication; not collective. Each returns
+ * PLM_SUCCESS, or an error status (plm_last_error()). */
 /** Number of dimensions.
  *  @param[in]  layout the layout
  *  @param[out] ndim   1..PLM_MAX_NDIM
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_layout_ndim(plm_const_layout_t layout, int *ndim);
 /** Global shape.
  *  @param[in]  layout the layout
  *  @param[out] shape ndim extents \len{ndim}
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_layout_global_shape(plm_const_layout_t layout, int64_t *shape);
 /** The caller's local shape.
  *  @param[in]  layout the layout
  *  @param[out] shape ndim extents of the caller's block \len{ndim}
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_layout_local_shape(plm_const_layout_t layout, int64_t *shape);
 /** Every rank's local shape.
  *  @param[in]  layout the layout
  *  @param[out] shapes size x ndim extents, rank-major \len{size*ndim}
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_layout_local_shapes(plm_const_layout_t layout, int64_t *shapes);
 /** Number of local elements.
  *  @param[in]  layout the layout
  *  @param[out] n elements of the caller's block
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_layout_local_size(plm_const_layout_t layout, int64_t *n);
 /** Offset of the caller's block.
  *  @param[in]  layout the layout
  *  @param[out] offset global index along the axis of the caller's first entry (0 for BROADCAST kinds)
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_layout_local_offset(plm_const_layout_t layout, int64_t *offset);
 /** The distributed axis.
  *  @param[in]  layout the layout
  *  @param[out] axis the distributed axis, 0..ndim-1
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_layout_axis(plm_const_layout_t layout, int *axis);
 /** Partition.
  *  @param[in]  layout    the layout
  *  @param[out] partition the partition
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_layout_partition(plm_const_layout_t layout, plm_partition_t *partition);
 /** Mask.
  *  @param[in]  layout   the layout
  *  @param[out] has_mask 1 or 0
  *  @param[out] mask     size group ids when has_mask (may be NULL) \len{size}
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_layout_mask(plm_const_layout_t layout, int *has_mask, int *mask);
 /** The layout's communicator, lent: valid while the layout handle lives; never destroy it.
  *  @param[in]  layout the layout
  *  @param[out] comm   the communicator (borrowed)
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_layout_get_comm(plm_const_layout_t layout, plm_comm_t *comm);
 /** *equal = 1 when a and b describe the same split (global shape, axis, partition, local
@@ -580,128 +688,230 @@ PLM_API plm_status_t plm_layout_get_comm(plm_const_layout_t layout, plm_comm_t *
  *  @param[in]  a     a layout
  *  @param[in]  b     another layout
  *  @param[out] equal 1 or 0
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_layout_equal(plm_const_layout_t a, plm_const_layout_t b, int *equal);
 
 /**
- * New array on a layout, uninitialised. Not collective (the layout was agreed on when it was
- * made): an error here is the caller's alone.
+ * New array on a layout, uninitialised. Not collective because the layout was agreed on when
+ * it was made: an error here is the caller's alone.
+ * @param[in] layout     the layout (the array keeps a reference)
+ * @param[in] dtype      element type
+ * @param[in] memory     memory space of the local data
  * @param[in] user_data  NULL to allocate, or the caller's memory in `memory` as in
- *                       plm_array_create_ex()
+ *                       plm_array_create_ex() \mem{memory} \len{user_bytes}
  * @param[in] user_bytes 0 with user_data NULL; else it must equal the local size *
  *                       plm_dtype_size(dtype) (PLM_ERR_INVALID_ARG otherwise)
  * @param[out] out       new array; destroy with plm_array_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_array_create_from_layout(plm_const_layout_t layout, plm_dtype_t dtype, plm_memory_t memory,
                                                   void *user_data, int64_t user_bytes, plm_array_t *out);
 
-/** The array's layout as a new handle (one reference; release with plm_layout_destroy()).
- *  Arrays made by *_like, duplicate and plm_array_create_from_layout share it. Not collective. */
+/** The array's layout as a new handle. Arrays made by *_like, duplicate and
+ *  plm_array_create_from_layout share it.
+ *  @param[in]  x      the array
+ *  @param[out] layout new handle holding one reference; release with plm_layout_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_layout(plm_const_array_t x, plm_layout_t *layout);
 
 /**
  * Create an array with the default layout: along `axis`, rank r of P gets n/P + 1 entries if
- * r < n % P, else n/P. Data are uninitialised. Collective on comm.
+ * r < n % P, else n/P. Data are uninitialised.
  * @param[in]  comm         communicator (the array keeps a reference)
  * @param[in]  ndim         1..PLM_MAX_NDIM
- * @param[in]  global_shape ndim non-negative extents, C (row-major) order
+ * @param[in]  global_shape ndim non-negative extents, C (row-major) order \len{ndim}
  * @param[in]  axis         distributed axis, -ndim..ndim-1 (negative counts from the end)
  * @param[in]  partition    SCATTER, BROADCAST or UNSAFE_BROADCAST
  * @param[in]  dtype        element type
  * @param[in]  memory       PLM_MEMORY_HOST (device: PLM_ERR_BACKEND_UNAVAILABLE in this build)
  * @param[out] out          new array; destroy with plm_array_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_array_create(plm_comm_t comm, int ndim, const int64_t *global_shape, int axis,
                                       plm_partition_t partition, plm_dtype_t dtype, plm_memory_t memory,
                                       plm_array_t *out);
 
 /**
- * plm_array_create() with every option. Collective on comm.
+ * plm_array_create() with every option. A global shape whose element or byte count overflows
+ * 64 bits is PLM_ERR_INVALID_ARG.
+ * @param[in] comm         communicator (the array keeps a reference)
+ * @param[in] ndim         1..PLM_MAX_NDIM
+ * @param[in] global_shape ndim non-negative extents, C (row-major) order \len{ndim}
+ * @param[in] axis         distributed axis, -ndim..ndim-1 (negative counts from the end)
+ * @param[in] partition    SCATTER, BROADCAST or UNSAFE_BROADCAST
+ * @param[in] dtype        element type
+ * @param[in] memory       memory space of the local data
  * @param[in] nlocal       number of rows in local_shapes: 0 (with local_shapes NULL) for the
  *                         default split, else the comm size
  * @param[in] local_shapes nlocal x ndim extents, rank-major: rank r's local shape. Only the
  *                         caller's row is used on each rank; the rows must together give the
  *                         global shape (SCATTER: axis extents sum to it, other extents equal;
- *                         BROADCAST kinds: every row equals it).
+ *                         BROADCAST kinds: every row equals it). \len{nlocal*ndim}
  * @param[in] nmask        0 (with mask NULL) for no mask, else the comm size
  * @param[in] mask         nmask non-negative group ids, one per rank: dot, norm and masked
- *                         asarray reduce over the ranks of the caller's group
+ *                         asarray reduce over the ranks of the caller's group \len{nmask}
  * @param[in] user_data    NULL to allocate, or the caller's memory of the local size in
  *                         `memory`, wrapped without copy, aligned for the dtype's real type
  *                         (PLM_ERR_INVALID_ARG otherwise); it must outlive the array and every
  *                         stack holding it. With BROADCAST the wrapped data are not made equal
- *                         at create: write them through get/restore_local_write.
+ *                         at create: write them through get/restore_local_write. \mem{memory}
+ *                         \len{user_bytes}
  * @param[in] user_bytes   0 with user_data NULL; else it must equal this rank's local size *
  *                         plm_dtype_size(dtype) (a rank passing another makes every rank
  *                         return PLM_ERR_INVALID_ARG)
- * A global shape whose element or byte count overflows 64 bits is PLM_ERR_INVALID_ARG.
+ * @param[out] out         new array; destroy with plm_array_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_array_create_ex(plm_comm_t comm, int ndim, const int64_t *global_shape, int axis,
                                          plm_partition_t partition, plm_dtype_t dtype, plm_memory_t memory,
                                          int nlocal, const int64_t *local_shapes, int nmask, const int *mask,
                                          void *user_data, int64_t user_bytes, plm_array_t *out);
 
-/** Destroy an array (and free its data unless wrapped). Not collective. */
+/** Destroy an array (and free its data unless wrapped).
+ *  @param[in,out] array address of the handle; set to NULL
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_destroy(plm_array_t *array);
 
 /** New array with the layout (shapes, axis, partition, mask, dtype, memory) of x, all zeros.
- *  Unlike PyLops-MPI's zeros_like, the mask is kept. Not collective. */
+ *  Unlike PyLops-MPI's zeros_like, the mask is kept.
+ *  @param[in]  x   the model array
+ *  @param[out] out new array; destroy with plm_array_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_zeros_like(plm_const_array_t x, plm_array_t *out);
 
-/** New array with the layout of x, uninitialised. Not collective. */
+/** New array with the layout of x, uninitialised.
+ *  @param[in]  x   the model array
+ *  @param[out] out new array; destroy with plm_array_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_empty_like(plm_const_array_t x, plm_array_t *out);
 
-/** New array with the layout and data of x (deep copy). Not collective. */
+/** New array with the layout and data of x (deep copy).
+ *  @param[in]  x   the array to copy
+ *  @param[out] out new array; destroy with plm_array_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_duplicate(plm_const_array_t x, plm_array_t *out);
 
 /* Queries: all not collective; shapes are cached at creation. Outputs are host memory the
- * caller owns, of the size given. */
+ * caller owns, of the size given. Each returns PLM_SUCCESS, or an error status
+ * (plm_last_error()). */
 
-/** Number of dimensions. Not collective. */
+/** Number of dimensions.
+ *  @param[in]  x    the array
+ *  @param[out] ndim 1..PLM_MAX_NDIM
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_ndim(plm_const_array_t x, int *ndim);
-/** Global shape: writes ndim extents. Not collective. */
+/** Global shape.
+ *  @param[in]  x     the array
+ *  @param[out] shape ndim extents \len{ndim}
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_global_shape(plm_const_array_t x, int64_t *shape);
-/** The caller's local shape: writes ndim extents. Not collective. */
+/** The caller's local shape.
+ *  @param[in]  x     the array
+ *  @param[out] shape ndim extents of the caller's block \len{ndim}
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_local_shape(plm_const_array_t x, int64_t *shape);
-/** Every rank's local shape: writes size x ndim extents, rank-major. Not collective. */
+/** Every rank's local shape.
+ *  @param[in]  x      the array
+ *  @param[out] shapes size x ndim extents, rank-major \len{size*ndim}
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_local_shapes(plm_const_array_t x, int64_t *shapes);
-/** Number of local elements. Not collective. */
+/** Number of local elements.
+ *  @param[in]  x the array
+ *  @param[out] n elements of the caller's block
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_local_size(plm_const_array_t x, int64_t *n);
-/** Global index along the distributed axis of the caller's first local entry (0 unless
- *  SCATTER). Not collective. */
+/** Offset of the caller's block.
+ *  @param[in]  x      the array
+ *  @param[out] offset global index along the distributed axis of the caller's first local
+ *                     entry (0 unless SCATTER)
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_local_offset(plm_const_array_t x, int64_t *offset);
-/** Distributed axis, in 0..ndim-1. Not collective. */
+/** The distributed axis.
+ *  @param[in]  x    the array
+ *  @param[out] axis the distributed axis, 0..ndim-1
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_axis(plm_const_array_t x, int *axis);
-/** Partition. Not collective. */
+/** Partition.
+ *  @param[in]  x         the array
+ *  @param[out] partition the partition
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_partition(plm_const_array_t x, plm_partition_t *partition);
-/** Element type. Not collective. */
+/** Element type.
+ *  @param[in]  x     the array
+ *  @param[out] dtype the element type
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_dtype(plm_const_array_t x, plm_dtype_t *dtype);
-/** Memory space of the local data. Not collective. */
+/** Memory space of the local data.
+ *  @param[in]  x      the array
+ *  @param[out] memory the memory space
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_memory(plm_const_array_t x, plm_memory_t *memory);
-/** Mask: writes size group ids and *has_mask = 1, or *has_mask = 0 and nothing. mask may be
- *  NULL. Not collective. */
+/** Mask: writes size group ids and *has_mask = 1, or *has_mask = 0 and nothing.
+ *  @param[in]  x        the array
+ *  @param[out] has_mask 1 or 0
+ *  @param[out] mask     size group ids when has_mask (may be NULL) \len{size}
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_mask(plm_const_array_t x, int *has_mask, int *mask);
-/** Communicator of the array (borrowed: do not destroy; valid while x lives). Not collective. */
+/** Communicator of the array.
+ *  @param[in]  x    the array
+ *  @param[out] comm the communicator (borrowed: do not destroy; valid while x lives)
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_get_comm(plm_const_array_t x, plm_comm_t *comm);
 
 /**
  * Read access to the local data, C order, in the array's memory space. Pair with
  * plm_array_restore_local_read(). Device arrays: waits for the work queued on the
  * communicator's stream (plm_comm_get_stream()), so the data may be read on any stream or
- * copied to the host at once. Not collective.
+ * copied to the host at once.
+ * @param[in]  x    the array
+ * @param[out] data the local data \mem{array}
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_array_get_local_read(plm_const_array_t x, const void **data);
-/** End read access; sets *data to NULL. Not collective. */
+/** End read access.
+ *  @param[in]     x    the array
+ *  @param[in,out] data the pointer plm_array_get_local_read() gave; set to NULL \mem{array}
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_restore_local_read(plm_const_array_t x, const void **data);
 /** Write access to the local data. Pair with plm_array_restore_local_write(). Device arrays:
  *  waits for the communicator's stream as get_local_read does; finish your own writes (or
- *  queue them on that stream) before the restore. Not collective. */
+ *  queue them on that stream) before the restore.
+ *  @param[in]  x    the array
+ *  @param[out] data the local data \mem{array}
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_get_local_write(plm_array_t x, void **data);
 /**
- * End write access; sets *data to NULL. For BROADCAST arrays rank 0's data are broadcast so
- * that all ranks agree (the only re-broadcast of BROADCAST data besides plm_array_fill and
- * plm_array_set_global; element-wise math stays local): Collective on the array's
- * communicator for BROADCAST, not collective otherwise.
+ * End write access. For BROADCAST arrays rank 0's data are broadcast so that all ranks agree
+ * (the only re-broadcast of BROADCAST data besides plm_array_fill and plm_array_set_global;
+ * element-wise math stays local).
+ * @param[in]     x    the array
+ * @param[in,out] data the pointer plm_array_get_local_write() gave; set to NULL \mem{array}
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collectivebroadcast{x}
  */
 PLM_API plm_status_t plm_array_restore_local_write(plm_array_t x, void **data);
 
@@ -717,39 +927,84 @@ PLM_API plm_status_t plm_array_restore_local_write(plm_array_t x, void **data);
  * value wins). */
 
 /**
- * Set every element to value_re + i value_im. Collective on the array's communicator for
- * BROADCAST (rank 0's value wins; an imaginary part for a real dtype on any rank fails all);
- * not collective otherwise.
+ * Set every element to value_re + i value_im. For BROADCAST, rank 0's value wins, and an
+ * imaginary part for a real dtype on any rank fails all.
+ * @param[in,out] x        the array
+ * @param[in]     value_re real part
+ * @param[in]     value_im imaginary part
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collectivebroadcast{x}
  */
 PLM_API plm_status_t plm_array_fill(plm_array_t x, double value_re, double value_im);
-/** y = x (same layout). Not collective. */
+/** y = x (same layout).
+ *  @param[in]  x source
+ *  @param[out] y destination
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_copy(plm_const_array_t x, plm_array_t y);
-/** z = x + y. Not collective. */
+/** z = x + y.
+ *  @param[in]  x first operand
+ *  @param[in]  y second operand
+ *  @param[out] z result
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_add(plm_const_array_t x, plm_const_array_t y, plm_array_t z);
-/** z = x - y. Not collective. */
+/** z = x - y.
+ *  @param[in]  x first operand
+ *  @param[in]  y second operand
+ *  @param[out] z result
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_sub(plm_const_array_t x, plm_const_array_t y, plm_array_t z);
-/** z = x * y element-wise. Not collective. */
+/** z = x * y element-wise.
+ *  @param[in]  x first operand
+ *  @param[in]  y second operand
+ *  @param[out] z result
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_mul(plm_const_array_t x, plm_const_array_t y, plm_array_t z);
-/** x = alpha * x. Not collective. */
+/** x = alpha * x.
+ *  @param[in,out] x        the array
+ *  @param[in]     alpha_re real part of alpha
+ *  @param[in]     alpha_im imaginary part of alpha
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_scale(plm_array_t x, double alpha_re, double alpha_im);
-/** y = alpha * x + beta * y. Not collective. */
+/** y = alpha * x + beta * y.
+ *  @param[in]     alpha_re real part of alpha
+ *  @param[in]     alpha_im imaginary part of alpha
+ *  @param[in]     x        the array scaled by alpha
+ *  @param[in]     beta_re  real part of beta
+ *  @param[in]     beta_im  imaginary part of beta
+ *  @param[in,out] y        the array scaled by beta; receives the result
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_axpby(double alpha_re, double alpha_im, plm_const_array_t x, double beta_re,
                                      double beta_im, plm_array_t y);
-/** y = conj(x) (a copy for real dtypes). Not collective. */
+/** y = conj(x) (a copy for real dtypes).
+ *  @param[in]  x source
+ *  @param[out] y result
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y);
 
-/* Reductions. Collective on the array's communicator. */
+/* Reductions: collective on the array's communicator. */
 
 /**
  * Global dot product: sum x_i y_i (conjugate = 0, PyLops-MPI's dot) or sum conj(x_i) y_i
  * (conjugate = 1, vdot), reduced over the caller's mask group (the whole comm without a
- * mask). BROADCAST arrays count each element once. Collective on the array's communicator
- * (all of it, even with a mask): conjugate must be equal on every rank; y may be NULL on a
- * rank (an error on all). The ranks' partial sums are combined in double, in the one
- * reduction that also carries the agreement.
+ * mask). BROADCAST arrays count each element once. Every rank of the communicator takes
+ * part, even with a mask: conjugate must be equal on every rank; y may be NULL on a rank (an
+ * error on all). The ranks' partial sums are combined in double, in the one reduction that also
+ * carries the agreement.
+ * @param[in]  x         first operand
+ * @param[in]  y         second operand
+ * @param[in]  conjugate 0: sum x_i y_i; 1: sum conj(x_i) y_i
  * @param[out] re host memory; the real part, the same on every rank of the group
  * @param[out] im host memory; the imaginary part. May be NULL for real dtypes (it would be
  *                0), must not be NULL for complex ones.
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x}
  */
 PLM_API plm_status_t plm_array_dot(plm_const_array_t x, plm_const_array_t y, int conjugate, double *re,
                                    double *im);
@@ -760,7 +1015,12 @@ PLM_API plm_status_t plm_array_dot(plm_const_array_t x, plm_const_array_t y, int
  * 0: number of non-zeros; any other p: (sum |x|^p)^(1/p). NaN ord: PLM_ERR_INVALID_ARG.
  * NaN data give NaN on every rank of the group for every ord but 0 (also INFINITY and
  * -INFINITY); ord 0 counts a NaN as a non-zero, as numpy.count_nonzero does.
- * Collective on the whole communicator: ord must be equal on every rank.
+ * ord must be equal on every rank.
+ * @param[in]  x      the array
+ * @param[in]  ord    order of the norm
+ * @param[out] result the norm, host memory
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x}
  */
 PLM_API plm_status_t plm_array_norm(plm_const_array_t x, double ord, double *result);
 
@@ -769,20 +1029,32 @@ PLM_API plm_status_t plm_array_norm(plm_const_array_t x, double ord, double *res
  * elements, float64, in host memory) and is the same on every rank. Along the distributed axis the partial
  * norms are reduced over the mask group; along another axis each rank's block is computed
  * locally and gathered over the whole communicator (BROADCAST arrays: computed locally).
- * Collective on the whole communicator: ord and axis must be equal on every rank.
+ * ord and axis must be equal on every rank.
+ * @param[in]  x     the array
+ * @param[in]  ord   order of the norm (as in plm_array_norm())
+ * @param[in]  axis  the axis the norm runs along
+ * @param[out] out   the norms, host memory \len{n_out}
+ * @param[in]  n_out number of elements at out: the global element count without `axis`
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x}
  */
 PLM_API plm_status_t plm_array_norm_axis(plm_const_array_t x, double ord, int axis, double *out, int64_t n_out);
 
-/* Layout changes. Collective on the array's communicator. */
+/* Layout changes: collective on the array's communicator. */
 
 /**
  * Gather the global array on every rank into out (C order). masked = 1 gathers only the
  * caller's mask group, in group rank order (its global shape along the axis is the group's
  * sum). BROADCAST kinds copy locally.
- * Collective on the whole communicator (also when masked): masked must be equal on every rank.
- * @param[out] out       the gathered elements, in the array's memory space
+ * Every rank of the communicator takes part, also when masked: masked must be equal on every
+ * rank.
+ * @param[in]  x         the array
+ * @param[in]  masked    1: gather the caller's mask group only; 0: the whole array
+ * @param[out] out       the gathered elements, in the array's memory space \mem{array}
  * @param[in]  out_bytes must equal N * plm_dtype_size(dtype), N the global element count (the
  *                       group's with masked = 1)
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x}
  */
 PLM_API plm_status_t plm_array_asarray(plm_const_array_t x, int masked, void *out, int64_t out_bytes);
 
@@ -790,10 +1062,14 @@ PLM_API plm_status_t plm_array_asarray(plm_const_array_t x, int masked, void *ou
  * Set the array from a global array `global` (global shape, C order, in the array's memory
  * space) that every rank holds: each rank copies its block (PyLops-MPI's to_dist).
  * BROADCAST: rank 0's copy wins. For data that only one rank holds, use
- * plm_array_scatter_from(). Collective on the array's communicator.
- * @param[in] global       the global array, in the array's memory space, on every rank
- * @param[in] global_bytes must equal N * plm_dtype_size(dtype), N the global element count,
- *                         on every rank
+ * plm_array_scatter_from().
+ * @param[in,out] x            the array
+ * @param[in]     global       the global array, in the array's memory space, on every rank
+ *                             \mem{array}
+ * @param[in]     global_bytes must equal N * plm_dtype_size(dtype), N the global element
+ *                             count, on every rank
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x}
  */
 PLM_API plm_status_t plm_array_set_global(plm_array_t x, const void *global, int64_t global_bytes);
 
@@ -801,30 +1077,43 @@ PLM_API plm_status_t plm_array_set_global(plm_array_t x, const void *global, int
  * Gather the global array (global shape, C order) on `root` only - PETSc's scatter-to-zero -
  * so no other rank holds more than its block. Point-to-point to the root through the
  * communication layer. BROADCAST kinds: the root copies its own data.
- * Collective on the whole communicator: root must be equal on every rank.
+ * root must be equal on every rank.
+ * @param[in]  x         the array
  * @param[in]  root      0..size-1
  * @param[out] out       on root: the global array in **host memory** (also for device
- *                       arrays); ignored elsewhere (may be NULL)
+ *                       arrays); ignored elsewhere (may be NULL) \mem{host}
  * @param[in]  out_bytes on root: must equal N * plm_dtype_size(dtype), N the global element
  *                       count (PLM_ERR_INVALID_ARG on every rank otherwise); ignored elsewhere
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x}
  */
 PLM_API plm_status_t plm_array_gather_to(plm_const_array_t x, int root, void *out, int64_t out_bytes);
 
 /**
  * Set the array from a global array (global shape, C order) that only `root` holds: each
  * rank receives its block from the root. BROADCAST kinds: the root's array is broadcast.
- * Collective on the whole communicator: root must be equal on every rank.
- * @param[in] global       on root: the global array in **host memory** (also for device
- *                         arrays); ignored elsewhere (may be NULL)
- * @param[in] global_bytes on root: must equal N * plm_dtype_size(dtype), N the global element
- *                         count (PLM_ERR_INVALID_ARG on every rank otherwise); ignored elsewhere
+ * root must be equal on every rank.
+ * @param[in,out] x            the array
+ * @param[in]     root         0..size-1
+ * @param[in]     global       on root: the global array in **host memory** (also for device
+ *                             arrays); ignored elsewhere (may be NULL) \mem{host}
+ * @param[in]     global_bytes on root: must equal N * plm_dtype_size(dtype), N the global
+ *                             element count (PLM_ERR_INVALID_ARG on every rank otherwise);
+ *                             ignored elsewhere
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x}
  */
 PLM_API plm_status_t plm_array_scatter_from(plm_array_t x, int root, const void *global, int64_t global_bytes);
 
 /**
  * Shape of the block plm_array_add_ghost_cells() returns: the local shape with the axis
  * extent grown by `before` (except on rank 0) and `after` (except on the last rank).
- * Not collective.
+ * @param[in]  x      the array
+ * @param[in]  before slices taken from the previous rank
+ * @param[in]  after  slices taken from the next rank
+ * @param[out] shape  ndim extents of the block \len{ndim}
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_array_ghost_shape(plm_const_array_t x, int64_t before, int64_t after, int64_t *shape);
 
@@ -833,19 +1122,29 @@ PLM_API plm_status_t plm_array_ghost_shape(plm_const_array_t x, int64_t before, 
  * rank, the local data, then the first `after` slices of the next rank (each rank passes its
  * own counts). SCATTER arrays only. A rank asked for more slices than it holds makes every
  * rank return PLM_ERR_SIZE_MISMATCH (each rank checks its own counts against its
- * neighbours' blocks; only the counts themselves travel, to the two neighbours). Collective.
+ * neighbours' blocks; only the counts themselves travel, to the two neighbours).
+ * @param[in]  x         the array
+ * @param[in]  before    slices from the previous rank
+ * @param[in]  after     slices from the next rank
  * @param[out] out       the block laid out as plm_array_ghost_shape() says, in the array's
- *                       memory space
+ *                       memory space \mem{array}
  * @param[in]  out_bytes must equal N * plm_dtype_size(dtype), N the ghost shape's element count
  *                       (this rank's own; PLM_ERR_INVALID_ARG on every rank otherwise)
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x}
  */
 PLM_API plm_status_t plm_array_add_ghost_cells(plm_const_array_t x, int64_t before, int64_t after, void *out,
                                                int64_t out_bytes);
 
 /**
  * New array with x's data distributed along another axis with the default split (one
- * all-to-all exchange). Same axis or a BROADCAST kind: a copy. Mask, dtype kept. Collective:
- * axis must be equal on every rank.
+ * all-to-all exchange). Same axis or a BROADCAST kind: a copy. Mask, dtype kept. axis must
+ * be equal on every rank.
+ * @param[in]  x    the array
+ * @param[in]  axis the new distributed axis
+ * @param[out] out  new array; destroy with plm_array_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x}
  */
 PLM_API plm_status_t plm_array_redistribute(plm_const_array_t x, int axis, plm_array_t *out);
 
@@ -863,35 +1162,86 @@ PLM_API plm_status_t plm_array_redistribute(plm_const_array_t x, int axis, plm_a
  * plm_comm_split() with other keys) is PLM_ERR_INVALID_ARG. Why: a stack's dot and norm
  * reduce every member in one agreement on member 0's communicator, and stacks meet operators
  * and other stacks member by member, whose operands must be on the same ranks in the same
- * order (as arrays' operands). Not collective.
- * @param[in] n       1 or more
- * @param[in] arrays  n arrays (the handles stay the caller's)
+ * order (as arrays' operands).
+ * @param[in]  n      1 or more
+ * @param[in]  arrays n arrays (the handles stay the caller's) \len{n}
+ * @param[out] out    new stack; destroy with plm_stacked_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_stacked_create(int n, const plm_array_t *arrays, plm_stacked_t *out);
-/** Destroy a stack (members live on while other handles hold them). Not collective. */
+/** Destroy a stack (members live on while other handles hold them).
+ *  @param[in,out] stack address of the handle; set to NULL
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_stacked_destroy(plm_stacked_t *stack);
-/** Number of members. Not collective. */
+/** Number of members.
+ *  @param[in]  s the stack
+ *  @param[out] n number of members
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_stacked_narrays(plm_const_stacked_t s, int *n);
-/** Member i (borrowed: valid while the stack lives; do not destroy). Not collective. */
+/** Member i of a stack.
+ *  @param[in]  s      the stack
+ *  @param[in]  i      0..n-1
+ *  @param[out] member the member (borrowed: valid while the stack lives; do not destroy)
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_stacked_get(plm_const_stacked_t s, int i, plm_array_t *member);
-/** New stack of zero arrays with the members' layouts. Not collective. */
+/** New stack of zero arrays with the members' layouts.
+ *  @param[in]  s   the model stack
+ *  @param[out] out new stack; destroy with plm_stacked_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_stacked_zeros_like(plm_const_stacked_t s, plm_stacked_t *out);
-/** Member-wise copy y = x; stacks must match member by member. Not collective. */
+/** Member-wise copy y = x; stacks must match member by member.
+ *  @param[in]  x source
+ *  @param[out] y destination
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_stacked_copy(plm_const_stacked_t x, plm_stacked_t y);
-/** Member-wise x = alpha x (scalars as plm_array_scale()). Not collective. */
+/** Member-wise x = alpha x (scalars as plm_array_scale()).
+ *  @param[in,out] x        the stack
+ *  @param[in]     alpha_re real part of alpha
+ *  @param[in]     alpha_im imaginary part of alpha
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_stacked_scale(plm_stacked_t x, double alpha_re, double alpha_im);
-/** Member-wise y = alpha x + beta y (scalars as plm_array_axpby()). Not collective. */
+/** Member-wise y = alpha x + beta y (scalars as plm_array_axpby()).
+ *  @param[in]     alpha_re real part of alpha
+ *  @param[in]     alpha_im imaginary part of alpha
+ *  @param[in]     x        the stack scaled by alpha
+ *  @param[in]     beta_re  real part of beta
+ *  @param[in]     beta_im  imaginary part of beta
+ *  @param[in,out] y        the stack scaled by beta; receives the result
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_stacked_axpby(double alpha_re, double alpha_im, plm_const_stacked_t x, double beta_re,
                                        double beta_im, plm_stacked_t y);
-/** Sum of the members' dot products (plm_array_dot(); re, im as there). Collective. */
+/** Sum of the members' dot products (as plm_array_dot()).
+ *  @param[in]  x         first operand
+ *  @param[in]  y         second operand
+ *  @param[in]  conjugate as in plm_array_dot()
+ *  @param[out] re        as in plm_array_dot()
+ *  @param[out] im        as in plm_array_dot()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{x} */
 PLM_API plm_status_t plm_stacked_dot(plm_const_stacked_t x, plm_const_stacked_t y, int conjugate, double *re,
                                      double *im);
-/** Norm of the concatenation, combined from member norms (ords as plm_array_norm()). Collective. */
+/** Norm of the concatenation, combined from member norms.
+ *  @param[in]  x      the stack
+ *  @param[in]  ord    order of the norm, as in plm_array_norm()
+ *  @param[out] result the norm, host memory
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{x} */
 PLM_API plm_status_t plm_stacked_norm(plm_const_stacked_t x, double ord, double *result);
-/** Flattened members' global arrays, concatenated. Collective.
- *  @param[out] out       the concatenation, in the members' memory space
+/** Flattened members' global arrays, concatenated.
+ *  @param[in]  x         the stack
+ *  @param[out] out       the concatenation, in the members' memory space \mem{array}
  *  @param[in]  out_bytes must equal N * plm_dtype_size(dtype), N the members' global element
- *                        counts summed */
+ *                        counts summed
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{x} */
 PLM_API plm_status_t plm_stacked_asarray(plm_const_stacked_t x, void *out, int64_t out_bytes);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -908,19 +1258,43 @@ PLM_API plm_status_t plm_stacked_asarray(plm_const_stacked_t x, void *out, int64
  * at once. Every handle is released with plm_op_destroy().
  */
 
-/** Dense rows x cols local matrix of dtype: y = A x through CBLAS gemv. Not collective.
- *  @param[in] a        rows x cols elements, host memory, row-major (col_major = 0) or column-major
- *  @param[in] a_bytes  must equal rows * cols * plm_dtype_size(dtype)
- *  @param[in] wrap     0: copy a; 1: use a in place (it must outlive the operator) */
+/** Dense rows x cols local matrix of dtype: y = A x through CBLAS gemv.
+ *  @param[in]  dtype     element type
+ *  @param[in]  rows      number of rows
+ *  @param[in]  cols      number of columns
+ *  @param[in]  a         rows x cols elements, host memory, row-major (col_major = 0) or
+ *                        column-major \mem{host}
+ *  @param[in]  a_bytes   must equal rows * cols * plm_dtype_size(dtype)
+ *  @param[in]  col_major 0: a is row-major; 1: column-major
+ *  @param[in]  wrap      0: copy a; 1: use a in place (it must outlive the operator)
+ *  @param[out] out       new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_dense(plm_dtype_t dtype, int64_t rows, int64_t cols, const void *a, int64_t a_bytes,
                                   int col_major, int wrap, plm_op_t *out);
-/** n x n local diagonal matrix. Not collective.
- *  @param[in] d       n elements, host memory, copied
- *  @param[in] d_bytes must equal n * plm_dtype_size(dtype) */
+/** n x n local diagonal matrix.
+ *  @param[in]  dtype   element type
+ *  @param[in]  n       size of the matrix
+ *  @param[in]  d       n elements, host memory, copied \mem{host}
+ *  @param[in]  d_bytes must equal n * plm_dtype_size(dtype)
+ *  @param[out] out     new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_diagonal(plm_dtype_t dtype, int64_t n, const void *d, int64_t d_bytes, plm_op_t *out);
-/** n x n local identity. Not collective. */
+/** n x n local identity.
+ *  @param[in]  dtype element type
+ *  @param[in]  n     size of the matrix
+ *  @param[out] out   new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_identity(plm_dtype_t dtype, int64_t n, plm_op_t *out);
-/** rows x cols local zero matrix. Not collective. */
+/** rows x cols local zero matrix.
+ *  @param[in]  dtype element type
+ *  @param[in]  rows  number of rows
+ *  @param[in]  cols  number of columns
+ *  @param[out] out   new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_zero(plm_dtype_t dtype, int64_t rows, int64_t cols, plm_op_t *out);
 
 /**
@@ -933,9 +1307,18 @@ PLM_API plm_status_t plm_op_zero(plm_dtype_t dtype, int64_t rows, int64_t cols, 
  */
 typedef int (*plm_op_fn)(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dtype,
                          plm_memory_t memory);
-/** rows x cols local operator defined by user functions (either may be NULL: applying it then
- *  gives PLM_ERR_NOT_SUPPORTED). destroy(ctx) (may be NULL) runs when the operator goes; if
- *  this call fails, ctx stays the caller's. Not collective. */
+/** rows x cols local operator defined by user functions.
+ *  @param[in]  dtype   element type
+ *  @param[in]  rows    number of rows
+ *  @param[in]  cols    number of columns
+ *  @param[in]  matvec  out = A in; may be NULL (applying it then gives PLM_ERR_NOT_SUPPORTED)
+ *  @param[in]  rmatvec out = A^H in; may be NULL (likewise)
+ *  @param[in]  ctx     passed to matvec, rmatvec and destroy; the operator takes it. If this
+ *                      call fails, ctx stays the caller's. \opaque
+ *  @param[in]  destroy destroy(ctx) runs when the operator goes; may be NULL
+ *  @param[out] out     new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_callback(plm_dtype_t dtype, int64_t rows, int64_t cols, plm_op_fn matvec,
                                      plm_op_fn rmatvec, void *ctx, void (*destroy)(void *ctx), plm_op_t *out);
 
@@ -954,7 +1337,16 @@ typedef int (*plm_op_device_fn)(void *ctx, const void *in, int64_t n_in, void *o
  * arrays it runs with no copy of the data; on host arrays the library copies the data to device
  * buffers around each call (so it needs a CUDA device). Otherwise as plm_op_callback().
  * Available in every build (without CUDA, applying it gives PLM_ERR_BACKEND_UNAVAILABLE).
- * Not collective.
+ * @param[in]  dtype   element type
+ * @param[in]  rows    number of rows
+ * @param[in]  cols    number of columns
+ * @param[in]  matvec  out = A in; may be NULL
+ * @param[in]  rmatvec out = A^H in; may be NULL
+ * @param[in]  ctx     as in plm_op_callback() \opaque
+ * @param[in]  destroy as in plm_op_callback(); may be NULL
+ * @param[out] out     new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_op_callback_device(plm_dtype_t dtype, int64_t rows, int64_t cols, plm_op_device_fn matvec,
                                             plm_op_device_fn rmatvec, void *ctx, void (*destroy)(void *ctx),
@@ -965,7 +1357,14 @@ PLM_API plm_status_t plm_op_callback_device(plm_dtype_t dtype, int64_t rows, int
  * (n local operators, one dtype on every rank). Domain and range are 1-D SCATTER arrays whose
  * local sizes are this rank's column and row sums; the mask (optional, as in arrays) is put
  * on both, so reductions in solvers run per group. Applying it needs no communication.
- * Collective on comm.
+ * @param[in]  comm  communicator
+ * @param[in]  n     number of this rank's blocks
+ * @param[in]  ops   n local operators \len{n}
+ * @param[in]  nmask 0 (with mask NULL) for no mask, else the comm size
+ * @param[in]  mask  nmask group ids, as in plm_array_create_ex() \len{nmask}
+ * @param[out] out   new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_blockdiag(plm_comm_t comm, int n, const plm_const_op_t *ops, int nmask, const int *mask,
                                       plm_op_t *out);
@@ -973,55 +1372,139 @@ PLM_API plm_status_t plm_op_blockdiag(plm_comm_t comm, int n, const plm_const_op
  * Vertical stack (MPIVStack): each rank's n local operators, all with the same columns on
  * every rank, stacked. Domain: 1-D BROADCAST of that length; range: 1-D SCATTER with this
  * rank's row sum. The adjoint reduces over the ranks with one in-place allreduce.
- * Collective on comm.
+ * @param[in]  comm communicator
+ * @param[in]  n    number of this rank's operators
+ * @param[in]  ops  n local operators \len{n}
+ * @param[out] out  new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_vstack(plm_comm_t comm, int n, const plm_const_op_t *ops, plm_op_t *out);
 /** Horizontal stack (MPIHStack): parts with the same rows on every rank; domain 1-D SCATTER
- *  (column sums), range 1-D BROADCAST; the forward reduces over the ranks. Collective on comm. */
+ *  (column sums), range 1-D BROADCAST; the forward reduces over the ranks.
+ *  @param[in]  comm communicator
+ *  @param[in]  n    number of this rank's operators
+ *  @param[in]  ops  n local operators \len{n}
+ *  @param[out] out  new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{comm} */
 PLM_API plm_status_t plm_op_hstack(plm_comm_t comm, int n, const plm_const_op_t *ops, plm_op_t *out);
 
 /**
  * Stacked operators (PyLops-MPI's MPIStackedBlockDiag / MPIStackedVStack) map stacks of arrays
  * (plm_stacked_t) to stacks; their parts are distributed operators of one dtype on
  * communicators of one size. Apply them with plm_op_apply_stacked() and solve with the
- * *_stacked solvers; a single array is passed as a stack of one member. Not collective.
+ * *_stacked solvers; a single array is passed as a stack of one member.
  * - stacked block-diagonal: member i of the input through part i into member i of the output;
  * - stacked vstack: one array (the parts share their domain) into a stack of each part's
  *   output; the adjoint sums the parts' adjoints.
  * Of the composites only plm_op_adjoint() takes stacked operators.
+ *
+ * This one is the stacked block-diagonal.
+ * @param[in]  n   number of parts
+ * @param[in]  ops n distributed operators \len{n}
+ * @param[out] out new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_op_stacked_blockdiag(int n, const plm_const_op_t *ops, plm_op_t *out);
+/** Stacked vstack (MPIStackedVStack): one array (the parts share their domain) into a stack
+ *  of each part's output; see plm_op_stacked_blockdiag().
+ *  @param[in]  n   number of parts
+ *  @param[in]  ops n distributed operators \len{n}
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_stacked_vstack(int n, const plm_const_op_t *ops, plm_op_t *out);
-/** Number of members of the domain and range (1 and 1 for a plain distributed operator). Not collective. */
+/** Number of members of the domain and range (1 and 1 for a plain distributed operator).
+ *  @param[in]  op       the operator
+ *  @param[out] n_domain members of the domain
+ *  @param[out] n_range  members of the range
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_parts(plm_const_op_t op, int *n_domain, int *n_range);
-/** Layout of member i of the domain / range (new handles; release with plm_layout_destroy). Not collective. */
+/** Layout of member i of the domain.
+ *  @param[in]  op     the operator
+ *  @param[in]  i      0..n_domain-1 (plm_op_parts())
+ *  @param[out] layout new handle; release with plm_layout_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_domain_part(plm_const_op_t op, int i, plm_layout_t *layout);
+/** Layout of member i of the range.
+ *  @param[in]  op     the operator
+ *  @param[in]  i      0..n_range-1 (plm_op_parts())
+ *  @param[out] layout new handle; release with plm_layout_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_range_part(plm_const_op_t op, int i, plm_layout_t *layout);
 
 /* Composites: both operators local, or both distributed. Not collective. */
-/** A^H. */
+/** A^H.
+ *  @param[in]  a   the operator A
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_adjoint(plm_const_op_t a, plm_op_t *out);
-/** alpha A (adjoint: conj(alpha) A^H). An imaginary part for a real dtype is PLM_ERR_INVALID_ARG. */
+/** alpha A (adjoint: conj(alpha) A^H). An imaginary part for a real dtype is PLM_ERR_INVALID_ARG.
+ *  @param[in]  a   the operator A
+ *  @param[in]  alpha_re real part of alpha
+ *  @param[in]  alpha_im imaginary part of alpha
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_scale(plm_const_op_t a, double alpha_re, double alpha_im, plm_op_t *out);
-/** A + B (same shape, or the same domain and range). */
+/** A + B (same shape, or the same domain and range).
+ *  @param[in]  a   the operator A
+ *  @param[in]  b   the operator B
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_sum(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
-/** A - B (same shape, or the same domain and range). */
+/** A - B (same shape, or the same domain and range).
+ *  @param[in]  a   the operator A
+ *  @param[in]  b   the operator B
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_difference(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
-/** A B (B first; B's range is A's domain). */
+/** A B (B first; B's range is A's domain).
+ *  @param[in]  a   the operator A
+ *  @param[in]  b   the operator B
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_product(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
 
-/** A^T = conj(A^H conj(.)) (A^H for real dtypes). */
+/** A^T = conj(A^H conj(.)) (A^H for real dtypes).
+ *  @param[in]  a   the operator A
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_transpose(plm_const_op_t a, plm_op_t *out);
-/** conj(A) = conj(A conj(.)) (A for real dtypes). */
+/** conj(A) = conj(A conj(.)) (A for real dtypes).
+ *  @param[in]  a   the operator A
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_conj(plm_const_op_t a, plm_op_t *out);
-/** A^p for a square A (domain == range) and p >= 0; p = 0 is the identity. */
+/** A^p for a square A (domain == range) and p >= 0; p = 0 is the identity.
+ *  @param[in]  a   the operator A
+ *  @param[in]  p   the power, >= 0
+ *  @param[out] out new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_power(plm_const_op_t a, int p, plm_op_t *out);
 
 /**
  * The same local operator on every rank as a distributed operator on BROADCAST vectors
  * (PyLops-MPI's MPILinearOperator / asmpilinearoperator): domain and range are 1-D BROADCAST
  * of its columns and rows, and each rank computes the whole result. Its shape and dtype must
- * be equal on every rank. Collective on comm.
+ * be equal on every rank.
+ * @param[in]  comm  communicator
+ * @param[in]  local the local operator (the result keeps it alive)
+ * @param[out] out   new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_broadcast(plm_comm_t comm, plm_const_op_t local, plm_op_t *out);
 
@@ -1043,9 +1526,9 @@ PLM_API plm_status_t plm_op_broadcast(plm_comm_t comm, plm_const_op_t local, plm
 
 /** Finite-difference kinds (PyLops' kind="forward" / "backward" / "centered"). */
 typedef enum plm_deriv_kind {
-    PLM_DERIV_FORWARD = 0,
-    PLM_DERIV_BACKWARD = 1,
-    PLM_DERIV_CENTERED = 2,
+    PLM_DERIV_FORWARD = 0,  /**< forward differences */
+    PLM_DERIV_BACKWARD = 1, /**< backward differences */
+    PLM_DERIV_CENTERED = 2, /**< centered differences */
     PLM_DERIV_FORCE_INT32 = 0x7fffffff /**< not a value: keeps the enum 32 bits wide */
 } plm_deriv_kind_t;
 
@@ -1058,7 +1541,20 @@ typedef enum plm_deriv_kind {
  *   the end rows (1 or 2 per side) are 0, or with `edge` one-sided differences (order 3:
  *   y[0] = x[1] - x[0]; order 5 also y[1] = (x[2] - x[0]) / 2, and mirrored at the end).
  * order is 3 or 5 for centered, and ignored (pass 3) otherwise; edge is used by centered only.
- * The adjoint is the exact transpose. dtype: any of the four. Collective on comm.
+ * The adjoint is the exact transpose. dtype: any of the four.
+ * @param[in]  comm       communicator
+ * @param[in]  dtype      element type
+ * @param[in]  ndim       number of dimensions of the model
+ * @param[in]  dims       global shape of the model, C order \len{ndim}
+ * @param[in]  local_rows this rank's rows along axis 0, or -1 on every rank for the default split
+ * @param[in]  axis       the axis (negative counts from the end)
+ * @param[in]  sampling   sampling step
+ * @param[in]  kind       forward, backward or centered
+ * @param[in]  order      3 or 5 for centered; ignored (pass 3) otherwise
+ * @param[in]  edge       1: one-sided differences at the ends (centered only); 0: zero rows
+ * @param[out] out        new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_first_derivative(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
                                              int64_t local_rows, int axis, double sampling, plm_deriv_kind_t kind,
@@ -1067,7 +1563,19 @@ PLM_API plm_status_t plm_op_first_derivative(plm_comm_t comm, plm_dtype_t dtype,
  * Second derivative along `axis` (MPISecondDerivative), divided by sampling^2:
  * forward x[i+2] - 2x[i+1] + x[i] (last two rows 0), backward x[i] - 2x[i-1] + x[i-2]
  * (first two rows 0), centered x[i+1] - 2x[i] + x[i-1] (end rows 0, or with edge
- * y[0] = x[0] - 2x[1] + x[2] and its mirror). Collective on comm.
+ * y[0] = x[0] - 2x[1] + x[2] and its mirror).
+ * @param[in]  comm       communicator
+ * @param[in]  dtype      element type
+ * @param[in]  ndim       number of dimensions of the model
+ * @param[in]  dims       global shape of the model, C order \len{ndim}
+ * @param[in]  local_rows this rank's rows along axis 0, or -1 on every rank for the default split
+ * @param[in]  axis       the axis (negative counts from the end)
+ * @param[in]  sampling   sampling step
+ * @param[in]  kind       forward, backward or centered
+ * @param[in]  edge       1: the edge rows above (centered only); 0: zero rows
+ * @param[out] out        new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_second_derivative(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
                                               int64_t local_rows, int axis, double sampling, plm_deriv_kind_t kind,
@@ -1078,7 +1586,21 @@ PLM_API plm_status_t plm_op_second_derivative(plm_comm_t comm, plm_dtype_t dtype
  * may be NULL (all 1). Applied in one operator: the axis-0 term writes y, the others add to
  * it in the order of axes. Any ndim works as long as axis 0, each other axis in axes and each
  * run of consecutive axes not in axes add up to at most PLM_MAX_NDIM (else
- * PLM_ERR_INVALID_ARG). Collective on comm.
+ * PLM_ERR_INVALID_ARG).
+ * @param[in]  comm       communicator
+ * @param[in]  dtype      element type
+ * @param[in]  ndim       number of dimensions of the model
+ * @param[in]  dims       global shape of the model, C order \len{ndim}
+ * @param[in]  local_rows this rank's rows along axis 0, or -1 on every rank for the default split
+ * @param[in]  naxes      number of axes
+ * @param[in]  axes       naxes distinct axes \len{naxes}
+ * @param[in]  weights    naxes weights, or NULL (all 1) \len{naxes}
+ * @param[in]  sampling   naxes sampling steps, or NULL (all 1) \len{naxes}
+ * @param[in]  kind       forward, backward or centered
+ * @param[in]  edge       as in plm_op_second_derivative()
+ * @param[out] out        new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_laplacian(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
                                       int64_t local_rows, int naxes, const int *axes, const double *weights,
@@ -1087,7 +1609,17 @@ PLM_API plm_status_t plm_op_laplacian(plm_comm_t comm, plm_dtype_t dtype, int nd
  * Gradient (MPIGradient): a stacked operator (stacked vstack) from the model to a stack of
  * ndim members, member i the first derivative along axis i with sampling[i] (sampling may be
  * NULL: all 1; kind and edge as above, order 3). Its adjoint sums the members' adjoints.
- * Collective on comm.
+ * @param[in]  comm       communicator
+ * @param[in]  dtype      element type
+ * @param[in]  ndim       number of dimensions of the model
+ * @param[in]  dims       global shape of the model, C order \len{ndim}
+ * @param[in]  local_rows this rank's rows along axis 0, or -1 on every rank for the default split
+ * @param[in]  sampling   ndim sampling steps, or NULL (all 1) \len{ndim}
+ * @param[in]  kind       forward, backward or centered
+ * @param[in]  edge       as in plm_op_first_derivative()
+ * @param[out] out        new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_gradient(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
                                      int64_t local_rows, const double *sampling, plm_deriv_kind_t kind, int edge,
@@ -1104,7 +1636,17 @@ PLM_API plm_status_t plm_op_gradient(plm_comm_t comm, plm_dtype_t dtype, int ndi
  * the grid boundary; nhalo = ndim, per axis (both sides); nhalo = 2 ndim, (minus, plus) per
  * axis. Sides facing a neighbour must agree (my plus width = the neighbour's minus width)
  * and not exceed this rank's block. The adjoint extracts the block (the core), as in
- * PyLops-MPI: it is a restriction, not the transpose of the exchange. Collective on comm.
+ * PyLops-MPI: it is a restriction, not the transpose of the exchange.
+ * @param[in]  comm  communicator
+ * @param[in]  dtype element type
+ * @param[in]  ndim  number of dimensions
+ * @param[in]  dims  global shape, C order \len{ndim}
+ * @param[in]  grid  ndim ranks per axis, or NULL (all ranks on the last axis) \len{ndim}
+ * @param[in]  nhalo 1, ndim or 2 ndim
+ * @param[in]  halo  nhalo widths of this rank, >= 0 \len{nhalo}
+ * @param[out] out   new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_halo(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims, const int *grid,
                                  int nhalo, const int64_t *halo, plm_op_t *out);
@@ -1115,8 +1657,8 @@ PLM_API plm_status_t plm_op_halo(plm_comm_t comm, plm_dtype_t dtype, int ndim, c
 
 /** MatrixMult kinds: PyLops-MPI's kind="block" and kind="summa". */
 typedef enum plm_matmul_kind {
-    PLM_MATMUL_BLOCK = 0,
-    PLM_MATMUL_SUMMA = 1,
+    PLM_MATMUL_BLOCK = 0, /**< kind="block": A split by rows, X and Y by columns */
+    PLM_MATMUL_SUMMA = 1, /**< kind="summa": A, X and Y split in 2-D blocks (SUMMA) */
     PLM_MATMUL_FORCE_INT32 = 0x7fffffff /**< not a value: keeps the enum 32 bits wide */
 } plm_matmul_kind_t;
 
@@ -1135,7 +1677,19 @@ typedef enum plm_matmul_kind {
  * rows and column block row of m split in grid_rows (X is held by the grid_cols ranks of a
  * grid row alike). PLM_ERR_INVALID_ARG for an unknown kind, nranks < 1, a rank outside
  * 0..nranks-1, a grid_rows neither 0 nor a divisor of nranks, or a negative size.
- * Not collective.
+ * @param[in]  kind      block or SUMMA
+ * @param[in]  nranks    number of ranks
+ * @param[in]  rank      the rank asked about, 0..nranks-1
+ * @param[in]  grid_rows rows of the process grid, or 0 to pick
+ * @param[in]  n         rows of A and Y
+ * @param[in]  k         columns of A, rows of X
+ * @param[in]  m         columns of X and Y
+ * @param[out] grid      {grid_rows, grid_cols, row, col}; may be NULL
+ * @param[out] a         {row_begin, row_end, col_begin, col_end} of the block of A; may be NULL
+ * @param[out] x         {row_begin, row_end, col_begin, col_end} of the block of X; may be NULL
+ * @param[out] y         {row_begin, row_end, col_begin, col_end} of the block of Y; may be NULL
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_matmul_blocks(plm_matmul_kind_t kind, int nranks, int rank, int grid_rows, int64_t n,
                                        int64_t k, int64_t m, int grid[4], int64_t a[4], int64_t x[4], int64_t y[4]);
@@ -1152,39 +1706,91 @@ PLM_API plm_status_t plm_matmul_blocks(plm_matmul_kind_t kind, int nranks, int r
  *   grid row; the adjoint reduces along it. X and Y are replicated across a grid row, so
  *   domain and range carry the mask {col of each rank}: reductions (dot, norms, solvers)
  *   count one copy. Inputs must hold equal copies (the results do).
- * Collective on comm.
- * @param[in] a       this rank's block of A, host memory (NULL with a_bytes 0 where it is empty)
- * @param[in] a_bytes must equal the block's element count * plm_dtype_size(dtype)
- *                    (PLM_ERR_INVALID_ARG on every rank otherwise)
+ * @param[in]  comm      communicator
+ * @param[in]  kind      block or SUMMA
+ * @param[in]  grid_rows rows of the process grid, or 0 to pick (plm_matmul_blocks())
+ * @param[in]  dtype     element type
+ * @param[in]  n         rows of A and Y
+ * @param[in]  k         columns of A, rows of X
+ * @param[in]  m         columns of X and Y
+ * @param[in]  a         this rank's block of A, host memory (NULL with a_bytes 0 where it is
+ *                       empty) \mem{host}
+ * @param[in]  a_bytes   must equal the block's element count * plm_dtype_size(dtype)
+ *                       (PLM_ERR_INVALID_ARG on every rank otherwise)
+ * @param[out] out       new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
  */
 PLM_API plm_status_t plm_op_matrix_mult(plm_comm_t comm, plm_matmul_kind_t kind, int grid_rows, plm_dtype_t dtype,
                                         int64_t n, int64_t k, int64_t m, const void *a, int64_t a_bytes,
                                         plm_op_t *out);
 
-/** Release an operator handle; *op = NULL. Parts held by composites live on. Not collective. */
+/** Release an operator handle. Parts held by composites live on.
+ *  @param[in,out] op address of the handle; set to NULL
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_destroy(plm_op_t *op);
 /** Local: the matrix shape. Distributed: the global sizes of range (rows) and domain (cols).
- *  Not collective. */
+ *  @param[in]  op   the operator
+ *  @param[out] rows number of rows
+ *  @param[out] cols number of columns
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_shape(plm_const_op_t op, int64_t *rows, int64_t *cols);
+/** Element type of the operator.
+ *  @param[in]  op    the operator
+ *  @param[out] dtype the element type
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_dtype(plm_const_op_t op, plm_dtype_t *dtype);
-/** *is_local = 1 for a local building block, 0 for a distributed operator. Not collective. */
+/** Whether op is a local building block or a distributed operator.
+ *  @param[in]  op       the operator
+ *  @param[out] is_local 1 for a local building block, 0 for a distributed operator
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_is_local(plm_const_op_t op, int *is_local);
 /**
  * Whether applying op to arrays in `memory` computes there with no host copy of the data
  * (*native = 1): every operator of the library does, on host and device memory alike; only a
  * callback operator declared for the other memory space (plm_op_callback() on device arrays,
  * plm_op_callback_device() on host arrays), or a composite holding one, stages its data
- * (*native = 0). Not collective.
+ * (*native = 0).
+ * @param[in]  op     the operator
+ * @param[in]  memory memory space of the arrays
+ * @param[out] native 1 or 0
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_op_native(plm_const_op_t op, plm_memory_t memory, int *native);
-/** The layouts of x and of y = Op x (new handles: release with plm_layout_destroy); make
- *  arrays on them with plm_array_create_from_layout(). Plain distributed operators only
- *  (stacked ones: plm_op_domain_part). Not collective. */
+/* plm_op_domain(), plm_op_range(): the layouts of x and of y = Op x. */
+/** The layout of x in y = Op x; make arrays on it with plm_array_create_from_layout().
+ *  Plain distributed operators only (stacked ones: plm_op_domain_part()).
+ *  @param[in]  op     the operator
+ *  @param[out] domain new handle; release with plm_layout_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_domain(plm_const_op_t op, plm_layout_t *domain);
+/** The layout of y in y = Op x; make arrays on it with plm_array_create_from_layout().
+ *  Plain distributed operators only (stacked ones: plm_op_range_part()).
+ *  @param[in]  op    the operator
+ *  @param[out] range new handle; release with plm_layout_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_range(plm_const_op_t op, plm_layout_t *range);
 
-/** New arrays of the operator's dtype on its domain / range (uninitialised). Not collective. */
+/** New array of the operator's dtype on its domain (uninitialised).
+ *  @param[in]  op     the operator
+ *  @param[in]  memory memory space of the array
+ *  @param[out] x      new array; destroy with plm_array_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_new_domain_array(plm_const_op_t op, plm_memory_t memory, plm_array_t *x);
+/** New array of the operator's dtype on its range (uninitialised).
+ *  @param[in]  op     the operator
+ *  @param[in]  memory memory space of the array
+ *  @param[out] y      new array; destroy with plm_array_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_op_new_range_array(plm_const_op_t op, plm_memory_t memory, plm_array_t *y);
 
 /**
@@ -1194,23 +1800,49 @@ PLM_API plm_status_t plm_op_new_range_array(plm_const_op_t op, plm_memory_t memo
  * communicator's device backend, all on the communicator's stream; see plm_op_native()). Its
  * scratch is made at the first apply in a memory space and reused by the next ones of the
  * same handle (another thread applying at the same time gets its own). Arrays in a mix of
- * host and device memory: the device ones are copied to host twins and back. Collective on
- * the operator's communicator.
+ * host and device memory: the device ones are copied to host twins and back.
+ * @param[in]  op the operator
+ * @param[in]  x  array on the domain
+ * @param[out] y  array on the range; receives Op x
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{op}
  */
 PLM_API plm_status_t plm_op_apply(plm_const_op_t op, plm_const_array_t x, plm_array_t y);
-/** x = Op^H y: y on the range, x on the domain. Collective. */
+/** x = Op^H y: y on the range, x on the domain (as plm_op_apply()).
+ *  @param[in]  op the operator
+ *  @param[in]  y  array on the range
+ *  @param[out] x  array on the domain; receives Op^H y
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{op} */
 PLM_API plm_status_t plm_op_apply_adjoint(plm_const_op_t op, plm_const_array_t y, plm_array_t x);
 /** plm_op_apply() on stacks: member i of x on domain part i, of y on range part i (any
- *  distributed operator; a plain one takes stacks of one member). Collective. */
+ *  distributed operator; a plain one takes stacks of one member).
+ *  @param[in]  op the operator
+ *  @param[in]  x  stack on the domain
+ *  @param[out] y  stack on the range; receives Op x
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{op} */
 PLM_API plm_status_t plm_op_apply_stacked(plm_const_op_t op, plm_const_stacked_t x, plm_stacked_t y);
+/** plm_op_apply_adjoint() on stacks: member i of y on range part i, of x on domain part i.
+ *  @param[in]  op the operator
+ *  @param[in]  y  stack on the range
+ *  @param[out] x  stack on the domain; receives Op^H y
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{op} */
 PLM_API plm_status_t plm_op_apply_adjoint_stacked(plm_const_op_t op, plm_const_stacked_t y, plm_stacked_t x);
 
 /**
  * Dot test: with u on the domain and v on the range filled with pseudo-random values (the
  * same for every rank count; on a masked layout by index within the mask group, so data
  * replicated across groups are equal), compares yy = (Op u)^H v with xx = u^H (Op^H v);
- * *passed = |xx - yy| <= rtol max(|xx|, |yy|). Collective.
- * @param[out] yy, xx  two doubles each (re, im); may be NULL
+ * *passed = |xx - yy| <= rtol max(|xx|, |yy|).
+ * @param[in]  op     the operator
+ * @param[in]  rtol   relative tolerance
+ * @param[out] passed 1 or 0
+ * @param[out] yy     (Op u)^H v as two doubles (re, im); may be NULL \len{2}
+ * @param[out] xx     u^H (Op^H v) as two doubles (re, im); may be NULL \len{2}
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{op}
  */
 PLM_API plm_status_t plm_op_dottest(plm_const_op_t op, double rtol, int *passed, double *yy, double *xx);
 
@@ -1227,11 +1859,22 @@ PLM_API plm_status_t plm_op_dottest(plm_const_op_t op, double rtol, int *passed,
  * each rank reports the solve of that rank's group. */
 
 /** An object a solver fills: iterations, stopping reason, residual norms and the cost
- *  history. Reusable across solves. Not collective. */
+ *  history. Reusable across solves.
+ *  @param[out] info new object; destroy with plm_solver_info_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_solver_info_create(plm_solver_info_t *info);
+/** Destroy an info object (and its callback's ctx, plm_solver_info_set_callback()).
+ *  @param[in,out] info address of the handle; set to NULL
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_solver_info_destroy(plm_solver_info_t *info);
-/** show = 1: rank 0 prints an iteration table during solves, like PyLops' show=True (the
- *  first 10 iterations, every 10th, the last 10). Not collective. */
+/** Whether later solves with this info print an iteration table.
+ *  @param[in,out] info the info object
+ *  @param[in]     show 1: rank 0 prints an iteration table during solves, like PyLops'
+ *                      show=True (the first 10 iterations, every 10th, the last 10); 0: no
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_solver_info_set_show(plm_solver_info_t info, int show);
 
 /**
@@ -1247,7 +1890,13 @@ typedef int (*plm_solver_callback_fn)(void *ctx, int64_t iteration, plm_const_ar
  * Sets (or, with fn NULL, clears) the callback used by later solves with this info. The info
  * takes ctx: destroy(ctx) (destroy may be NULL) runs when the callback is replaced or cleared
  * and when info is destroyed. With fn NULL, ctx and destroy are ignored; if this call fails,
- * ctx stays the caller's. Not collective.
+ * ctx stays the caller's.
+ * @param[in,out] info    the info object
+ * @param[in]     fn      the callback, or NULL to clear it
+ * @param[in]     ctx     passed to fn and destroy \opaque
+ * @param[in]     destroy destroy(ctx) when the callback goes; may be NULL
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
  */
 PLM_API plm_status_t plm_solver_info_set_callback(plm_solver_info_t info, plm_solver_callback_fn fn, void *ctx,
                                                   void (*destroy)(void *ctx));
@@ -1267,29 +1916,73 @@ typedef enum plm_stop_reason {
     PLM_STOP_FORCE_INT32 = 0x7fffffff /**< not a reason: keeps the enum 32 bits wide */
 } plm_stop_reason_t;
 
-/** Why the last solve with this info stopped (PLM_STOP_NONE before the first). Not collective. */
+/** Why the last solve with this info stopped.
+ *  @param[in]  info   the info object
+ *  @param[out] reason the reason (PLM_STOP_NONE before the first solve)
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_solver_info_reason(plm_const_solver_info_t info, plm_stop_reason_t *reason);
+/** Iterations of the last solve with this info.
+ *  @param[in]  info       the info object
+ *  @param[out] iterations number of iterations
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_solver_info_iterations(plm_const_solver_info_t info, int64_t *iterations);
 /** CGLS: r1norm = ||Op^H (y - Op x) - damp^2 x||^2 at the end (PyLops' definition, a squared
  *  normal-equations residual), r2norm = sqrt(||y - Op x||^2 + damp^2 ||x||^2).
- *  CG: r1norm = ||y - Op x||^2, r2norm = ||y - Op x||. */
+ *  CG: r1norm = ||y - Op x||^2, r2norm = ||y - Op x||.
+ *  @param[in]  info   the info object
+ *  @param[out] r1norm r1norm of the last solve
+ *  @param[out] r2norm r2norm of the last solve
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_solver_info_norms(plm_const_solver_info_t info, double *r1norm, double *r2norm);
-/** ||y - Op x|| before the first iteration and after each: iterations + 1 values into cost
- *  (room for n values; *n_written says how many were written; cost may be NULL to ask). */
+/** ||y - Op x|| before the first iteration and after each: iterations + 1 values.
+ *  @param[in]  info      the info object
+ *  @param[out] cost      room for n values, or NULL to ask \len{n}
+ *  @param[in]  n         values that fit at cost
+ *  @param[out] n_written how many were written (with cost NULL: how many there are)
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
 PLM_API plm_status_t plm_solver_info_cost(plm_const_solver_info_t info, double *cost, int64_t n, int64_t *n_written);
 
 /**
  * Conjugate gradient for a square Hermitian positive definite operator (domain == range):
  * x holds x0 on entry and the solution on return; stops after niter iterations or when
  * ||y - Op x||^2 <= tol (PyLops' rule: tol compares with the squared norm). A solve that
- * does not meet tol still returns PLM_SUCCESS (istop 2). info may be NULL. Collective.
+ * does not meet tol still returns PLM_SUCCESS (istop 2).
+ * @param[in]     op    the operator
+ * @param[in]     y     data, on the range
+ * @param[in,out] x     x0 on entry, the solution on return; on the domain
+ * @param[in]     niter maximum number of iterations
+ * @param[in]     tol   tolerance on ||y - Op x||^2
+ * @param[in,out] info  filled with the solve's report; may be NULL
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{op}
  */
 PLM_API plm_status_t plm_solve_cg(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter, double tol,
                                   plm_solver_info_t info);
-/** plm_solve_cg() on stacks (members on the operator's parts; the callback gets x = NULL). Collective. */
+/** plm_solve_cg() on stacks (members on the operator's parts; the callback gets x = NULL).
+ *  @param[in]     op    the operator
+ *  @param[in]     y     data, a stack on the range parts
+ *  @param[in,out] x     x0 on entry, the solution on return; a stack on the domain parts
+ *  @param[in]     niter maximum number of iterations
+ *  @param[in]     tol   as in plm_solve_cg()
+ *  @param[in,out] info  filled with the solve's report; may be NULL
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{op} */
 PLM_API plm_status_t plm_solve_cg_stacked(plm_const_op_t op, plm_const_stacked_t y, plm_stacked_t x, int64_t niter,
                                           double tol, plm_solver_info_t info);
-/** plm_solve_cgls() on stacks (members on the operator's parts; the callback gets x = NULL). Collective. */
+/** plm_solve_cgls() on stacks (members on the operator's parts; the callback gets x = NULL).
+ *  @param[in]     op    the operator
+ *  @param[in]     y     data, a stack on the range parts
+ *  @param[in,out] x     x0 on entry, the solution on return; a stack on the domain parts
+ *  @param[in]     niter maximum number of iterations
+ *  @param[in]     damp  as in plm_solve_cgls()
+ *  @param[in]     tol   as in plm_solve_cgls()
+ *  @param[in,out] info  filled with the solve's report; may be NULL
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \collective{op} */
 PLM_API plm_status_t plm_solve_cgls_stacked(plm_const_op_t op, plm_const_stacked_t y, plm_stacked_t x,
                                             int64_t niter, double damp, double tol, plm_solver_info_t info);
 
@@ -1297,7 +1990,16 @@ PLM_API plm_status_t plm_solve_cgls_stacked(plm_const_op_t op, plm_const_stacked
  * CGLS: minimises ||y - Op x||^2 + damp^2 ||x||^2. x holds x0 on entry and the solution on
  * return; stops after niter iterations or when ||Op^H r - damp^2 x||^2 < tol (PyLops' rule).
  * Unlike PyLops, damp is squared everywhere (PyLops uses it unsquared in the first residual).
- * info may be NULL. Collective.
+ *
+ * @param[in]     op    the operator
+ * @param[in]     y     data, on the range
+ * @param[in,out] x     x0 on entry, the solution on return; on the domain
+ * @param[in]     niter maximum number of iterations
+ * @param[in]     damp  damping
+ * @param[in]     tol   tolerance on ||Op^H r - damp^2 x||^2
+ * @param[in,out] info  filled with the solve's report; may be NULL
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{op}
  */
 PLM_API plm_status_t plm_solve_cgls(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter,
                                     double damp, double tol, plm_solver_info_t info);
@@ -1317,13 +2019,39 @@ typedef enum plm_thresh {
  * after niter iterations or when ||x - x_old|| <= tol. monitorres = 1: a residual norm that
  * grows fails the solve with PLM_ERR_NOT_CONVERGED. The cost history holds
  * 0.5 ||r||^2 + eps ||x||_1 per iteration; r1norm is the last ||x - x_old||, r2norm ||r||.
- * info may be NULL. Collective.
+ * @param[in]     op    the operator
+ * @param[in]     y     data, on the range
+ * @param[in,out] x     x0 on entry, the solution on return; on the domain
+ * @param[in]     niter maximum number of iterations
+ * @param[in]     eps        weight of the L1 term
+ * @param[in]     alpha      step; <= 0 for 1 / |lambda_max(Op^H Op)|
+ * @param[in]     kind       the threshold
+ * @param[in]     decay      niter factors of the threshold, or NULL for ones \len{niter}
+ * @param[in]     monitorres 1: fail when the residual norm grows; 0: no check
+ * @param[in]     tol        tolerance on ||x - x_old||
+ * @param[in,out] info       filled with the solve's report; may be NULL
+ * @returns PLM_SUCCESS, or PLM_ERR_NOT_CONVERGED when monitorres = 1 and the residual norm
+ *          grew, or another error status (plm_last_error())
+ * \collective{op}
  */
 PLM_API plm_status_t plm_solve_ista(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter, double eps,
                                     double alpha, plm_thresh_t kind, const double *decay, int monitorres, double tol,
                                     plm_solver_info_t info);
 /** FISTA (PyLops' fista): ISTA with Nesterov's momentum; the cost uses the residual after the
- *  update. Arguments as plm_solve_ista(). Collective. */
+ *  update.
+ *  @param[in]     op         the operator
+ *  @param[in]     y          data, on the range
+ *  @param[in,out] x          x0 on entry, the solution on return; on the domain
+ *  @param[in]     niter      as in plm_solve_ista()
+ *  @param[in]     eps        as in plm_solve_ista()
+ *  @param[in]     alpha      as in plm_solve_ista()
+ *  @param[in]     kind       as in plm_solve_ista()
+ *  @param[in]     decay      as in plm_solve_ista() \len{niter}
+ *  @param[in]     monitorres as in plm_solve_ista()
+ *  @param[in]     tol        as in plm_solve_ista()
+ *  @param[in,out] info       filled with the solve's report; may be NULL
+ *  @returns as plm_solve_ista()
+ *  \collective{op} */
 PLM_API plm_status_t plm_solve_fista(plm_const_op_t op, plm_const_array_t y, plm_array_t x, int64_t niter, double eps,
                                      double alpha, plm_thresh_t kind, const double *decay, int monitorres, double tol,
                                      plm_solver_info_t info);
@@ -1332,9 +2060,15 @@ PLM_API plm_status_t plm_solve_fista(plm_const_op_t op, plm_const_array_t y, plm
  * Largest eigenvalue (by magnitude) of a square operator by power iteration, from a start
  * vector drawn from seed (the same values on every rank count, unlike PyLops-MPI); stops
  * after niter iterations or when |l - l_old| < tol |l| (|.| of complex values, where PyLops
- * compares complex numbers). Collective.
- * @param[out] eig         two doubles: the eigenvalue (re, im), b^H Op b for the last b
- * @param[out] iterations  may be NULL
+ * compares complex numbers).
+ * @param[in]  op         a square operator
+ * @param[in]  niter      maximum number of iterations
+ * @param[in]  tol        relative tolerance
+ * @param[in]  seed       seed of the start vector
+ * @param[out] eig        two doubles: the eigenvalue (re, im), b^H Op b for the last b \len{2}
+ * @param[out] iterations iterations run; may be NULL
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{op}
  */
 PLM_API plm_status_t plm_power_iteration(plm_const_op_t op, int64_t niter, double tol, uint64_t seed, double *eig,
                                          int64_t *iterations);
