@@ -5,7 +5,8 @@
  * All symbols are internal unless marked PLM_API.
  *
  * Conventions that hold for every function below:
- * - Every function returns a plm_status_t; PLM_SUCCESS is 0. On failure a message with the
+ * - Every function returns a plm_status_t (PLM_SUCCESS is 0), but for a few pure queries that
+ *   return their value (names, version strings, sizes). On failure a message with the
  *   root cause (file:line) is available from plm_last_error() on the calling thread.
  * - Outputs come last, through pointers. On every failure, an output handle is set to NULL.
  * - "Collective on comm": every rank of the communicator must call it, with the same
@@ -726,7 +727,8 @@ PLM_API plm_status_t plm_array_layout(plm_const_array_t x, plm_layout_t *layout)
  * @param[in]  axis         distributed axis, -ndim..ndim-1 (negative counts from the end)
  * @param[in]  partition    SCATTER, BROADCAST or UNSAFE_BROADCAST
  * @param[in]  dtype        element type
- * @param[in]  memory       PLM_MEMORY_HOST (device: PLM_ERR_BACKEND_UNAVAILABLE in this build)
+ * @param[in]  memory       PLM_MEMORY_HOST, or PLM_MEMORY_DEVICE (PLM_ERR_BACKEND_UNAVAILABLE
+ *                          without CUDA or a visible device: plm_memory_available())
  * @param[out] out          new array; destroy with plm_array_destroy()
  * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \collective{comm}
@@ -1950,7 +1952,7 @@ PLM_API plm_status_t plm_solver_info_cost(plm_const_solver_info_t info, double *
  * Conjugate gradient for a square Hermitian positive definite operator (domain == range):
  * x holds x0 on entry and the solution on return; stops after niter iterations or when
  * ||y - Op x||^2 <= tol (PyLops' rule: tol compares with the squared norm). A solve that
- * does not meet tol still returns PLM_SUCCESS (istop 2).
+ * does not meet tol still returns PLM_SUCCESS (PLM_STOP_MAX_ITERATIONS).
  * @param[in]     op    the operator
  * @param[in]     y     data, on the range
  * @param[in,out] x     x0 on entry, the solution on return; on the domain
