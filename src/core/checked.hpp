@@ -67,14 +67,16 @@ inline std::size_t checked_bytes(int64_t count, DType dt, const char *what, plm_
 // A caller's buffer `what` (e.g. "asarray: out") of `bytes` bytes that the call reads or
 // writes as count elements of dt: bytes must equal count * dtype size exactly, so a short or
 // long buffer, or one sized for another dtype, is st ("asarray: out_bytes = 400, expected 800
-// (100 float64 elements)"). Every *_bytes argument of the C API goes through here.
-inline void require_buffer_bytes(const char *what, int64_t bytes, int64_t count, DType dt,
-                                 plm_status_t st = PLM_ERR_INVALID_ARG)
+// (100 float64 elements)"). Every *_bytes argument of the C API goes through here. Returns
+// the byte count.
+inline std::size_t require_buffer_bytes(const char *what, int64_t bytes, int64_t count, DType dt,
+                                        plm_status_t st = PLM_ERR_INVALID_ARG)
 {
-    const int64_t want = static_cast<int64_t>(checked_bytes(count, dt, what, st));
-    PLM_REQUIRE(bytes == want, st, "%s_bytes = %lld, expected %lld (%lld %s elements)", what,
-                static_cast<long long>(bytes), static_cast<long long>(want), static_cast<long long>(count),
-                dtype_name(dt));
+    const std::size_t want = checked_bytes(count, dt, what, st);
+    PLM_REQUIRE(bytes >= 0 && static_cast<std::size_t>(bytes) == want, st,
+                "%s_bytes = %lld, expected %lld (%lld %s elements)", what, static_cast<long long>(bytes),
+                static_cast<long long>(want), static_cast<long long>(count), dtype_name(dt));
+    return want;
 }
 
 }  // namespace plm

@@ -255,8 +255,7 @@ public:
     {
         require_blas_size(rows, cols);
         PLM_REQUIRE(a || rows * cols == 0, PLM_ERR_INVALID_ARG, "dense matrix data is NULL");
-        require_buffer_bytes("dense: a", a_bytes, rows * cols, dt);
-        const size_t bytes = checked_bytes(rows * cols, dt, "the dense matrix in bytes");
+        const size_t bytes = require_buffer_bytes("dense: a", a_bytes, rows * cols, dt);
         if (wrap) {
             data_ = Buffer::wrap(Space::host, const_cast<void *>(a), bytes);
         } else {

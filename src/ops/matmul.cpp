@@ -404,8 +404,7 @@ Operator::Ptr matrix_mult(comm::Agreement &ag, const CommPtr &c, int kind, int g
         const int64_t na = block_size(p.b.a);
         PLM_REQUIRE(a || na == 0, PLM_ERR_INVALID_ARG, "a is NULL but this rank's block of A has %lld elements",
                     static_cast<long long>(na));
-        require_buffer_bytes("matrix_mult: a", a_bytes, na, p.dt);
-        p.a = Buffer::allocate(Space::host, checked_bytes(na, p.dt, "this rank's block of A in bytes"));
+        p.a = Buffer::allocate(Space::host, require_buffer_bytes("matrix_mult: a", a_bytes, na, p.dt));
         if (na) std::memcpy(p.a.data(), a, p.a.bytes());
         if (kind == PLM_MATMUL_SUMMA) {  // the panels an apply will need must fit
             const int64_t w = widest(segments(k, p.b.grid_rows, p.b.grid_cols));

@@ -435,15 +435,15 @@ void cg(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const Par
             end_all(active, why, Stop::callback);
             break;
         }
+        const auto den = [&](int g) { return std::abs(s1->value(0, g)); };  // c^H Op c
         for (int g = 0; g < G; ++g) {  // the same verdict on every rank
             const size_t i = static_cast<size_t>(g);
-            const double den = std::abs(s1->value(0, g));
-            if (active[i] && !std::isfinite(den)) end(active, why, i, Stop::nan);
-            if (active[i] && den == 0) end(active, why, i, Stop::breakdown);
+            if (active[i] && !std::isfinite(den(g))) end(active, why, i, Stop::nan);
+            if (active[i] && den(g) == 0) end(active, why, i, Stop::breakdown);
         }
         const bool mine = active[static_cast<size_t>(me)];
         if (mine) {
-            const double a = kold[static_cast<size_t>(me)] / std::abs(s1->value(0, me));
+            const double a = kold[static_cast<size_t>(me)] / den(me);
             axpby(a, *c, 1, x);
             axpby(-a, *opc, 1, *r);
         }
@@ -548,15 +548,16 @@ void cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const P
             end_all(active, why, Stop::callback);
             break;
         }
+        // ||q||^2 + damp^2 ||c||^2
+        const auto den = [&](int g) { return s1->real(0, g) + (d2 != 0 ? d2 * s1->real(k_cc, g) : 0); };
         for (int g = 0; g < G; ++g) {  // the same verdict on every rank
             const size_t i = static_cast<size_t>(g);
-            const double den = s1->real(0, g) + (d2 != 0 ? d2 * s1->real(k_cc, g) : 0);
-            if (active[i] && !std::isfinite(den)) end(active, why, i, Stop::nan);
-            if (active[i] && den == 0) end(active, why, i, Stop::breakdown);
+            if (active[i] && !std::isfinite(den(g))) end(active, why, i, Stop::nan);
+            if (active[i] && den(g) == 0) end(active, why, i, Stop::breakdown);
         }
         const bool mine = active[mi];
         if (mine) {
-            const double a = kold[mi] / (s1->real(0, me) + (d2 != 0 ? d2 * s1->real(k_cc, me) : 0));
+            const double a = kold[mi] / den(me);
             axpby(a, *c, 1, x);
             axpby(-a, *q, 1, *s);
         }
