@@ -1,0 +1,31 @@
+# The Fortran module (bindings/fortran). PLM_WITH_FORTRAN = AUTO (default): built where a Fortran
+# compiler and MPI's Fortran mpi_f08 module are found; ON: required (scripts/run-tests sets it, so
+# CI cannot pass with no Fortran tests); OFF: not built. PLM_HAVE_FORTRAN says what was decided.
+# Included from the top CMakeLists.txt after src/, so the library target exists.
+set(PLM_WITH_FORTRAN AUTO CACHE STRING "Build the Fortran module pylopsmpi: AUTO, ON or OFF")
+set_property(CACHE PLM_WITH_FORTRAN PROPERTY STRINGS AUTO ON OFF)
+set(PLM_HAVE_FORTRAN OFF)
+if(PLM_WITH_FORTRAN)  # AUTO or a true value
+  include(CheckLanguage)
+  check_language(Fortran)
+  set(_plm_fortran_missing "")
+  if(NOT CMAKE_Fortran_COMPILER)
+    set(_plm_fortran_missing "no Fortran compiler (apt install gfortran)")
+  elseif(NOT Python3_Interpreter_FOUND)
+    set(_plm_fortran_missing "no python3 (scripts/gen-fortran generates the interfaces)")
+  else()
+    enable_language(Fortran)
+    find_package(MPI COMPONENTS Fortran)
+    if(NOT MPI_Fortran_FOUND OR NOT MPI_Fortran_HAVE_F08_MODULE)
+      set(_plm_fortran_missing "MPI has no mpi_f08 module for ${CMAKE_Fortran_COMPILER} (point MPI_Fortran_COMPILER at the MPI's wrapper, e.g. mpifort.mpich)")
+    endif()
+  endif()
+  if(_plm_fortran_missing AND NOT PLM_WITH_FORTRAN STREQUAL "AUTO")
+    message(FATAL_ERROR "PLM_WITH_FORTRAN=${PLM_WITH_FORTRAN}: ${_plm_fortran_missing}")
+  elseif(_plm_fortran_missing)
+    message(STATUS "Fortran module not built: ${_plm_fortran_missing}")
+  else()
+    set(PLM_HAVE_FORTRAN ON)
+    add_subdirectory(bindings/fortran)
+  endif()
+endif()
