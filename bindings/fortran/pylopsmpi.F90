@@ -593,6 +593,24 @@ contains
 #include "plm_local_instances.inc"
 
   ! ============================================================================================
+  ! stacks of arrays (for the stacked operators and solvers)
+  ! ============================================================================================
+
+  !> A stack of arrays (they stay alive while the stack holds them). Not collective.
+  subroutine plm_stacked_create(arrays, s, ierr)
+    type(plm_array), intent(in) :: arrays(:)
+    type(plm_stacked), intent(out) :: s
+    integer, intent(out), optional :: ierr
+    call report(c_plm_stacked_create(int(size(arrays), c_int), arrays, s), ierr, 'plm_stacked_create')
+  end subroutine
+
+  subroutine plm_stacked_destroy(s, ierr)
+    type(plm_stacked), intent(inout) :: s
+    integer, intent(out), optional :: ierr
+    call report(c_plm_stacked_destroy(s), ierr, 'plm_stacked_destroy')
+  end subroutine
+
+  ! ============================================================================================
   ! layouts
   ! ============================================================================================
 
@@ -801,6 +819,23 @@ contains
                 ierr, 'plm_op_second_derivative')
   end subroutine
 
+  !> Vertical stack of distributed operators with one domain (MPIStackedVStack): maps an array
+  !> (a stack of one) to a stack of their ranges. Not collective.
+  subroutine plm_op_stacked_vstack(ops, op, ierr)
+    type(plm_op), intent(in) :: ops(:)
+    type(plm_op), intent(out) :: op
+    integer, intent(out), optional :: ierr
+    call report(c_plm_op_stacked_vstack(int(size(ops), c_int), ops, op), ierr, 'plm_op_stacked_vstack')
+  end subroutine
+
+  !> Block-diagonal of distributed operators (MPIStackedBlockDiag), stack to stack. Not collective.
+  subroutine plm_op_stacked_blockdiag(ops, op, ierr)
+    type(plm_op), intent(in) :: ops(:)
+    type(plm_op), intent(out) :: op
+    integer, intent(out), optional :: ierr
+    call report(c_plm_op_stacked_blockdiag(int(size(ops), c_int), ops, op), ierr, 'plm_op_stacked_blockdiag')
+  end subroutine
+
   !> Distributed matrix product Y = A X (MatrixMult) with this rank's block of A given as a
   !> Fortran (column-major) matrix of the block's rows x columns (plm_matmul_blocks() tells
   !> which; pass a 0 x 0 array where it is empty). The block is transposed once here into
@@ -946,6 +981,17 @@ contains
     type(plm_solver_info), intent(in) :: info
     integer, intent(out), optional :: ierr
     call report(c_plm_solve_cgls(op, y, x, niter, damp, tol, info), ierr, 'plm_solve_cgls')
+  end subroutine
+
+  !> CGLS on stacks (stacked operators). Collective.
+  subroutine plm_solve_cgls_stacked(op, y, x, niter, damp, tol, info, ierr)
+    type(plm_op), intent(in) :: op
+    type(plm_stacked), intent(in) :: y, x
+    integer(c_int64_t), intent(in) :: niter
+    real(c_double), intent(in) :: damp, tol
+    type(plm_solver_info), intent(in) :: info
+    integer, intent(out), optional :: ierr
+    call report(c_plm_solve_cgls_stacked(op, y, x, niter, damp, tol, info), ierr, 'plm_solve_cgls_stacked')
   end subroutine
 
   !> CG on a square Hermitian positive definite Op. Collective.
