@@ -332,12 +332,13 @@ contains
     type(plm_array), intent(in) :: x
     integer, intent(out) :: dim
     integer, intent(out), optional :: ierr
-    integer(c_int) :: a, n
+    integer(c_int) :: a, n, st
     a = 0
     n = 0
-    call report(c_plm_array_axis(x, a), ierr, 'plm_array_dim')
-    call report(c_plm_array_ndim(x, n), ierr, 'plm_array_dim')
+    st = c_plm_array_axis(x, a)
+    if (st == PLM_SUCCESS) st = c_plm_array_ndim(x, n)
     dim = int(n - a)
+    call report(st, ierr, 'plm_array_dim')
   end subroutine
 
   !> This rank's offset along the distributed dimension (0-based: its first slab is offset+1).

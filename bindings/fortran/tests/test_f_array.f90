@@ -82,5 +82,16 @@ program test_f_array
   call plm_array_destroy(x)
   call plm_array_destroy(y)
   call expect(.not. c_associated(x%p), 'destroy sets the handle to NULL')
+
+  ! fewer elements than ranks: the last rank's block is empty (at 1 rank, the whole array);
+  ! its pointer has size 0 and restores all the same
+  call plm_array_create(comm, [int(np - 1, c_int64_t)], 1, PLM_PARTITION_SCATTER, PLM_FLOAT64, x)
+  call plm_array_get_local_write(x, flat)
+  call expect(size(flat) == merge(0, 1, me == np - 1), 'a rank with no element gets an empty pointer')
+  flat = 3
+  call plm_array_restore_local_write(x, flat)
+  call plm_array_norm(x, 1.0_c_double, nrm)
+  call expect_close([nrm], [3.0_c_double * (np - 1)], 1d-14, 'norm with an empty block')
+  call plm_array_destroy(x)
   call finish(comm, 'test_f_array')
 end program
