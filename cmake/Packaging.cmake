@@ -55,9 +55,13 @@ foreach(kind LIBDIR INCLUDEDIR)
 endforeach()
 
 # Static-link needs of the library (only a static consumer would use them; we ship a shared
-# library): OpenBLAS as pkg-config found it, the C++ runtime and libm. MPI is left out on purpose:
+# library): OpenBLAS (and FFTW3 when built with it) as pkg-config found them, the C++ runtime and libm. MPI is left out on purpose:
 # consumers compile and link with their MPI's wrapper (mpicc), which supplies it.
-string(REPLACE ";" " " PLM_PC_LIBS_PRIVATE "${OPENBLAS_LDFLAGS}")
+set(PLM_PC_LIBS_PRIVATE ${OPENBLAS_LDFLAGS})
+if(PLM_WITH_FFTW)
+  list(APPEND PLM_PC_LIBS_PRIVATE ${FFTW_LDFLAGS})
+endif()
+string(REPLACE ";" " " PLM_PC_LIBS_PRIVATE "${PLM_PC_LIBS_PRIVATE}")
 string(STRIP "${PLM_PC_LIBS_PRIVATE} -lstdc++ -lm" PLM_PC_LIBS_PRIVATE)
 if(MPI_C_COMPILER)
   set(PLM_PC_MPICC "${MPI_C_COMPILER}")

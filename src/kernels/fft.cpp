@@ -1,0 +1,222 @@
+// Local FFT plans over FFTW3 (see fft.hpp). Precision-generic through a small traits struct,
+// so the double and float paths are one piece of code.
+#include "kernels/fft.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+#ifdef PLM_WITH_FFTW
+#include <fftw3.h>
+#include <mutex>
+#endif
+
+namespace plm::kernels {
+
+#ifdef PLM_WITH_FFTW
+namespace {
+
+// FFTW's planner is not thread-safe; executing plans is.
+std::mutex &planner_mutex()
+{
+    static std::mutex m;
+    return m;
+}
+
+template <typename R> struct Fftw;
+template <> struct Fftw<double> {
+    using plan = fftw_plan;
+    using cpx = fftw_complex;
+    using iodim = fftw_iodim64;
+    static plan dft(int r, const iodim *d, int hr, const iodim *hd, cpx *in, cpx *out, int sign, unsigned f)
+    {
+        return fftw_plan_guru64_dft(r, d, hr, hd, in, out, sign, f);
+    }
+    static plan r2c(int r, const iodim *d, int hr, const iodim *hd, double *in, cpx *out, unsigned f)
+    {
+        return fftw_plan_guru64_dft_r2c(r, d, hr, hd, in, out, f);
+    }
+    static plan c2r(int r, const iodim *d, int hr, const iodim *hd, cpx *in, double *out, unsigned f)
+    {
+        return fftw_plan_guru64_dft_c2r(r, d, hr, hd, in, out, f);
+    }
+    static void exec_dft(plan p, void *in, void *out) { fftw_execute_dft(p, (cpx *)in, (cpx *)out); }
+    static void exec_r2c(plan p, void *in, void *out) { fftw_execute_dft_r2c(p, (double *)in, (cpx *)out); }
+    static void exec_c2r(plan p, void *in, void *out) { fftw_execute_dft_c2r(p, (cpx *)in, (double *)out); }
+    static void destroy(plan p) { fftw_destroy_plan(p); }
+    static void *alloc(size_t n) { return fftw_malloc(n); }
+    static void release(void *p) { fftw_free(p); }
+};
+template <> struct Fftw<float> {
+    using plan = fftwf_plan;
+    using cpx = fftwf_complex;
+    using iodim = fftwf_iodim64;
+    static plan dft(int r, const iodim *d, int hr, const iodim *hd, cpx *in, cpx *out, int sign, unsigned f)
+    {
+        return fftwf_plan_guru64_dft(r, d, hr, hd, in, out, sign, f);
+    }
+    static plan r2c(int r, const iodim *d, int hr, const iodim *hd, float *in, cpx *out, unsigned f)
+    {
+        return fftwf_plan_guru64_dft_r2c(r, d, hr, hd, in, out, f);
+    }
+    static plan c2r(int r, const iodim *d, int hr, const iodim *hd, cpx *in, float *out, unsigned f)
+    {
+        return fftwf_plan_guru64_dft_c2r(r, d, hr, hd, in, out, f);
+    }
+    static void exec_dft(plan p, void *in, void *out) { fftwf_execute_dft(p, (cpx *)in, (cpx *)out); }
+    static void exec_r2c(plan p, void *in, void *out) { fftwf_execute_dft_r2c(p, (float *)in, (cpx *)out); }
+    static void exec_c2r(plan p, void *in, void *out) { fftwf_execute_dft_c2r(p, (cpx *)in, (float *)out); }
+    static void destroy(plan p) { fftwf_destroy_plan(p); }
+    static void *alloc(size_t n) { return fftwf_malloc(n); }
+    static void release(void *p) { fftwf_free(p); }
+};
+
+std::vector<int64_t> c_strides(const std::vector<int64_t> &shape)
+{
+    std::vector<int64_t> s(shape.size(), 1);
+    for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+    return s;
+}
+
+int64_t product(const std::vector<int64_t> &shape)
+{
+    int64_t n = 1;
+    for (int64_t v : shape) n *= v;
+    return n;
+}
+
+}  // namespace
+
+// Type-erased holder: one out-of-place plan, plus an in-place one for c2c. FFTW_UNALIGNED so
+// the plans run on any buffer (user-wrapped arrays need not be 16-byte aligned); FFTW_ESTIMATE
+// so planning never touches (or overwrites) the planning buffers and costs microseconds.
+struct FftPlan::Impl {
+    virtual ~Impl() = default;
+    virtual void execute(const void *in, void *out) const = 0;
+};
+
+namespace {
+template <typename R> struct TypedImpl final : FftPlan::Impl {
+    using F = Fftw<R>;
+    typename F::plan out_of_place = nullptr, in_place = nullptr;
+    FftKind kind;
+
+    TypedImpl(FftKind k, const std::vector<int64_t> &shape, const std::vector<int> &axes) : kind(k)
+    {
+        const bool real = k == FftKind::r2c || k == FftKind::c2r;
+        std::vector<int64_t> cshape = shape;  // complex-side shape
+        if (real) cshape[axes.back()] = shape[axes.back()] / 2 + 1;
+        const std::vector<int64_t> rs = c_strides(shape), cs = c_strides(cshape);
+        const std::vector<int64_t> &is = k == FftKind::c2r ? cs : (real ? rs : cs);
+        const std::vector<int64_t> &os = k == FftKind::r2c ? cs : (real ? rs : cs);
+
+        std::vector<bool> transformed(shape.size(), false);
+        std::vector<typename F::iodim> dims, batch;
+        for (int a : axes) {
+            transformed[a] = true;
+            dims.push_back({shape[a], is[a], os[a]});
+        }
+        for (size_t a = 0; a < shape.size(); ++a)
+            if (!transformed[a]) batch.push_back({cshape[a], is[a], os[a]});
+
+        // Planning buffers: the real side needs product(shape) reals, the complex side
+        // product(cshape) complexes (at least one element each).
+        const size_t rbytes = sizeof(R) * (size_t)std::max<int64_t>(1, product(shape));
+        const size_t cbytes = 2 * sizeof(R) * (size_t)std::max<int64_t>(1, product(cshape));
+        void *a = F::alloc(real ? rbytes : cbytes), *b = F::alloc(cbytes);
+        const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
+        {
+            std::lock_guard<std::mutex> lock(planner_mutex());
+            const int r = (int)dims.size(), hr = (int)batch.size();
+            if (a && b) {
+                auto *ca = (typename F::cpx *)a, *cb = (typename F::cpx *)b;
+                switch (k) {
+                case FftKind::c2c_forward:
+                case FftKind::c2c_backward: {
+                    const int sign = k == FftKind::c2c_forward ? FFTW_FORWARD : FFTW_BACKWARD;
+                    out_of_place = F::dft(r, dims.data(), hr, batch.data(), ca, cb, sign, flags);
+                    in_place = F::dft(r, dims.data(), hr, batch.data(), ca, ca, sign, flags);
+                    break;
+                }
+                case FftKind::r2c: out_of_place = F::r2c(r, dims.data(), hr, batch.data(), (R *)a, cb, flags); break;
+                case FftKind::c2r: out_of_place = F::c2r(r, dims.data(), hr, batch.data(), cb, (R *)a, flags); break;
+                }
+            }
+        }
+        F::release(a);
+        F::release(b);
+        const bool need_in_place = k == FftKind::c2c_forward || k == FftKind::c2c_backward;
+        if (!out_of_place || (need_in_place && !in_place)) {
+            release();
+            PLM_FAIL(PLM_ERR_OUT_OF_MEMORY, "FFTW could not make a plan (out of memory or unsupported layout)");
+        }
+    }
+    void release()
+    {
+        std::lock_guard<std::mutex> lock(planner_mutex());
+        if (out_of_place) F::destroy(out_of_place);
+        if (in_place) F::destroy(in_place);
+        out_of_place = in_place = nullptr;
+    }
+    ~TypedImpl() override { release(); }
+
+    void execute(const void *in, void *out) const override
+    {
+        void *src = const_cast<void *>(in);  // FFTW's signature; only c2r writes its input
+        switch (kind) {
+        case FftKind::c2c_forward:
+        case FftKind::c2c_backward: F::exec_dft(in == out ? in_place : out_of_place, src, out); break;
+        case FftKind::r2c: F::exec_r2c(out_of_place, src, out); break;
+        case FftKind::c2r: F::exec_c2r(out_of_place, src, out); break;
+        }
+    }
+};
+}  // namespace
+
+bool fft_available() { return true; }
+
+#else
+struct FftPlan::Impl {};
+bool fft_available() { return false; }
+#endif
+
+FftPlan::FftPlan(Space space, DType dt, FftKind kind, const std::vector<int64_t> &shape, const std::vector<int> &axes)
+    : kind_(kind)
+{
+    PLM_REQUIRE(space != Space::device, PLM_ERR_NOT_SUPPORTED,
+                "FFT of device arrays is not supported yet (cuFFT path not built)");
+    PLM_REQUIRE(!axes.empty(), PLM_ERR_INVALID_ARG, "FFT: no axes to transform");
+    std::vector<bool> seen(shape.size(), false);
+    for (int a : axes) {
+        PLM_REQUIRE(a >= 0 && a < (int)shape.size() && !seen[a], PLM_ERR_INVALID_ARG,
+                    "FFT: axis %d out of range or repeated", a);
+        seen[a] = true;
+    }
+    for (int64_t v : shape) PLM_REQUIRE(v >= 0, PLM_ERR_INVALID_ARG, "FFT: negative extent");
+    const bool real = kind == FftKind::r2c || kind == FftKind::c2r;
+    const bool complex_dt = dt == DType::c64 || dt == DType::c128;
+    PLM_REQUIRE(real ? (dt == DType::f32 || dt == DType::f64) : complex_dt, PLM_ERR_DTYPE_MISMATCH,
+                "FFT: %s transforms take a %s dtype", real ? "real" : "complex", real ? "real" : "complex");
+#ifdef PLM_WITH_FFTW
+    if (dt == DType::f64 || dt == DType::c128)
+        impl_ = std::make_unique<TypedImpl<double>>(kind, shape, axes);
+    else
+        impl_ = std::make_unique<TypedImpl<float>>(kind, shape, axes);
+#else
+    PLM_FAIL(PLM_ERR_NOT_SUPPORTED, "FFT: this build has no FFTW (configure with fftw3 and fftw3f installed)");
+#endif
+}
+
+FftPlan::~FftPlan() = default;
+
+void FftPlan::execute(const void *in, void *out) const
+{
+#ifdef PLM_WITH_FFTW
+    impl_->execute(in, out);
+#else
+    (void)in;
+    (void)out;
+#endif
+}
+
+}  // namespace plm::kernels
