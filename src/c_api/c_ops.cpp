@@ -264,7 +264,7 @@ PLM_API plm_status_t plm_op_callback(plm_dtype_t dtype, int64_t rows, int64_t co
 }
 
 // Runs a shell function on handles lent for the duration of the call: they own nothing (an
-// aliasing pointer allocates nothing) and plm_array_destroy() refuses them.
+// aliasing pointer allocates nothing), plm_array_destroy() refuses them, and they end with the call.
 static int call_shell(plm_op_shell_fn fn, void *ctx, const DistributedArray &x, DistributedArray &y)
 {
     auto lend = [](plm_array_s &h, DistributedArray &a) {
@@ -278,9 +278,7 @@ static int call_shell(plm_op_shell_fn fn, void *ctx, const DistributedArray &x, 
     plm_array_s hx, hy;
     lend(hx, const_cast<DistributedArray &>(x));
     lend(hy, y);
-    const int rc = fn(ctx, &hx, &hy);
-    hx.magic = hy.magic = 0;  // a handle kept past the call is refused, not dangling
-    return rc;
+    return fn(ctx, &hx, &hy);
 }
 
 PLM_API plm_status_t plm_op_shell(plm_layout_t domain, plm_layout_t range, plm_dtype_t dtype, plm_op_shell_fn matvec,
