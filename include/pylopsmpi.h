@@ -1354,6 +1354,42 @@ PLM_API plm_status_t plm_op_callback_device(plm_dtype_t dtype, int64_t rows, int
                                             plm_op_device_fn rmatvec, void *ctx, void (*destroy)(void *ctx),
                                             plm_op_t *out);
 
+/* ---- User-defined operators ----------------------------------------------------------------- */
+
+/**
+ * A user function of a shell operator: y = A x (matvec) or x = A^H y (rmatvec, called with the
+ * range array as x and the domain array as y). x and y are whole distributed arrays, lent for
+ * the call only (never destroy them or keep them past it), in the memory space of the operands
+ * of the apply. The function runs on **every rank of the operator's communicator**, so it may
+ * call any collective of this library on those arrays or on arrays on the same communicator
+ * (plm_array_dot, plm_array_norm, plm_op_apply, ...), provided every rank makes the same
+ * collective calls in the same order. A rank that fails must not skip a collective the others
+ * enter (that hangs): it carries on with the same collective calls (or none, on every rank),
+ * and reports its failure by returning non-zero. The library agrees after the function
+ * returns: a non-zero return on any rank fails the apply with PLM_ERR_CALLBACK on every rank,
+ * the message naming the failing rank. Errors of the library calls it makes are agreed by
+ * those calls themselves, so every rank sees them alike.
+ */
+typedef int (*plm_op_shell_fn)(void *ctx, plm_const_array_t x, plm_array_t y);
+/** A distributed operator defined by user functions on whole distributed arrays (the
+ *  equivalent of subclassing PyLops-MPI's MPILinearOperator). It composes like any distributed
+ *  operator (plm_op_sum, plm_op_product, plm_op_scale, plm_op_adjoint, plm_op_transpose,
+ *  plm_op_conj) and runs in every solver. Applies agree on the functions' outcome (see
+ *  plm_op_shell_fn).
+ *  @param[in]  domain  layout of x (borrowed; the operator keeps its own reference)
+ *  @param[in]  range   layout of y = A x, on the communicator of domain (borrowed)
+ *  @param[in]  dtype   element type of x and y
+ *  @param[in]  matvec  y = A x; may be NULL (applying it then gives PLM_ERR_NOT_SUPPORTED)
+ *  @param[in]  rmatvec x = A^H y; may be NULL (likewise); not both NULL
+ *  @param[in]  ctx     passed to matvec, rmatvec and destroy; the operator takes it. If this
+ *                      call fails, ctx stays the caller's. \opaque
+ *  @param[in]  destroy destroy(ctx) runs when the operator goes; may be NULL
+ *  @param[out] out     new operator; release with plm_op_destroy()
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
+PLM_API plm_status_t plm_op_shell(plm_layout_t domain, plm_layout_t range, plm_dtype_t dtype, plm_op_shell_fn matvec,
+                                  plm_op_shell_fn rmatvec, void *ctx, void (*destroy)(void *ctx), plm_op_t *out);
+
 /**
  * Block-diagonal operator (PyLops-MPI's MPIBlockDiag): each rank gives its own diagonal blocks
  * (n local operators, one dtype on every rank). Domain and range are 1-D SCATTER arrays whose

@@ -263,6 +263,38 @@ PLM_API plm_status_t plm_op_callback(plm_dtype_t dtype, int64_t rows, int64_t co
     });
 }
 
+// Runs a shell function on handles lent for the duration of the call: they own nothing (an
+// aliasing pointer allocates nothing), plm_array_destroy() refuses them, and they end with the call.
+static int call_shell(plm_op_shell_fn fn, void *ctx, const DistributedArray &x, DistributedArray &y)
+{
+    auto lend = [](plm_array_s &h, DistributedArray &a) {
+        h.magic = detail::kArrayMagic;
+        h.array = DistributedArray::Ptr(std::shared_ptr<void>(), &a);
+        h.comm_handle.magic = detail::kCommMagic;
+        h.comm_handle.comm = a.base_ptr();
+        h.comm_handle.borrowed = true;
+        h.borrowed = true;
+    };
+    plm_array_s hx, hy;
+    lend(hx, const_cast<DistributedArray &>(x));
+    lend(hy, y);
+    return fn(ctx, &hx, &hy);
+}
+
+PLM_API plm_status_t plm_op_shell(plm_layout_t domain, plm_layout_t range, plm_dtype_t dtype, plm_op_shell_fn matvec,
+                                  plm_op_shell_fn rmatvec, void *ctx, void (*destroy)(void *), plm_op_t *out)
+{
+    return make(out, [&] {
+        ops::ShellFns f;
+        f.fn[0] = matvec;
+        f.fn[1] = rmatvec;
+        f.ctx = ctx;
+        f.destroy = destroy;
+        f.call = call_shell;
+        return ops::shell(from_public(enum_value(dtype)), detail::layout_of(domain), detail::layout_of(range), f);
+    });
+}
+
 PLM_API plm_status_t plm_op_callback_device(plm_dtype_t dtype, int64_t rows, int64_t cols, plm_op_device_fn matvec,
                                             plm_op_device_fn rmatvec, void *ctx, void (*destroy)(void *),
                                             plm_op_t *out)

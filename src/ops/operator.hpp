@@ -182,6 +182,17 @@ struct CallbackFns {
 Operator::Ptr callback(DType dt, int64_t rows, int64_t cols, const CallbackFns &fns, void *ctx,
                        void (*destroy)(void *));
 
+// A distributed operator running user functions on whole arrays (plm_op_shell). call runs fn
+// on handles lent for x and y (made by the C API, which owns the handle type); [0] matvec,
+// [1] rmatvec, either may be null. destroy(ctx) runs when the operator goes. Not collective.
+struct ShellFns {
+    plm_op_shell_fn fn[2] = {nullptr, nullptr};
+    void *ctx = nullptr;
+    void (*destroy)(void *) = nullptr;
+    int (*call)(plm_op_shell_fn fn, void *ctx, const DistributedArray &x, DistributedArray &y) = nullptr;
+};
+Operator::Ptr shell(DType dt, ArrayLayout::Ptr domain, ArrayLayout::Ptr range, const ShellFns &fns);
+
 // The 1-D layout of distributed operators: per-rank sizes n (SCATTER) or one replicated
 // length (BROADCAST, n[0]), with a mask (may be empty). Collective only for a new mask's group.
 ArrayLayout::Ptr vector_layout(const CommPtr &c, const std::vector<int64_t> &n, plm_partition_t part,
