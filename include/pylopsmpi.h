@@ -2111,6 +2111,57 @@ PLM_API plm_status_t plm_solve_fista(plm_const_op_t op, plm_const_array_t y, plm
 PLM_API plm_status_t plm_power_iteration(plm_const_op_t op, int64_t niter, double tol, uint64_t seed, double *eig,
                                          int64_t *iterations);
 
+/* ==== Proximal operators and solvers ==================================================== */
+
+typedef struct plm_prox_s *plm_prox_t;             /**< proximal operator */
+typedef const struct plm_prox_s *plm_const_prox_t; /**< proximal operator, read-only */
+
+/**
+ * L1 proximal operator (pyproximal's L1 without g): f(x) = sigma sum |x_i|; prox with step
+ * tau is the soft threshold by tau sigma (complex values on |x_i|, the phase kept).
+ * @param[in]  sigma multiplier, finite and >= 0
+ * @param[out] out   the new proximal operator; NULL on failure
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective */
+PLM_API plm_status_t plm_prox_create_l1(double sigma, plm_prox_t *out);
+
+/**
+ * L0 proximal operator (pyproximal's L0): f(x) = number of non-zeros (sigma does not scale
+ * the value, as in the reference); prox with step tau is the hard threshold by tau sigma:
+ * x_i = 0 where |x_i| <= sqrt(2 tau sigma).
+ * @param[in]  sigma multiplier, finite and >= 0
+ * @param[out] out   the new proximal operator; NULL on failure
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective */
+PLM_API plm_status_t plm_prox_create_l0(double sigma, plm_prox_t *out);
+
+/**
+ * out = prox_{tau f}(x). out may be x (in place). tau must be equal on every rank.
+ * @param[in]  prox the proximal operator
+ * @param[in]  x    the point
+ * @param[in]  tau  the step, finite and > 0
+ * @param[out] out  the result, an array of x's layout, dtype and memory space
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x} */
+PLM_API plm_status_t plm_prox_apply(plm_const_prox_t prox, plm_const_array_t x, double tau, plm_array_t out);
+
+/**
+ * f(x), reduced over x's mask group (through plm_array_norm()'s reductions), the same on
+ * every rank of the group.
+ * @param[in]  prox  the proximal operator
+ * @param[in]  x     the point
+ * @param[out] value host memory; f(x)
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x} */
+PLM_API plm_status_t plm_prox_value(plm_const_prox_t prox, plm_const_array_t x, double *value);
+
+/**
+ * Frees a proximal operator and sets *prox to NULL; NULL or *prox NULL does nothing.
+ * @param[in,out] prox the proximal operator
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective */
+PLM_API plm_status_t plm_prox_destroy(plm_prox_t *prox);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -594,6 +594,29 @@ typedef struct {
     plm_status_t (*run)(int bad);
 } row_t;
 
+static plm_status_t row_prox_apply_tau(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
+    plm_prox_t p = NULL;
+    plm_status_t st = plm_prox_create_l1(1, &p);
+    if (!st) st = plm_prox_apply(p, x, bad ? 0.5 : 1.0, x);
+    plm_prox_destroy(&p);
+    plm_array_destroy(&x);
+    return st;
+}
+
+static plm_status_t row_prox_value_null(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_BROADCAST, NULL);
+    plm_prox_t p = NULL;
+    double v = 0;
+    plm_status_t st = plm_prox_create_l0(1, &p);
+    if (!st) st = plm_prox_value(p, x, bad ? NULL : &v);
+    plm_prox_destroy(&p);
+    plm_array_destroy(&x);
+    return st;
+}
+
 static const row_t ROWS[] = {
     {"plm_comm_create", "NULL out", A, 0, row_comm_create},
     {"plm_comm_create_f", "bad config magic", A, 0, row_comm_create_f},
@@ -648,6 +671,8 @@ static const row_t ROWS[] = {
     {"plm_stacked_dot", "NULL re", A, 0, row_stacked_dot},
     {"plm_stacked_norm", "ord differs", A, 1, row_stacked_norm},
     {"plm_stacked_asarray", "out_bytes one element short", A, 0, row_stacked_asarray},
+    {"plm_prox_apply", "tau differs", A, 1, row_prox_apply_tau},
+    {"plm_prox_value", "NULL value", A, 0, row_prox_value_null},
 };
 #define NROWS ((int)(sizeof ROWS / sizeof ROWS[0]))
 

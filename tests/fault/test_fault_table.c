@@ -658,6 +658,32 @@ typedef struct {
     plm_status_t (*run)(void);
 } row_t;
 
+static plm_status_t row_prox_apply(void)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL), y = ones(PLM_PARTITION_SCATTER, NULL);
+    plm_prox_t p = NULL;
+    TU_OK(plm_prox_create_l1(0.5, &p));
+    plm_status_t st;
+    UNDER_TEST(st, plm_prox_apply(p, x, 1.0, y));
+    plm_prox_destroy(&p);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    return st;
+}
+
+static plm_status_t row_prox_value(void)
+{
+    plm_array_t x = ones(PLM_PARTITION_BROADCAST, NULL);
+    plm_prox_t p = NULL;
+    TU_OK(plm_prox_create_l1(0.5, &p));
+    double v = 0;
+    plm_status_t st;
+    UNDER_TEST(st, plm_prox_value(p, x, &v));
+    plm_prox_destroy(&p);
+    plm_array_destroy(&x);
+    return st;
+}
+
 static const row_t ROWS[] = {
     {"plm_comm_create", "duplicate and agree", row_comm_create},
     {"plm_comm_create_f", "from a Fortran handle", row_comm_create_f},
@@ -715,6 +741,8 @@ static const row_t ROWS[] = {
     {"plm_solve_fista", "automatic step, half threshold", row_solve_fista},
     {"plm_solve_cgls_stacked", "stacked vstack", row_cgls_stacked},
     {"plm_solve_cg_stacked", "stacked block-diagonal", row_cg_stacked},
+    {"plm_prox_apply", "SCATTER, out of place", row_prox_apply},
+    {"plm_prox_value", "BROADCAST", row_prox_value},
 };
 #define NROWS ((int)(sizeof ROWS / sizeof ROWS[0]))
 
