@@ -17,3 +17,7 @@ def version():
     v = ffi.new("int[3]")
     check(lib.plm_version(v, v + 1, v + 2))
     return (v[0], v[1], v[2])
+from .LinearOperator import MPILinearOperator, asmpilinearoperator
+from .basicoperators import (MPIBlockDiag, MPIStackedBlockDiag, MPIVStack, MPIStackedVStack,
+                             MPIHStack, MPIFirstDerivative, MPISecondDerivative, MPILaplacian,
+                             MPIGradient, MPIHalo, MPIMatrixMult)
