@@ -476,7 +476,10 @@ class StackedDistributedArray:
         self.rank = base_comm.Get_rank()
         self.size = base_comm.Get_size()
         shapes = [tuple(d.global_shape) for d in self.distarrays]
-        self.global_shape = tuple(int(v) for v in np.sum(np.array(shapes), axis=0)) if shapes else ()
+        if shapes and all(len(s) == len(shapes[0]) for s in shapes):
+            self.global_shape = tuple(int(v) for v in np.sum(np.array(shapes), axis=0))
+        else:   # members of different ndim (PyLops-MPI needs equal ones): the total size
+            self.global_shape = (int(sum(np.prod(s) for s in shapes)),)
 
     @property
     def engine(self):

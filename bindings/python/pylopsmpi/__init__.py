@@ -21,3 +21,6 @@ from .LinearOperator import MPILinearOperator, asmpilinearoperator
 from .basicoperators import (MPIBlockDiag, MPIStackedBlockDiag, MPIVStack, MPIStackedVStack,
                              MPIHStack, MPIFirstDerivative, MPISecondDerivative, MPILaplacian,
                              MPIGradient, MPIHalo, MPIMatrixMult)
+from . import optimization, utils
+from .optimization import CG, CGLS, ISTA, FISTA, cg, cgls, ista, fista, power_iteration
+from .utils import dottest
