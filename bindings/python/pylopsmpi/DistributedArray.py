@@ -1,0 +1,606 @@
+"""Partition, DistributedArray and StackedDistributedArray with PyLops-MPI's API.
+
+Every DistributedArray owns a numpy buffer (its `local_array`, C order) that the C array wraps
+without copy; the C handle keeps no other copy. Arithmetic, reductions and layout changes run in
+the C library, so collective argument errors end in the same exception on every rank.
+"""
+from enum import Enum
+import numbers
+
+import numpy as np
+from mpi4py import MPI
+
+from ._core import ffi, lib, call, Handle, plm_comm, plm_dtype, np_dtype
+
+__all__ = ["Partition", "local_split", "DistributedArray", "StackedDistributedArray"]
+
+
+class Partition(str, Enum):
+    """How a DistributedArray is laid out over the ranks (PyLops-MPI's values)."""
+    BROADCAST = "Broadcast"
+    UNSAFE_BROADCAST = "UnsafeBroadcast"
+    SCATTER = "Scatter"
+
+
+_PART_TO_PLM = {Partition.SCATTER: lib.PLM_PARTITION_SCATTER,
+                Partition.BROADCAST: lib.PLM_PARTITION_BROADCAST,
+                Partition.UNSAFE_BROADCAST: lib.PLM_PARTITION_UNSAFE_BROADCAST}
+_PART_FROM_PLM = {v: k for k, v in _PART_TO_PLM.items()}
+
+
+def _partition(p):
+    try:
+        return Partition(p)
+    except ValueError:
+        raise ValueError(f"Should be either {Partition.BROADCAST}, {Partition.UNSAFE_BROADCAST} "
+                         f"or {Partition.SCATTER}") from None
+
+
+def local_split(global_shape, base_comm, partition, axis):
+    """This rank's default local shape (PyLops-MPI's local_split)."""
+    global_shape = tuple(global_shape)
+    if _partition(partition) != Partition.SCATTER:
+        return global_shape
+    n, size, rank = global_shape[axis], base_comm.Get_size(), base_comm.Get_rank()
+    shape = list(global_shape)
+    shape[axis] = n // size + (1 if rank < n % size else 0)
+    return tuple(shape)
+
+
+def _i64(values):
+    return ffi.new("int64_t[]", [int(v) for v in values]) if len(values) else ffi.NULL
+
+
+class _Layout:
+    """A C layout handle and what Python asks of it."""
+
+    def __init__(self, handle, base_comm):
+        self.handle = handle
+        self.base_comm = base_comm
+
+    @classmethod
+    def create(cls, global_shape, base_comm, partition, axis, local_shapes, mask):
+        ndim = len(global_shape)
+        ls = []
+        if local_shapes is not None:
+            for s in local_shapes:
+                s = (s,) if isinstance(s, numbers.Integral) else tuple(s)
+                if len(s) != ndim:
+                    raise ValueError(f"local shape {s} does not have {ndim} dimensions")
+                ls.extend(s)
+        nlocal = len(local_shapes) if local_shapes is not None else 0
+        hd = Handle("plm_layout_t", "plm_layout_destroy")
+        call(lib.plm_layout_create, plm_comm(base_comm), ndim, _i64(global_shape), axis,
+             _PART_TO_PLM[partition], nlocal, _i64(ls), len(mask) if mask is not None else 0,
+             ffi.new("int[]", list(mask)) if mask is not None else ffi.NULL, hd.ptr)
+        return cls(hd, base_comm)
+
+    def _ints(self, fn, n):
+        out = ffi.new("int64_t[]", max(n, 1))
+        call(fn, self.handle.h, out)
+        return tuple(out[i] for i in range(n))
+
+    @property
+    def ndim(self):
+        v = ffi.new("int *")
+        call(lib.plm_layout_ndim, self.handle.h, v)
+        return v[0]
+
+    @property
+    def global_shape(self):
+        return self._ints(lib.plm_layout_global_shape, self.ndim)
+
+    @property
+    def local_shape(self):
+        return self._ints(lib.plm_layout_local_shape, self.ndim)
+
+    @property
+    def local_shapes(self):
+        nd, size = self.ndim, self.base_comm.Get_size()
+        flat = self._ints(lib.plm_layout_local_shapes, nd * size)
+        return [tuple(flat[r * nd:(r + 1) * nd]) for r in range(size)]
+
+    @property
+    def axis(self):
+        v = ffi.new("int *")
+        call(lib.plm_layout_axis, self.handle.h, v)
+        return v[0]
+
+    @property
+    def partition(self):
+        v = ffi.new("plm_partition_t *")
+        call(lib.plm_layout_partition, self.handle.h, v)
+        return _PART_FROM_PLM[v[0]]
+
+    @property
+    def mask(self):
+        has = ffi.new("int *")
+        m = ffi.new("int[]", self.base_comm.Get_size())
+        call(lib.plm_layout_mask, self.handle.h, has, m)
+        return [m[i] for i in range(self.base_comm.Get_size())] if has[0] else None
+
+
+class DistributedArray:
+    """A global array split over the ranks of `base_comm` (PyLops-MPI's DistributedArray).
+
+    Only the numpy engine (host memory) is available from Python; `base_comm_nccl` must be None.
+    """
+
+    def __init__(self, global_shape, base_comm=MPI.COMM_WORLD, base_comm_nccl=None,
+                 partition=Partition.SCATTER, axis=0, local_array=None, local_shapes=None,
+                 mask=None, engine="numpy", dtype=np.float64):
+        if base_comm_nccl is not None or engine != "numpy":
+            raise NotImplementedError("pylopsmpi's Python package has the numpy engine only")
+        global_shape = (int(global_shape),) if isinstance(global_shape, numbers.Integral) \
+            else tuple(int(s) for s in global_shape)
+        if axis >= len(global_shape):
+            raise IndexError(f"Axis {axis} out of range for DistributedArray of shape {global_shape}")
+        partition = _partition(partition)
+        if local_array is not None:
+            dtype = local_array.dtype
+        layout = _Layout.create(global_shape, base_comm, partition, axis, local_shapes, mask)
+        self._init(layout, np.dtype(dtype), local_array)
+
+    # every array is made here: a layout, a dtype and (optionally) the caller's local array
+    def _init(self, layout, dtype, local_array=None):
+        self._layout = layout
+        self._base_comm = layout.base_comm
+        self._dtype = np.dtype(dtype)
+        self._sub_comm = None
+        code = plm_dtype(self._dtype)
+        local_shape = layout.local_shape
+        if local_array is not None:
+            local_array = np.asarray(local_array)
+            if tuple(local_array.shape) != local_shape:
+                raise ValueError(f"Local array shape {local_array.shape} does not match the "
+                                 f"local shape {local_shape} of this rank")
+            if not (local_array.flags.c_contiguous and local_array.flags.writeable):
+                local_array = np.ascontiguousarray(local_array).copy()
+        else:
+            local_array = np.empty(local_shape, dtype=self._dtype)
+        self._local = local_array
+        self._h = Handle("plm_array_t", "plm_array_destroy", keep=local_array)
+        nbytes = local_array.nbytes
+        ptr = ffi.from_buffer(local_array) if nbytes else ffi.NULL
+        call(lib.plm_array_create_from_layout, layout.handle.h, code, lib.PLM_MEMORY_HOST,
+             ptr, nbytes, self._h.ptr)
+
+    @classmethod
+    def _like(cls, other, dtype=None, local_array=None):
+        new = cls.__new__(cls)
+        new._init(other._layout, other.dtype if dtype is None else dtype, local_array)
+        return new
+
+    @classmethod
+    def _from_handle(cls, h, base_comm, dtype):
+        """Copy a C-owned array (redistribute's result) into a new Python-owned one."""
+        tmp = Handle("plm_array_t", "plm_array_destroy")
+        tmp.ptr[0] = h
+        lay = Handle("plm_layout_t", "plm_layout_destroy")
+        call(lib.plm_array_layout, h, lay.ptr)
+        new = cls.__new__(cls)
+        new._init(_Layout(lay, base_comm), dtype)
+        call(lib.plm_array_copy, h, new._h.h)
+        tmp.destroy()
+        return new
+
+    # --- lifetime -----------------------------------------------------------------------------
+    def destroy(self):
+        """Release the C array now (not collective); the numpy local array stays valid."""
+        self._h.destroy()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+
+    # --- properties ---------------------------------------------------------------------------
+    @property
+    def handle(self):
+        """The plm_array_t (borrowed) for calls into the low-level layer."""
+        return self._h.h
+
+    @property
+    def global_shape(self):
+        return self._layout.global_shape
+
+    @property
+    def base_comm(self):
+        return self._base_comm
+
+    @property
+    def base_comm_nccl(self):
+        return None
+
+    @property
+    def local_shape(self):
+        return tuple(self._local.shape)
+
+    @property
+    def local_shapes(self):
+        return self._layout.local_shapes
+
+    @property
+    def mask(self):
+        return self._layout.mask
+
+    @property
+    def engine(self):
+        return "numpy"
+
+    @property
+    def local_array(self):
+        return self._local
+
+    @property
+    def rank(self):
+        return self._base_comm.Get_rank()
+
+    @property
+    def size(self):
+        return self._base_comm.Get_size()
+
+    @property
+    def axis(self):
+        return self._layout.axis
+
+    @property
+    def ndim(self):
+        return len(self.global_shape)
+
+    @property
+    def partition(self):
+        return self._layout.partition
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def sub_comm(self):
+        """mpi4py communicator of this rank's mask group (the base comm without a mask)."""
+        if self._sub_comm is None:
+            m = self.mask
+            self._sub_comm = self._base_comm if m is None else \
+                self._base_comm.Split(color=m[self.rank], key=self.rank)
+        return self._sub_comm
+
+    def __getitem__(self, index):
+        return self._local[index]
+
+    def __setitem__(self, index, value):
+        if self.partition == Partition.BROADCAST:
+            # every write is made consistent with rank 0's value (PyLops-MPI's rule)
+            buf = np.empty_like(self._local[index])
+            if self.rank == 0:
+                buf[...] = value
+            self._base_comm.Bcast(buf, root=0)
+            self._local[index] = buf
+        else:
+            self._local[index] = value
+
+    def __repr__(self):
+        return (f"<DistributedArray with global shape={self.global_shape}, local shape="
+                f"{self.local_shape}, dtype={self.dtype}, processes={list(range(self.size))})>")
+
+    # --- construction -------------------------------------------------------------------------
+    @classmethod
+    def to_dist(cls, x, base_comm=MPI.COMM_WORLD, base_comm_nccl=None,
+                partition=Partition.SCATTER, axis=0, local_shapes=None, mask=None):
+        """Distribute a global array every rank holds (BROADCAST: rank 0's copy wins)."""
+        x = np.asarray(x)
+        arr = cls(global_shape=x.shape, base_comm=base_comm, base_comm_nccl=base_comm_nccl,
+                  partition=partition, axis=axis, local_shapes=local_shapes, mask=mask,
+                  dtype=x.dtype)
+        g = np.ascontiguousarray(x)
+        call(lib.plm_array_set_global, arr.handle, ffi.from_buffer(g) if g.nbytes else ffi.NULL,
+             g.nbytes)
+        return arr
+
+    def asarray(self, masked=False):
+        """The global array on every rank (masked=True: this rank's mask group only)."""
+        shape = list(self.global_shape)
+        if masked and self.mask is not None and self.partition == Partition.SCATTER:
+            m = self.mask
+            shape[self.axis] = sum(s[self.axis] for r, s in enumerate(self.local_shapes)
+                                   if m[r] == m[self.rank])
+        out = np.empty(shape, dtype=self.dtype)
+        call(lib.plm_array_asarray, self.handle, int(bool(masked)),
+             ffi.from_buffer(out) if out.nbytes else ffi.NULL, out.nbytes)
+        return out
+
+    def _new_like(self, keep_mask=True):
+        if keep_mask or self.mask is None:
+            return DistributedArray._like(self)
+        return DistributedArray(self.global_shape, base_comm=self.base_comm,
+                                partition=self.partition, axis=self.axis,
+                                local_shapes=self.local_shapes, dtype=self.dtype)
+
+    def copy(self):
+        out = self._new_like()
+        call(lib.plm_array_copy, self.handle, out.handle)
+        return out
+
+    def conj(self):
+        out = self._new_like()
+        call(lib.plm_array_conj, self.handle, out.handle)
+        return out
+
+    def zeros_like(self):
+        """Same layout, zeros; like PyLops-MPI, the result has no mask."""
+        out = self._new_like(keep_mask=False)
+        out._local[...] = 0
+        return out
+
+    def empty_like(self):
+        return self._new_like()
+
+    # --- arithmetic ---------------------------------------------------------------------------
+    def _check(self, other):
+        if not isinstance(other, DistributedArray):
+            raise TypeError(f"expected a DistributedArray, got {type(other).__name__}")
+
+    def _binary(self, other, fn):
+        self._check(other)
+        out = self._new_like()
+        call(fn, self.handle, other.handle, out.handle)
+        return out
+
+    def __neg__(self):
+        out = self._new_like()
+        np.negative(self._local, out=out._local)
+        return out
+
+    def add(self, other):
+        return self._binary(other, lib.plm_array_add)
+
+    def iadd(self, other):
+        self._check(other)
+        call(lib.plm_array_add, self.handle, other.handle, self.handle)
+        return self
+
+    def __add__(self, other):
+        return self.add(other)
+
+    def __iadd__(self, other):
+        return self.iadd(other)
+
+    def __sub__(self, other):
+        return self._binary(other, lib.plm_array_sub)
+
+    def __isub__(self, other):
+        self._check(other)
+        call(lib.plm_array_sub, self.handle, other.handle, self.handle)
+        return self
+
+    def multiply(self, other):
+        if isinstance(other, DistributedArray):
+            return self._binary(other, lib.plm_array_mul)
+        out = self._new_like()
+        # a scalar (or anything broadcastable to the local array); the result keeps self's dtype
+        with np.errstate(all="ignore"):
+            out._local[...] = (self._local * other).astype(self.dtype, copy=False) \
+                if not np.iscomplexobj(other) or np.iscomplexobj(self._local) \
+                else (self._local * other).real.astype(self.dtype)
+        return out
+
+    def __mul__(self, other):
+        return self.multiply(other)
+
+    def __rmul__(self, other):
+        return self.multiply(other)
+
+    def __imul__(self, other):
+        if isinstance(other, DistributedArray):
+            self._check(other)
+            call(lib.plm_array_mul, self.handle, other.handle, self.handle)
+        else:
+            self._local *= other
+        return self
+
+    # --- reductions ---------------------------------------------------------------------------
+    def dot(self, y, vdot=False):
+        """Global dot product (vdot=True conjugates self), as a 1-element array."""
+        self._check(y)
+        re, im = ffi.new("double *"), ffi.new("double *")
+        call(lib.plm_array_dot, self.handle, y.handle, int(bool(vdot)), re, im)
+        val = complex(re[0], im[0]) if np.iscomplexobj(self._local) or np.iscomplexobj(y._local) \
+            else re[0]
+        return np.array([val], dtype=np.result_type(self.dtype, y.dtype))
+
+    def norm(self, ord=None, axis=None):
+        """Distributed numpy.linalg.norm of the array seen as a vector (or along one axis)."""
+        if isinstance(ord, str):
+            raise ValueError(f"norm-{ord} not possible for vectors")
+        p = 2.0 if ord is None else float(ord)
+        if axis is None:
+            r = ffi.new("double *")
+            call(lib.plm_array_norm, self.handle, p, r)
+            return np.array([r[0]])
+        if axis >= self.ndim:
+            raise ValueError(f"Axis {axis} is out of bounds for array of dimension {self.ndim}")
+        shape = [s for i, s in enumerate(self.global_shape) if i != axis % self.ndim]
+        out = np.empty(shape, dtype=np.float64)
+        call(lib.plm_array_norm_axis, self.handle, p, axis, ffi.cast("double *", ffi.from_buffer(out))
+             if out.size else ffi.NULL, out.size)
+        return out.ravel() if axis % self.ndim == self.axis else out
+
+    # --- layout changes -----------------------------------------------------------------------
+    def ravel(self, order="C"):
+        """1-D array: the rank-order concatenation of the flattened local blocks."""
+        local = self._local.ravel(order=order).copy()
+        shapes = [(int(np.prod(s)),) for s in self.local_shapes]
+        return DistributedArray(global_shape=int(np.prod(self.global_shape)),
+                                base_comm=self.base_comm, partition=self.partition, axis=0,
+                                local_array=local, local_shapes=shapes, mask=self.mask,
+                                dtype=self.dtype)
+
+    def redistribute(self, axis):
+        """SCATTER along another axis (default balanced split); self when nothing changes."""
+        if axis == self.axis or self.partition != Partition.SCATTER:
+            return self
+        out = ffi.new("plm_array_t *")
+        call(lib.plm_array_redistribute, self.handle, axis, out)
+        return DistributedArray._from_handle(out[0], self.base_comm, self.dtype)
+
+    def add_ghost_cells(self, cells_front=None, cells_back=None):
+        """The local array with `cells_front` slices of the previous rank before it and
+        `cells_back` slices of the next rank after it (a plain numpy array)."""
+        f, b = int(cells_front or 0), int(cells_back or 0)
+        shape = ffi.new("int64_t[]", self.ndim)
+        call(lib.plm_array_ghost_shape, self.handle, f, b, shape)
+        out = np.empty([shape[i] for i in range(self.ndim)], dtype=self.dtype)
+        call(lib.plm_array_add_ghost_cells, self.handle, f, b,
+             ffi.from_buffer(out) if out.nbytes else ffi.NULL, out.nbytes)
+        return out
+
+    def reshape(self, local_shape, axis=0):
+        shapes = self.base_comm.allgather(tuple(local_shape))
+        g = list(shapes[0])
+        if self.partition == Partition.SCATTER:
+            g[axis] = sum(s[axis] for s in shapes)
+        return DistributedArray(global_shape=tuple(g), base_comm=self.base_comm,
+                                partition=self.partition, axis=0, local_shapes=shapes,
+                                mask=self.mask, local_array=self._local.reshape(local_shape).copy(),
+                                dtype=self.dtype)
+
+
+class StackedDistributedArray:
+    """A list of DistributedArrays (or nested stacks) seen as one vector."""
+
+    def __init__(self, distarrays, base_comm=MPI.COMM_WORLD):
+        self.distarrays = list(distarrays)
+        self.narrays = len(self.distarrays)
+        self.base_comm = base_comm
+        self.rank = base_comm.Get_rank()
+        self.size = base_comm.Get_size()
+        shapes = [tuple(d.global_shape) for d in self.distarrays]
+        if shapes and all(len(s) == len(shapes[0]) for s in shapes):
+            self.global_shape = tuple(int(v) for v in np.sum(np.array(shapes), axis=0))
+        else:   # members of different ndim (PyLops-MPI needs equal ones): the total size
+            self.global_shape = (int(sum(np.prod(s) for s in shapes)),)
+
+    @property
+    def engine(self):
+        return "numpy"
+
+    @property
+    def dtype(self):
+        return np.result_type(*[d.dtype for d in self.distarrays])
+
+    def __getitem__(self, i):
+        return self.distarrays[i]
+
+    def __setitem__(self, i, value):
+        target = self.distarrays[i]
+        if isinstance(target, StackedDistributedArray):
+            for j in range(target.narrays):
+                target[j] = value[j]
+        elif isinstance(value, DistributedArray):
+            target.local_array[...] = value.local_array
+        else:
+            target.local_array[...] = value
+
+    def asarray(self):
+        return np.hstack([d.asarray().ravel() for d in self.distarrays])
+
+    def _check_stacked_size(self, other):
+        if not isinstance(other, StackedDistributedArray) or other.narrays != self.narrays:
+            raise ValueError("Stacked arrays must be composed the same number of arrays")
+        for a, b in zip(self.distarrays, other.distarrays):
+            if tuple(a.global_shape) != tuple(b.global_shape):
+                raise ValueError(f"Stacked arrays {a.global_shape} and {b.global_shape} "
+                                 "have different global shapes")
+
+    def _map(self, fn):
+        return StackedDistributedArray([fn(d) for d in self.distarrays], base_comm=self.base_comm)
+
+    def _zip(self, other, fn):
+        self._check_stacked_size(other)
+        return StackedDistributedArray([fn(a, b) for a, b in zip(self.distarrays, other.distarrays)],
+                                       base_comm=self.base_comm)
+
+    def copy(self):
+        return self._map(lambda d: d.copy())
+
+    def conj(self):
+        return self._map(lambda d: d.conj())
+
+    def zeros_like(self):
+        def z(d):
+            out = d.empty_like() if isinstance(d, DistributedArray) else d.zeros_like()
+            if isinstance(d, DistributedArray):
+                out.local_array[...] = 0
+            return out
+        return self._map(z)
+
+    def empty_like(self):
+        return self._map(lambda d: d.empty_like())
+
+    def __neg__(self):
+        return self._map(lambda d: -d)
+
+    def __add__(self, other):
+        return self._zip(other, lambda a, b: a + b)
+
+    def __iadd__(self, other):
+        self._check_stacked_size(other)
+        for a, b in zip(self.distarrays, other.distarrays):
+            a += b
+        return self
+
+    def __sub__(self, other):
+        return self._zip(other, lambda a, b: a - b)
+
+    def __isub__(self, other):
+        self._check_stacked_size(other)
+        for a, b in zip(self.distarrays, other.distarrays):
+            a -= b
+        return self
+
+    def multiply(self, other):
+        if isinstance(other, StackedDistributedArray):
+            return self._zip(other, lambda a, b: a * b)
+        return self._map(lambda d: d * other)
+
+    __mul__ = multiply
+    __rmul__ = multiply
+
+    def add(self, other):
+        return self + other
+
+    def iadd(self, other):
+        self += other
+        return self
+
+    def dot(self, other, vdot=False):
+        self._check_stacked_size(other)
+        return np.sum([np.asarray(a.dot(b, vdot=vdot)).item()
+                       for a, b in zip(self.distarrays, other.distarrays)])
+
+    def norm(self, ord=None):
+        if isinstance(ord, str):
+            raise ValueError(f"norm-{ord} not possible for vectors")
+        norms = np.array([np.asarray(d.norm(ord)).item() for d in self.distarrays])
+        p = 2 if ord is None else ord
+        if p == 0:
+            return np.sum(norms)
+        if p == np.inf:
+            return np.max(norms)
+        if p == -np.inf:
+            return np.min(norms)
+        return np.power(np.sum(np.power(norms, p)), 1.0 / p)
+
+    def destroy(self):
+        for d in self.distarrays:
+            d.destroy()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+
+    def __repr__(self):
+        return f"<StackedDistributedArray with {self.narrays} distributed arrays>"

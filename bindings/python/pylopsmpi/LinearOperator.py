@@ -1,0 +1,427 @@
+"""MPILinearOperator, its composites, and the local blocks made from any linear-operator-like
+Python object.
+
+An operator made by this package holds a C operator (`_plm`, a Handle): applies, composites
+(+ - * @ ** .H .T conj) and solvers run in the library. An operator defined in Python (a subclass
+overriding `_matvec`/`_rmatvec`) works too; composites with it are applied in Python.
+"""
+import numbers
+
+import numpy as np
+from mpi4py import MPI
+
+from ._core import ffi, lib, call, Handle, plm_comm, plm_dtype, np_dtype, new_ctx
+from .DistributedArray import DistributedArray, StackedDistributedArray, Partition, _Layout
+
+__all__ = ["MPILinearOperator", "asmpilinearoperator", "local_operator"]
+
+
+# --- local blocks ---------------------------------------------------------------------------------
+class _Block:
+    """What the C callback trampolines call: matvec/rmatvec of a Python operator on 1-D arrays."""
+
+    def __init__(self, op, dtype):
+        self.op = op
+        self.dtype = dtype
+        self._mv = getattr(op, "matvec", None) or getattr(op, "_matvec")
+        self._rmv = getattr(op, "rmatvec", None) or getattr(op, "_rmatvec", None)
+
+    def matvec(self, x):
+        return self._mv(x)
+
+    def rmatvec(self, x):
+        if self._rmv is None:
+            raise NotImplementedError(f"{type(self.op).__name__} has no rmatvec")
+        return self._rmv(x)
+
+
+def _supported_dtype(dtype):
+    dt = np.dtype(dtype)
+    if dt in (np.float32, np.float64, np.complex64, np.complex128):
+        return dt
+    return np.dtype(np.complex128) if np.issubdtype(dt, np.complexfloating) else np.dtype(np.float64)
+
+
+def local_operator(op, dtype=None):
+    """A C local operator (Handle) for a numpy matrix or any object that looks like a linear
+    operator (shape, dtype, matvec/rmatvec or _matvec/_rmatvec: SciPy and PyLops operators).
+    Dense matrices (numpy arrays, SciPy MatrixLinearOperator, PyLops MatrixMult with a numpy A)
+    become library dense operators; anything else calls back into Python."""
+    if isinstance(op, MPILinearOperator):
+        raise TypeError("expected a local operator, got an MPILinearOperator")
+    dt = _supported_dtype(dtype if dtype is not None else op.dtype)
+    mat = op if isinstance(op, np.ndarray) else getattr(op, "A", None)
+    if isinstance(mat, np.ndarray) and mat.ndim == 2 and tuple(mat.shape) == tuple(op.shape):
+        a = np.ascontiguousarray(mat, dtype=dt)
+        hd = Handle("plm_op_t", "plm_op_destroy", keep=a)
+        call(lib.plm_op_dense, plm_dtype(dt), a.shape[0], a.shape[1],
+             ffi.from_buffer(a) if a.nbytes else ffi.NULL, a.nbytes, 0, 1, hd.ptr)
+        return hd
+    rows, cols = (int(s) for s in op.shape)
+    ctx = new_ctx(_Block(op, dt))
+    hd = Handle("plm_op_t", "plm_op_destroy")
+    try:
+        call(lib.plm_op_callback, plm_dtype(dt), rows, cols, lib._plm_py_plm_op_fn_matvec,
+             lib._plm_py_plm_op_fn_rmatvec, ctx, lib._plm_py_ctx_destroy, hd.ptr)
+    except Exception:
+        lib._plm_py_ctx_destroy(ctx)      # the call failed: ctx stays ours
+        raise
+    return hd
+
+
+# --- apply helpers --------------------------------------------------------------------------------
+def _layout_of(fn, op_h, i=None):
+    hd = Handle("plm_layout_t", "plm_layout_destroy")
+    if i is None:
+        call(fn, op_h, hd.ptr)
+    else:
+        call(fn, op_h, i, hd.ptr)
+    return hd
+
+
+def _equal(l1, l2):
+    v = ffi.new("int *")
+    call(lib.plm_layout_equal, l1.h, l2.h, v)
+    return bool(v[0])
+
+
+def _conform(x, layout_hd, dtype, base_comm):
+    """x itself when it lies on the layout with the dtype, else a copy that does (a slow path:
+    the global vector is gathered and set again)."""
+    if _equal(x._layout.handle, layout_hd) and x.dtype == dtype:
+        return x
+    out = DistributedArray.__new__(DistributedArray)
+    out._init(_Layout(layout_hd, base_comm), dtype)
+    if x.partition != Partition.SCATTER and out.partition != Partition.SCATTER:
+        out.local_array[...] = x.local_array.reshape(out.local_shape)
+        return out
+    g = np.ascontiguousarray(x.asarray().ravel(), dtype=dtype)
+    call(lib.plm_array_set_global, out.handle, ffi.from_buffer(g) if g.nbytes else ffi.NULL, g.nbytes)
+    return out
+
+
+def _new_on(layout_hd, dtype, base_comm):
+    out = DistributedArray.__new__(DistributedArray)
+    out._init(_Layout(layout_hd, base_comm), dtype)
+    return out
+
+
+def _parts(op_h):
+    nd, nr = ffi.new("int *"), ffi.new("int *")
+    call(lib.plm_op_parts, op_h, nd, nr)
+    return nd[0], nr[0]
+
+
+def _stack_handle(s):
+    """A C stack over the members of a StackedDistributedArray (members must be 1-level)."""
+    arrays = [d.handle for d in s.distarrays]
+    hd = Handle("plm_stacked_t", "plm_stacked_destroy")
+    call(lib.plm_stacked_create, len(arrays), ffi.new("plm_array_t[]", arrays), hd.ptr)
+    return hd
+
+
+def _apply_native(op, x, adjoint):
+    """y = op x (or op^H x) through the library, with PyLops-MPI's array types in and out."""
+    h = op._plm.h
+    ndom, nran = _parts(h)
+    n_in, n_out = (nran, ndom) if adjoint else (ndom, nran)
+    in_part = lib.plm_op_range_part if adjoint else lib.plm_op_domain_part
+    out_part = lib.plm_op_domain_part if adjoint else lib.plm_op_range_part
+    comm = op.base_comm
+    dtype = np.dtype(op.dtype)
+    if n_in == 1 and n_out == 1 and isinstance(x, DistributedArray):
+        in_l = _layout_of(lib.plm_op_range if adjoint else lib.plm_op_domain, h)
+        out_l = _layout_of(lib.plm_op_domain if adjoint else lib.plm_op_range, h)
+        xin = _conform(x, in_l, dtype, comm)
+        y = _new_on(out_l, dtype, comm)
+        call(lib.plm_op_apply_adjoint if adjoint else lib.plm_op_apply, h, xin.handle, y.handle)
+        return y
+    members = x.distarrays if isinstance(x, StackedDistributedArray) else [x]
+    if len(members) != n_in:
+        raise ValueError(f"expected a stack of {n_in} arrays, got {len(members)}")
+    xs = StackedDistributedArray([_conform(m, _layout_of(in_part, h, i), dtype, comm)
+                                  for i, m in enumerate(members)], base_comm=comm)
+    ys = StackedDistributedArray([_new_on(_layout_of(out_part, h, i), dtype, comm)
+                                  for i in range(n_out)], base_comm=comm)
+    xh, yh = _stack_handle(xs), _stack_handle(ys)
+    call(lib.plm_op_apply_adjoint_stacked if adjoint else lib.plm_op_apply_stacked, h, xh.h, yh.h)
+    xh.destroy()
+    yh.destroy()
+    return ys.distarrays[0] if n_out == 1 else ys
+
+
+def _total_size(x):
+    if isinstance(x, StackedDistributedArray):
+        return sum(_total_size(d) for d in x.distarrays)
+    return int(np.prod(x.global_shape))
+
+
+# --- the operator class ---------------------------------------------------------------------------
+class MPILinearOperator:
+    """A distributed linear operator (PyLops-MPI's MPILinearOperator).
+
+    MPILinearOperator(Op) with a local operator Op (numpy matrix, SciPy or PyLops operator)
+    applies the same Op on every rank to BROADCAST (or UNSAFE_BROADCAST) vectors.
+    """
+
+    _plm = None          # Handle of the C operator, for operators the library applies
+
+    def __init__(self, Op=None, shape=None, dims=None, dimsd=None, dtype=None,
+                 base_comm=MPI.COMM_WORLD):
+        self.base_comm = base_comm
+        self.size = base_comm.Get_size()
+        self.rank = base_comm.Get_rank()
+        self.Op = Op
+        if Op is not None:
+            shape = tuple(Op.shape) if shape is None else shape
+            dtype = Op.dtype if dtype is None else dtype
+            dims = getattr(Op, "dims", None) if dims is None else dims
+            dimsd = getattr(Op, "dimsd", None) if dimsd is None else dimsd
+            local = local_operator(Op, dtype)
+            hd = Handle("plm_op_t", "plm_op_destroy")
+            call(lib.plm_op_broadcast, plm_comm(base_comm), local.h, hd.ptr)
+            local.destroy()
+            self._plm = hd
+        self.dtype = np.dtype(dtype) if dtype is not None else None
+        self._shape = tuple(int(s) for s in shape) if shape is not None else None
+        self._dims = None
+        self._dimsd = None
+        self.dims = dims if dims is not None else (None if self._shape is None else (self._shape[1],))
+        self.dimsd = dimsd if dimsd is not None else (None if self._shape is None else (self._shape[0],))
+
+    @classmethod
+    def _native(cls, hd, base_comm, dims=None, dimsd=None, obj=None):
+        """An MPILinearOperator over a C operator handle (shape and dtype from the library)."""
+        self = obj if obj is not None else cls.__new__(cls)
+        rows, cols = ffi.new("int64_t *"), ffi.new("int64_t *")
+        call(lib.plm_op_shape, hd.h, rows, cols)
+        dt = ffi.new("plm_dtype_t *")
+        call(lib.plm_op_dtype, hd.h, dt)
+        MPILinearOperator.__init__(self, shape=(rows[0], cols[0]), dims=dims, dimsd=dimsd,
+                                   dtype=np_dtype(dt[0]), base_comm=base_comm)
+        self._plm = hd
+        return self
+
+    # shape / dims / dimsd like PyLops-MPI
+    @property
+    def shape(self):
+        if self._shape is None and self._dims is not None and self._dimsd is not None:
+            self._shape = (int(np.prod(self._dimsd)), int(np.prod(self._dims)))
+        return self._shape
+
+    @shape.setter
+    def shape(self, value):
+        self._shape = tuple(int(s) for s in value)
+
+    @property
+    def dims(self):
+        return self._dims
+
+    @dims.setter
+    def dims(self, value):
+        if value is None:
+            self._dims = None
+            return
+        value = (int(value),) if isinstance(value, numbers.Integral) else tuple(int(v) for v in value)
+        if self._shape is not None and int(np.prod(value)) != self._shape[1]:
+            raise ValueError(f"dims {value} do not match shape[1] {self._shape[1]}")
+        self._dims = value
+
+    @property
+    def dimsd(self):
+        return self._dimsd
+
+    @dimsd.setter
+    def dimsd(self, value):
+        if value is None:
+            self._dimsd = None
+            return
+        value = (int(value),) if isinstance(value, numbers.Integral) else tuple(int(v) for v in value)
+        if self._shape is not None and int(np.prod(value)) != self._shape[0]:
+            raise ValueError(f"dimsd {value} do not match shape[0] {self._shape[0]}")
+        self._dimsd = value
+
+    # --- lifetime -----------------------------------------------------------------------------
+    def destroy(self):
+        """Release the C operator now (not collective; composites holding it keep it alive)."""
+        if self._plm is not None:
+            self._plm.destroy()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+
+    @property
+    def handle(self):
+        """The plm_op_t (borrowed), or None for operators defined in Python."""
+        return self._plm.h if self._plm is not None else None
+
+    # --- apply --------------------------------------------------------------------------------
+    def matvec(self, x):
+        if _total_size(x) != self.shape[1] or (isinstance(x, DistributedArray) and len(x.global_shape) != 1):
+            raise ValueError("dimension mismatch")
+        return self._matvec(x)
+
+    def rmatvec(self, x):
+        if _total_size(x) != self.shape[0] or (isinstance(x, DistributedArray) and len(x.global_shape) != 1):
+            raise ValueError("dimension mismatch")
+        return self._rmatvec(x)
+
+    def _matvec(self, x):
+        if self._plm is None:
+            raise NotImplementedError("_matvec is not implemented")
+        return _apply_native(self, x, False)
+
+    def _rmatvec(self, x):
+        if self._plm is None:
+            raise NotImplementedError("_rmatvec is not implemented")
+        return _apply_native(self, x, True)
+
+    def dot(self, x):
+        if isinstance(x, MPILinearOperator):
+            return self._compose("product", x)
+        if np.isscalar(x):
+            return self._scaled(x)
+        if x is None or isinstance(x, (DistributedArray, StackedDistributedArray)):
+            return self.matvec(x)
+        raise ValueError("expected 1-d DistributedArray or StackedDistributedArray")
+
+    def __call__(self, x):
+        return self * x
+
+    def __mul__(self, x):
+        return self.dot(x)
+
+    def __matmul__(self, x):
+        if np.isscalar(x):
+            raise ValueError("Scalar not allowed, use * instead")
+        return self.__mul__(x)
+
+    def __rmul__(self, x):
+        if np.isscalar(x):
+            return self._scaled(x)
+        return NotImplemented
+
+    def __rmatmul__(self, x):
+        if np.isscalar(x):
+            raise ValueError("Scalar not allowed, use * instead")
+        return NotImplemented
+
+    def __pow__(self, p):
+        if not isinstance(p, numbers.Integral) or p < 0:
+            raise ValueError("expected non-negative integer power")
+        if self.shape[0] != self.shape[1]:
+            raise ValueError("square LinearOperator expected")
+        if self._plm is not None:
+            hd = Handle("plm_op_t", "plm_op_destroy")
+            call(lib.plm_op_power, self._plm.h, int(p), hd.ptr)
+            return MPILinearOperator._native(hd, self.base_comm, self.dims, self.dimsd)
+        return _PyOp(self.shape, self.dtype, self.base_comm, lambda x: _power(self, x, p, False),
+                     lambda x: _power(self, x, p, True), self.dims, self.dimsd)
+
+    def __add__(self, other):
+        if not isinstance(other, MPILinearOperator):
+            return NotImplemented
+        if self.shape != other.shape:
+            raise ValueError(f"cannot add {self} and {other}: shape mismatch")
+        return self._compose("sum", other)
+
+    def __neg__(self):
+        return self._scaled(-1)
+
+    def __sub__(self, other):
+        if not isinstance(other, MPILinearOperator):
+            return NotImplemented
+        if self.shape != other.shape:
+            raise ValueError(f"cannot subtract {other} from {self}: shape mismatch")
+        return self._compose("difference", other)
+
+    def adjoint(self):
+        return self._unary("adjoint")
+
+    H = property(adjoint)
+
+    def transpose(self):
+        return self._unary("transpose")
+
+    T = property(transpose)
+
+    def conj(self):
+        return self._unary("conj")
+
+    # --- composites: in the library when both operands are library operators ------------------
+    def _unary(self, kind):
+        swap = kind in ("adjoint", "transpose")
+        dims, dimsd = (self.dimsd, self.dims) if swap else (self.dims, self.dimsd)
+        if self._plm is not None:
+            hd = Handle("plm_op_t", "plm_op_destroy")
+            call(getattr(lib, "plm_op_" + kind), self._plm.h, hd.ptr)
+            return MPILinearOperator._native(hd, self.base_comm, dims, dimsd)
+        shape = (self.shape[1], self.shape[0]) if swap else self.shape
+        if kind == "adjoint":
+            mv, rmv = self.rmatvec, self.matvec
+        elif kind == "transpose":
+            mv = lambda x: self.rmatvec(x.conj()).conj()
+            rmv = lambda x: self.matvec(x.conj()).conj()
+        else:
+            mv = lambda x: self.matvec(x.conj()).conj()
+            rmv = lambda x: self.rmatvec(x.conj()).conj()
+        return _PyOp(shape, self.dtype, self.base_comm, mv, rmv, dims, dimsd)
+
+    def _scaled(self, alpha):
+        dtype = np.result_type(self.dtype, np.asarray(alpha).dtype)
+        if self._plm is not None and dtype == self.dtype:
+            a = complex(alpha)
+            hd = Handle("plm_op_t", "plm_op_destroy")
+            call(lib.plm_op_scale, self._plm.h, a.real, a.imag, hd.ptr)
+            return MPILinearOperator._native(hd, self.base_comm, self.dims, self.dimsd)
+        return _PyOp(self.shape, dtype, self.base_comm, lambda x: self.matvec(x) * alpha,
+                     lambda x: self.rmatvec(x) * np.conj(alpha), self.dims, self.dimsd)
+
+    def _compose(self, kind, other):
+        if kind == "product" and self.shape[1] != other.shape[0]:
+            raise ValueError(f"cannot multiply {self} and {other}: shape mismatch")
+        dims, dimsd = (other.dims, self.dimsd) if kind == "product" else (self.dims, self.dimsd)
+        if self._plm is not None and other._plm is not None and self.dtype == other.dtype:
+            hd = Handle("plm_op_t", "plm_op_destroy")
+            call(getattr(lib, "plm_op_" + kind), self._plm.h, other._plm.h, hd.ptr)
+            return MPILinearOperator._native(hd, self.base_comm, dims, dimsd)
+        if kind == "product":
+            return _PyOp((self.shape[0], other.shape[1]), np.result_type(self.dtype, other.dtype),
+                         self.base_comm, lambda x: self.matvec(other.matvec(x)),
+                         lambda x: other.rmatvec(self.rmatvec(x)), dims, dimsd)
+        sign = 1 if kind == "sum" else -1
+        return _PyOp(self.shape, self.dtype, self.base_comm,
+                     lambda x: self.matvec(x) + other.matvec(x) * sign,
+                     lambda x: self.rmatvec(x) + other.rmatvec(x) * sign, dims, dimsd)
+
+    def __repr__(self):
+        return f"<{self.shape[0]}x{self.shape[1]} {type(self).__name__} with dtype={self.dtype}>"
+
+
+class _PyOp(MPILinearOperator):
+    """A composite applied in Python (an operand is defined in Python)."""
+
+    def __init__(self, shape, dtype, base_comm, mv, rmv, dims=None, dimsd=None):
+        super().__init__(shape=shape, dims=dims, dimsd=dimsd, dtype=dtype, base_comm=base_comm)
+        self._mv, self._rmv = mv, rmv
+
+    def _matvec(self, x):
+        return self._mv(x)
+
+    def _rmatvec(self, x):
+        return self._rmv(x)
+
+
+def _power(op, x, p, adjoint):
+    y = x.copy()
+    for _ in range(p):
+        y = op.rmatvec(y) if adjoint else op.matvec(y)
+    return y
+
+
+def asmpilinearoperator(Op):
+    """Op itself if it is an MPILinearOperator, else MPILinearOperator(Op)."""
+    return Op if isinstance(Op, MPILinearOperator) else MPILinearOperator(Op)

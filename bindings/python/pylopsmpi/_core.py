@@ -1,0 +1,210 @@
+"""Glue between the generated cffi layer and the Pythonic classes: dtypes, communicators,
+handle lifetimes, the status check and the callback trampolines.
+
+Lifetimes. Every C handle lives in a `Handle`. Handles whose destroy function is not collective
+(arrays, operators, layouts, stacks, solver info; see `_api.COLLECTIVE`, generated from the API
+description) are freed by `destroy()`, a `with` block, or the garbage collector. Communicator
+handles (collective destroy) are never freed by the garbage collector: one library communicator is
+cached per mpi4py communicator and they are all destroyed, in creation order, by an atexit hook
+registered after mpi4py's own, so it runs before MPI is finalized.
+"""
+import atexit
+import sys
+import threading
+import traceback
+import weakref
+
+import numpy as np
+from mpi4py import MPI
+
+from ._plm import ffi, lib
+from . import _api
+from .errors import check as _check_status, CallbackError
+
+# --- dtypes ---------------------------------------------------------------------------------------
+_TO_PLM = {np.dtype(np.float32): lib.PLM_FLOAT32, np.dtype(np.float64): lib.PLM_FLOAT64,
+           np.dtype(np.complex64): lib.PLM_COMPLEX64, np.dtype(np.complex128): lib.PLM_COMPLEX128}
+_FROM_PLM = {v: k for k, v in _TO_PLM.items()}
+
+
+def plm_dtype(dtype):
+    """The library's dtype code of a numpy dtype (TypeError for the ones it has not)."""
+    dt = np.dtype(dtype)
+    try:
+        return _TO_PLM[dt]
+    except KeyError:
+        raise TypeError(f"pylopsmpi: dtype {dt} is not supported (float32, float64, complex64, "
+                        "complex128)") from None
+
+
+def np_dtype(code):
+    return _FROM_PLM[int(code)]
+
+
+# --- errors from callbacks ------------------------------------------------------------------------
+_pending = threading.local()
+
+
+def _remember_exception(exc):
+    """Keep the exception a callback raised on this rank, for the CallbackError the call raises."""
+    exc.__plm_traceback__ = traceback.format_exc()
+    _pending.exc = exc
+
+
+def check(status):
+    """Raise for a failing status; a CallbackError carries this rank's original exception."""
+    original = getattr(_pending, "exc", None)
+    _pending.exc = None
+    if status == lib.PLM_SUCCESS:
+        return
+    try:
+        _check_status(status)
+    except CallbackError as e:
+        e.original = original
+        if original is not None:
+            e.traceback = getattr(original, "__plm_traceback__", None)
+            raise e from original
+        raise
+
+
+def call(fn, *args):
+    """Call a library function and raise the mapped exception on failure."""
+    check(fn(*args))
+
+
+# --- handles --------------------------------------------------------------------------------------
+_live = weakref.WeakSet()       # every live Handle, destroyed explicitly at exit
+_finalizing = False
+
+
+class Handle:
+    """Owns one C handle; `destroy()` is idempotent and NULL-safe like the C destroy functions."""
+
+    __slots__ = ("ptr", "_destroy", "_collective", "keep", "__weakref__")
+
+    def __init__(self, ctype, destroy_name, keep=None):
+        self.ptr = ffi.new(ctype + " *")
+        self._destroy = getattr(lib, destroy_name)
+        self._collective = destroy_name in _api.COLLECTIVE
+        self.keep = keep            # Python objects the C object borrows (user buffers, callbacks)
+        _live.add(self)
+
+    @property
+    def h(self):
+        return self.ptr[0]
+
+    def destroy(self):
+        if self.ptr is not None and self.ptr[0] != ffi.NULL:
+            call(self._destroy, self.ptr)
+        self.keep = None
+
+    def __del__(self):
+        # Never a collective free from the garbage collector (it may run on one rank only).
+        if self._collective or _finalizing or self.ptr is None:
+            return
+        try:
+            if self.ptr[0] != ffi.NULL:
+                self._destroy(self.ptr)
+        except Exception:
+            pass
+
+
+# --- communicators --------------------------------------------------------------------------------
+_comms = {}          # id(mpi4py comm) -> (mpi4py comm, Handle); kept alive until exit
+
+
+def plm_comm(comm):
+    """The library communicator for an mpi4py communicator (made once, cached until exit)."""
+    if comm is None:
+        comm = MPI.COMM_WORLD
+    if not isinstance(comm, MPI.Comm):
+        raise TypeError(f"expected an mpi4py communicator, got {type(comm).__name__}")
+    entry = _comms.get(id(comm))
+    if entry is None or entry[0] is not comm:
+        hd = Handle("plm_comm_t", "plm_comm_destroy")
+        call(lib.plm_comm_create_f, comm.py2f(), ffi.NULL, hd.ptr)
+        entry = (comm, hd)
+        _comms[id(comm)] = entry
+    return entry[1].h
+
+
+def _at_exit():
+    """Free everything while MPI is still initialised: local handles first, then communicators
+    (collective, the same order on every rank)."""
+    global _finalizing
+    comms = [hd for _, hd in _comms.values()]
+    for hd in list(_live):
+        if not hd._collective:
+            try:
+                hd.destroy()
+            except Exception:
+                pass
+    for hd in comms:
+        try:
+            hd.destroy()
+        except Exception:
+            pass
+    _comms.clear()
+    _finalizing = True
+
+
+# mpi4py registers MPI_Finalize with atexit at import; atexit runs in reverse order of
+# registration, so this hook (registered later) runs first.
+atexit.register(_at_exit)
+
+
+# --- callback trampolines (cffi extern "Python", declared by build_ffi.py from the API description)
+_ctx = {}            # handle -> Python object, while the C side holds ctx
+
+
+def new_ctx(obj):
+    """A ctx pointer for a C callback: stays valid until the C side calls _plm_py_ctx_destroy."""
+    h = ffi.new_handle(obj)
+    _ctx[h] = obj
+    return h
+
+
+@ffi.def_extern()
+def _plm_py_ctx_destroy(ctx):
+    for h in list(_ctx):
+        if h == ctx:
+            del _ctx[h]
+            break
+
+
+def _op_call(ctx, x, n_in, out, n_out, dtype, adjoint):
+    try:
+        block = ffi.from_handle(ctx)
+        dt = np_dtype(dtype)
+        xin = np.frombuffer(ffi.buffer(x, n_in * dt.itemsize), dtype=dt) if n_in else np.zeros(0, dt)
+        y = block.rmatvec(xin) if adjoint else block.matvec(xin)
+        y = np.asarray(y).ravel()
+        if y.size != n_out:
+            raise ValueError(f"{'rmatvec' if adjoint else 'matvec'} of {type(block.op).__name__} "
+                             f"returned {y.size} elements, expected {n_out}")
+        if n_out:
+            np.frombuffer(ffi.buffer(out, n_out * dt.itemsize), dtype=dt)[:] = y
+        return 0
+    except BaseException as e:  # noqa: B902 - everything becomes an agreed error
+        _remember_exception(e)
+        return 1
+
+
+@ffi.def_extern()
+def _plm_py_plm_op_fn_matvec(ctx, x, n_in, out, n_out, dtype, memory):
+    return _op_call(ctx, x, n_in, out, n_out, dtype, False)
+
+
+@ffi.def_extern()
+def _plm_py_plm_op_fn_rmatvec(ctx, x, n_in, out, n_out, dtype, memory):
+    return _op_call(ctx, x, n_in, out, n_out, dtype, True)
+
+
+@ffi.def_extern()
+def _plm_py_plm_solver_callback_fn(ctx, iteration, x, cost):
+    try:
+        ffi.from_handle(ctx)(int(iteration), x, float(cost))
+        return 0
+    except BaseException as e:  # noqa: B902
+        _remember_exception(e)
+        return 1

@@ -1,0 +1,213 @@
+"""PyLops-MPI's basic operators over the library's operators.
+
+Adding the class of a new C operator takes a few lines: build the C operator into a Handle and
+call `MPILinearOperator._native(handle, base_comm, dims, dimsd, obj=self)` (see MPIHalo).
+"""
+import math
+import numbers
+
+import numpy as np
+from mpi4py import MPI
+
+from ._core import ffi, lib, call, Handle, plm_comm, plm_dtype
+from .LinearOperator import MPILinearOperator, local_operator
+
+__all__ = ["MPIBlockDiag", "MPIStackedBlockDiag", "MPIVStack", "MPIStackedVStack", "MPIHStack",
+           "MPIFirstDerivative", "MPISecondDerivative", "MPILaplacian", "MPIGradient", "MPIHalo",
+           "MPIMatrixMult"]
+
+_KIND = {"forward": lib.PLM_DERIV_FORWARD, "backward": lib.PLM_DERIV_BACKWARD,
+         "centered": lib.PLM_DERIV_CENTERED}
+
+
+def _kind(kind):
+    try:
+        return _KIND[kind]
+    except KeyError:
+        raise NotImplementedError("'kind' must be 'forward', 'centered' or 'backward'") from None
+
+
+def _tuple(v):
+    return (int(v),) if isinstance(v, numbers.Integral) else tuple(int(s) for s in v)
+
+
+def _i64(v):
+    return ffi.new("int64_t[]", list(v))
+
+
+def _dtype_of(ops, dtype):
+    if dtype is not None:
+        return np.dtype(dtype)
+    return np.result_type(*[np.dtype(op.dtype) for op in ops]) if ops else np.dtype(np.float64)
+
+
+def _local_handles(ops, dtype):
+    hs = [local_operator(op, dtype) for op in ops]
+    return hs, ffi.new("plm_const_op_t[]", [h.h for h in hs]) if hs else ffi.NULL
+
+
+def _new(fn, *args):
+    hd = Handle("plm_op_t", "plm_op_destroy")
+    call(fn, *args, hd.ptr)
+    return hd
+
+
+class _Stack(MPILinearOperator):
+    """Block-diagonal / vertical / horizontal stacks of each rank's local operators."""
+
+    _fn = None
+
+    def __init__(self, ops, base_comm=MPI.COMM_WORLD, dtype=None, mask=None):
+        self.ops = list(ops)
+        dt = _dtype_of(self.ops, dtype)
+        hs, arr = _local_handles(self.ops, dt)
+        extra = () if mask is None and self._fn is not lib.plm_op_blockdiag else \
+            ((len(mask), ffi.new("int[]", list(mask))) if mask is not None else (0, ffi.NULL))
+        hd = _new(self._fn, plm_comm(base_comm), len(hs), arr, *extra)
+        for h in hs:
+            h.destroy()
+        self.mask = mask
+        MPILinearOperator._native(hd, base_comm, obj=self)
+
+
+class MPIBlockDiag(_Stack):
+    """Block-diagonal operator: each rank gives its own diagonal blocks (local operators)."""
+    _fn = lib.plm_op_blockdiag
+
+    def __init__(self, ops, base_comm=MPI.COMM_WORLD, mask=None, dtype=None):
+        super().__init__(ops, base_comm=base_comm, dtype=dtype, mask=mask)
+
+
+class MPIVStack(_Stack):
+    """Vertical stack: BROADCAST model in, SCATTER data out."""
+    _fn = lib.plm_op_vstack
+
+
+class MPIHStack(_Stack):
+    """Horizontal stack: SCATTER model in, BROADCAST data out."""
+    _fn = lib.plm_op_hstack
+
+
+class _StackedOfMPI(MPILinearOperator):
+    _fn = None
+
+    def __init__(self, ops, base_comm=MPI.COMM_WORLD, dtype=None):
+        self.ops = list(ops)
+        for op in self.ops:
+            if op.handle is None:
+                raise NotImplementedError(f"{type(self).__name__} takes operators of this package")
+        hd = _new(self._fn, len(self.ops), ffi.new("plm_const_op_t[]", [op.handle for op in self.ops]))
+        MPILinearOperator._native(hd, base_comm, obj=self)
+
+
+class MPIStackedBlockDiag(_StackedOfMPI):
+    """Block-diagonal of MPI operators, on StackedDistributedArrays."""
+    _fn = lib.plm_op_stacked_blockdiag
+
+
+class MPIStackedVStack(_StackedOfMPI):
+    """Vertical stack of MPI operators: one model, a StackedDistributedArray of data."""
+    _fn = lib.plm_op_stacked_vstack
+
+
+class MPIFirstDerivative(MPILinearOperator):
+    """First derivative along axis 0 (the distributed axis) of an N-D model."""
+
+    def __init__(self, dims, sampling=1.0, kind="centered", edge=False, order=3,
+                 base_comm=MPI.COMM_WORLD, dtype=np.float64):
+        dims = _tuple(dims)
+        if kind == "centered" and order not in (3, 5):
+            raise NotImplementedError("'order' must be '3, or '5'")
+        self.sampling, self.kind, self.edge, self.order = sampling, kind, edge, order
+        hd = _new(lib.plm_op_first_derivative, plm_comm(base_comm), plm_dtype(dtype), len(dims),
+                  _i64(dims), -1, 0, float(sampling), _kind(kind), int(order), int(bool(edge)))
+        MPILinearOperator._native(hd, base_comm, dims, dims, obj=self)
+
+
+class MPISecondDerivative(MPILinearOperator):
+    """Second derivative along axis 0 (the distributed axis) of an N-D model."""
+
+    def __init__(self, dims, sampling=1.0, kind="centered", edge=False,
+                 base_comm=MPI.COMM_WORLD, dtype=np.float64):
+        dims = _tuple(dims)
+        self.sampling, self.kind, self.edge = sampling, kind, edge
+        hd = _new(lib.plm_op_second_derivative, plm_comm(base_comm), plm_dtype(dtype), len(dims),
+                  _i64(dims), -1, 0, float(sampling), _kind(kind), int(bool(edge)))
+        MPILinearOperator._native(hd, base_comm, dims, dims, obj=self)
+
+
+class MPILaplacian(MPILinearOperator):
+    """Weighted sum of second derivatives along `axes`."""
+
+    def __init__(self, dims, axes=(-2, -1), weights=(1, 1), sampling=(1, 1), edge=False,
+                 kind="centered", base_comm=MPI.COMM_WORLD, dtype=np.float64):
+        dims = _tuple(dims)
+        axes = tuple(int(a) % len(dims) for a in axes)
+        if not (len(axes) == len(weights) == len(sampling)):
+            raise ValueError("axes, weights, and sampling have different size")
+        self.axes, self.weights, self.sampling, self.edge, self.kind = axes, weights, sampling, edge, kind
+        hd = _new(lib.plm_op_laplacian, plm_comm(base_comm), plm_dtype(dtype), len(dims), _i64(dims),
+                  -1, len(axes), ffi.new("int[]", list(axes)),
+                  ffi.new("double[]", [float(w) for w in weights]),
+                  ffi.new("double[]", [float(s) for s in sampling]), _kind(kind), int(bool(edge)))
+        MPILinearOperator._native(hd, base_comm, dims, dims, obj=self)
+
+
+class MPIGradient(MPILinearOperator):
+    """Gradient: a model to a StackedDistributedArray of ndim first derivatives."""
+
+    def __init__(self, dims, sampling=1, edge=False, kind="centered",
+                 base_comm=MPI.COMM_WORLD, dtype="float64"):
+        dims = _tuple(dims)
+        sampling = [float(sampling)] * len(dims) if np.isscalar(sampling) else [float(s) for s in sampling]
+        self.sampling, self.edge, self.kind = sampling, edge, kind
+        hd = _new(lib.plm_op_gradient, plm_comm(base_comm), plm_dtype(dtype), len(dims), _i64(dims),
+                  -1, ffi.new("double[]", sampling), _kind(kind), int(bool(edge)))
+        MPILinearOperator._native(hd, base_comm, dims, (len(dims),) + dims, obj=self)
+
+
+class MPIHalo(MPILinearOperator):
+    """Halo exchange on an N-D process grid: forward adds the ghost cells, adjoint strips them."""
+
+    def __init__(self, dims, halo, proc_grid_shape=None, comm=MPI.COMM_WORLD, dtype=np.float64):
+        dims = _tuple(dims)
+        halo = [int(halo)] if np.isscalar(halo) else [int(h) for h in halo]
+        grid = ffi.new("int[]", [int(g) for g in proc_grid_shape]) if proc_grid_shape is not None \
+            else ffi.NULL
+        self.halo, self.proc_grid_shape = halo, proc_grid_shape
+        hd = _new(lib.plm_op_halo, plm_comm(comm), plm_dtype(dtype), len(dims), _i64(dims), grid,
+                  len(halo), _i64(halo))
+        MPILinearOperator._native(hd, comm, dims, None, obj=self)
+
+
+class MPIMatrixMult(MPILinearOperator):
+    """Y = A X with A (N x K) distributed in blocks over a square process grid, X (K x M).
+
+    A is this rank's block of A (see PyLops-MPI: kind "summa" 2-D blocks, kind "block" row
+    blocks of all K columns); M the global number of columns of X.
+    """
+
+    def __init__(self, A, M, saveAt=False, base_comm=MPI.COMM_WORLD, kind="summa",
+                 dtype="float64", base_comm_nccl=None):
+        if kind not in ("summa", "block"):
+            raise NotImplementedError("kind must be summa or block")
+        if base_comm_nccl is not None:
+            raise NotImplementedError("pylopsmpi's Python package has the numpy engine only")
+        size, rank = base_comm.Get_size(), base_comm.Get_rank()
+        p = math.isqrt(size)
+        if p * p != size:
+            raise Exception(f"Number of processes must be a square number, provided {size} instead...")
+        A = np.ascontiguousarray(A, dtype=dtype)
+        shapes = base_comm.allgather(A.shape)
+        row, col = rank // p, rank % p
+        if kind == "summa":
+            N = sum(shapes[r][0] for r in range(size) if r % p == col)
+            K = sum(shapes[r][1] for r in range(size) if r // p == row)
+        else:
+            N = sum(shapes[r][0] for r in range(size) if r // p == row)
+            K = A.shape[1]
+        self.A, self.M, self.N, self.K, self.kind = A, int(M), N, K, kind
+        code = lib.PLM_MATMUL_SUMMA if kind == "summa" else lib.PLM_MATMUL_BLOCK
+        hd = _new(lib.plm_op_matrix_mult, plm_comm(base_comm), code, p, plm_dtype(A.dtype), N, K,
+                  int(M), ffi.from_buffer(A) if A.nbytes else ffi.NULL, A.nbytes)
+        MPILinearOperator._native(hd, base_comm, obj=self)
