@@ -2,8 +2,9 @@
 
 A tutorial's figures go to the directory named by its first command-line argument, else by the
 environment variable PLM_GALLERY_DIR, else the current directory. Only rank 0 draws and saves.
-`check` compares a result with its serial NumPy/SciPy reference on every rank, agrees on the
-verdict over the communicator, and ends every rank with exit status 1 on a mismatch.
+`check` compares a result with its serial NumPy/SciPy reference on every rank and `require` tests
+a condition; both agree on the verdict over the communicator and end every rank with exit
+status 1 on a failure.
 """
 import os
 import sys
@@ -14,7 +15,7 @@ import matplotlib.pyplot as plt         # noqa: E402
 import numpy as np                      # noqa: E402
 from mpi4py import MPI                  # noqa: E402
 
-__all__ = ["plt", "output_dir", "savefig", "check", "rank_colors"]
+__all__ = ["plt", "output_dir", "savefig", "check", "require", "rank_colors"]
 
 
 def output_dir():
@@ -41,12 +42,17 @@ def check(name, got, ref, tol, comm=MPI.COMM_WORLD):
         err = np.inf
     else:
         err = float(np.linalg.norm((got - ref).ravel()) / max(np.linalg.norm(ref.ravel()), 1e-300))
-    ok = comm.allreduce(bool(err <= tol), op=MPI.LAND)
+    require(f"{name}: relative error {err:.2e} (tolerance {tol:.0e})", err <= tol, comm)
+    return err
+
+
+def require(what, ok, comm=MPI.COMM_WORLD):
+    """A condition that must hold on every rank, else all ranks exit(1)."""
+    ok = comm.allreduce(bool(ok), op=MPI.LAND)
     if comm.rank == 0:
-        print(f"check {name}: relative error {err:.2e} (tolerance {tol:.0e}) {'ok' if ok else 'FAILED'}")
+        print(f"check {what}: {'ok' if ok else 'FAILED'}")
     if not ok:
         sys.exit(1)
-    return err
 
 
 def rank_colors(n):
