@@ -74,7 +74,7 @@ if rank == 0:
         ax.set_yticks([])
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[r]) for r in range(size)]
     fig.legend(handles, [f"rank {r}" for r in range(size)], loc="lower center", ncol=size)
-    fig.suptitle(f"Who holds what: a 7 x 10 DistributedArray over {size} ranks")
+    fig.suptitle(f"Who holds what: a 7 x 10 DistributedArray over {size} ranks", y=1.04)
     savefig(fig, "01_partition.png")
 
 ###############################################################################

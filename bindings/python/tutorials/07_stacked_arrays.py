@@ -72,8 +72,8 @@ require("stack of 2 members", g.narrays == 2)
 ###############################################################################
 # Two problems in one solve. Problem 1: a 1-D signal, each rank's segment recorded through
 # its own causal response (tall blocks). Problem 2: the image blurred along its rows (a
-# 9-pixel triangle, one copy per local row, plus a little of the image itself). Their stacked block diagonal maps the stack of
-# models [m1, m2] to the stack of data [d1, d2].
+# 9-pixel triangle plus a little of the image itself, one copy per local row). Their stacked
+# block diagonal maps the stack of models [m1, m2] to the stack of data [d1, d2].
 n1 = 160
 t = np.arange(n1)
 m1_true = np.sign(np.sin(2 * np.pi * t / 55.0)) * (1 + t / n1)
