@@ -49,11 +49,12 @@ print(f"rank {rank}: local block {A.shape}, decay {decay:.2f}; global operator {
 
 ###############################################################################
 # Data: the forward operator on the true model, plus Gaussian noise (the same noise on every
-# rank, drawn from one seed on the global data vector).
+# rank, drawn from one seed on the global data vector). The noisy data are split like the
+# operator's output (``local_shapes``): each rank keeps its own sensor's samples.
 m = pylopsmpi.DistributedArray.to_dist(m_true)
 d_clean = Op @ m
 noise = 0.02 * np.random.default_rng(1).standard_normal(Op.shape[0])
-d = pylopsmpi.DistributedArray.to_dist(d_clean.asarray() + noise)
+d = pylopsmpi.DistributedArray.to_dist(d_clean.asarray() + noise, local_shapes=d_clean.local_shapes)
 pylopsmpi.dottest(Op, m, d)     # <Op m, d> == <m, Op^H d>
 
 ###############################################################################

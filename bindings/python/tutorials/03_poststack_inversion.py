@@ -79,18 +79,20 @@ Dx = pylopsmpi.MPIFirstDerivative((nx, nt), kind="centered", edge=False)
 eps = 0.5
 StackOp = pylopsmpi.MPIStackedVStack([Gop, eps * Dx])
 
-m_dist = pylopsmpi.DistributedArray.to_dist(m_true.ravel())
-m0_dist = pylopsmpi.DistributedArray.to_dist(m_back.ravel())
+# Model-sized arrays are split by whole traces, as the operators expect (local_shapes).
+shapes = comm.allgather((nx_local * nt,))
+m_dist = pylopsmpi.DistributedArray.to_dist(m_true.ravel(), local_shapes=shapes)
+m0_dist = pylopsmpi.DistributedArray.to_dist(m_back.ravel(), local_shapes=shapes)
 d_clean = Gop @ m_dist
 noise = 0.01 * np.random.default_rng(3).standard_normal(nx * nt)
-d_dist = pylopsmpi.DistributedArray.to_dist(d_clean.asarray() + noise)
+d_dist = pylopsmpi.DistributedArray.to_dist(d_clean.asarray() + noise, local_shapes=shapes)
 
 ###############################################################################
 # Unregularised CGLS (trace by trace in effect) and the regularised one, whose data is the
 # stack [d, 0].
 niter = 30
 m_cgls, _, _, _, _, cost_cgls = pylopsmpi.cgls(Gop, d_dist, m0_dist, niter=niter, tol=0.0)
-zero = pylopsmpi.DistributedArray(global_shape=nx * nt)
+zero = pylopsmpi.DistributedArray(global_shape=nx * nt, local_shapes=shapes)
 zero[:] = 0.0
 d_stack = pylopsmpi.StackedDistributedArray([d_dist, zero])
 m_reg, _, _, _, _, cost_reg = pylopsmpi.cgls(StackOp, d_stack, m0_dist, niter=niter, tol=0.0,

@@ -55,17 +55,18 @@ ny_local = local_split((ny,), comm, Partition.SCATTER, 0)[0]
 Bop = pylopsmpi.MPIBlockDiag([B1] * ny_local)
 Lop = pylopsmpi.MPILaplacian((ny, nx), axes=(0, 1), weights=(1, 1), sampling=(1, 1))
 
-m_dist = pylopsmpi.DistributedArray.to_dist(img.ravel())
+shapes = comm.allgather((ny_local * nx,))      # arrays split by whole rows, like the operators
+m_dist = pylopsmpi.DistributedArray.to_dist(img.ravel(), local_shapes=shapes)
 d_clean = Bop @ m_dist
 noise = 0.01 * np.random.default_rng(4).standard_normal(ny * nx)
-d_dist = pylopsmpi.DistributedArray.to_dist(d_clean.asarray() + noise)
+d_dist = pylopsmpi.DistributedArray.to_dist(d_clean.asarray() + noise, local_shapes=shapes)
 
 ###############################################################################
 # The regularised normal equations, solved with CG from a zero image.
 eps = 0.01
 NormOp = Bop.H @ Bop + eps * Lop.H @ Lop
 rhs = Bop.H @ d_dist
-x0 = pylopsmpi.DistributedArray(global_shape=ny * nx)
+x0 = pylopsmpi.DistributedArray(global_shape=ny * nx, local_shapes=shapes)
 x0[:] = 0.0
 m_est_dist, iit, cost = pylopsmpi.cg(NormOp, rhs, x0, niter=400, tol=1e-20)
 m_est = m_est_dist.asarray().reshape(ny, nx)

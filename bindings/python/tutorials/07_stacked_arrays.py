@@ -37,7 +37,9 @@ rank, size = comm.rank, comm.size
 ny, nx = 40, 50
 yy, xx = np.mgrid[0:ny, 0:nx]
 img = np.exp(-(((yy - 18) / 9.0) ** 2 + ((xx - 22) / 12.0) ** 2)) + 0.5 * (np.abs(xx - yy - 10) < 3)
-img_dist = pylopsmpi.DistributedArray.to_dist(img.ravel())
+ny_local = local_split((ny,), comm, Partition.SCATTER, 0)[0]
+shapes = comm.allgather((ny_local * nx,))      # the image split by whole rows
+img_dist = pylopsmpi.DistributedArray.to_dist(img.ravel(), local_shapes=shapes)
 Grad = pylopsmpi.MPIGradient((ny, nx))                  # centred, edge=False, sampling 1
 g = Grad @ img_dist
 print(f"rank {rank}: gradient is {g}, members' local shapes "
@@ -84,7 +86,6 @@ Op1 = pylopsmpi.MPIBlockDiag([A1])
 
 tri = np.r_[1.0:6.0, 4.0:0.0:-1.0] / 25.0
 R = 0.3 * np.eye(nx) + sl.toeplitz(np.r_[tri[4:], np.zeros(nx - 5)])
-ny_local = local_split((ny,), comm, Partition.SCATTER, 0)[0]
 Op2 = pylopsmpi.MPIBlockDiag([R] * ny_local)     # eigenvalues >= 0.3: a triangle's spectrum is >= 0
 
 Op = pylopsmpi.MPIStackedBlockDiag([Op1, Op2])
@@ -92,7 +93,8 @@ m_true = pylopsmpi.StackedDistributedArray([pylopsmpi.DistributedArray.to_dist(m
 d = Op @ m_true
 rng = np.random.default_rng(7)
 d_noisy = pylopsmpi.StackedDistributedArray(
-    [pylopsmpi.DistributedArray.to_dist(dm.asarray() + 0.01 * rng.standard_normal(dm.global_shape))
+    [pylopsmpi.DistributedArray.to_dist(dm.asarray() + 0.01 * rng.standard_normal(dm.global_shape),
+                                        local_shapes=dm.local_shapes)    # split like d
      for dm in d.distarrays])
 
 x0 = m_true.zeros_like()                   # zeros in the models' layout
