@@ -32,10 +32,15 @@ public:
             T *yo = y + o * p_.n * inner;
             std::fill(yo + r0 * inner, yo + r1 * inner, T(0));
             const int64_t ilo = std::max(r0 - r, -p_.before), ihi = std::min(r1 + r, p_.n + p_.after);
-            for (int64_t i = ilo; i < ihi; ++i) {
-                const Filter f = filter(p_.row0 + i);
+            Walk walk(*this, p_.row0 + ilo);
+            for (int64_t i = ilo; i < ihi; ++i, walk.next()) {
+                const Filter f = walk.get();
                 const T *xi = row(o, i);
                 const int64_t klo = std::max<int64_t>(0, r0 - i + r), khi = std::min(p_.nh, r1 - i + r);
+                if (inner == 1) {  // one sample a row: the taps' loop is the contiguous one
+                    spread(f, xi[0], klo, khi, yo + i - r);
+                    continue;
+                }
                 for (int64_t k = klo; k < khi; ++k) {
                     const T c = f.tap(k);
                     T *yj = yo + (i + k - r) * inner;
@@ -49,19 +54,25 @@ public:
     void adjoint(int64_t r0, int64_t r1, T *y) const
     {
         const int64_t r = p_.nh / 2, inner = p_.inner;
-        for (int64_t o = 0; o < p_.outer; ++o)
-            for (int64_t j = r0; j < r1; ++j) {
-                const Filter f = filter(p_.row0 + j);
+        for (int64_t o = 0; o < p_.outer; ++o) {
+            Walk walk(*this, p_.row0 + r0);
+            for (int64_t j = r0; j < r1; ++j, walk.next()) {
+                const Filter f = walk.get();
                 T *yj = y + (o * p_.n + j) * inner;
                 std::fill(yj, yj + inner, T(0));
                 const int64_t klo = std::max<int64_t>(0, -p_.before - j + r);
                 const int64_t khi = std::min(p_.nh, p_.n + p_.after - j + r);
+                if (inner == 1 && j + klo - r >= 0 && j + khi - r <= p_.n) {  // all in the block
+                    yj[0] = gather(f, x_ + o * p_.n + j - r, klo, khi);
+                    continue;
+                }
                 for (int64_t k = klo; k < khi; ++k) {
                     const T c = conj_if(f.tap(k));
                     const T *xi = row(o, j + k - r);
                     for (int64_t q = 0; q < inner; ++q) yj[q] += mul(c, xi[q]);
                 }
             }
+        }
     }
 
 private:
@@ -72,25 +83,63 @@ private:
         T tap(int64_t k) const { return w == R(0) ? h0[k] : (R(1) - w) * h0[k] + w * h1[k]; }
     };
 
-    // PyLops' _interpolate_h: the filters either side of global sample g, the ends held.
-    Filter filter(int64_t g) const
+    // y[k] += tap(k) x for k in [klo, khi), the same terms as the general loop, with the
+    // interpolation's branch taken once so the loop vectorises.
+    static void spread(const Filter &f, T x, int64_t klo, int64_t khi, T *__restrict y)
     {
-        int64_t q = 0;
-        R w = 0;
-        if (p_.nfilt > 1) {
-            const int64_t d = g - p_.oh;
-            q = d >= 0 ? d / p_.dh : -((-d + p_.dh - 1) / p_.dh);  // floor
-            if (q < 0) {
-                q = 0;
-            } else if (q >= p_.nfilt - 1) {
-                q = p_.nfilt - 1;
-            } else {
-                w = static_cast<R>(static_cast<double>(d - q * p_.dh) / static_cast<double>(p_.dh));
+        if (f.w == R(0)) {
+            for (int64_t k = klo; k < khi; ++k) y[k] += mul(f.h0[k], x);
+            return;
+        }
+        const R w = f.w, v = R(1) - w;
+        for (int64_t k = klo; k < khi; ++k) y[k] += mul(v * f.h0[k] + w * f.h1[k], x);
+    }
+
+    // sum_k conj(tap(k)) x[k] for k in [klo, khi), the same terms as the general loop, with
+    // the interpolation's branch taken once.
+    static T gather(const Filter &f, const T *__restrict x, int64_t klo, int64_t khi)
+    {
+        T s = T(0);
+        if (f.w == R(0)) {
+            for (int64_t k = klo; k < khi; ++k) s += mul(conj_if(f.h0[k]), x[k]);
+            return s;
+        }
+        const R w = f.w, v = R(1) - w;
+        for (int64_t k = klo; k < khi; ++k) s += mul(conj_if(v * f.h0[k] + w * f.h1[k]), x[k]);
+        return s;
+    }
+
+    // PyLops' _interpolate_h for samples g, g + 1, ... in turn: the filters either side of
+    // each (the ends held), with q = floor((g - oh) / dh) and its remainder stepped along, so
+    // the division runs once a line.
+    class Walk {
+    public:
+        Walk(const Conv &c, int64_t g) : c_(c)
+        {
+            const int64_t d = g - c.p_.oh, dh = c.p_.dh;
+            q_ = d >= 0 ? d / dh : -((-d + dh - 1) / dh);
+            rem_ = d - q_ * dh;
+        }
+        Filter get() const
+        {
+            const NonstatPlan &p = c_.p_;
+            const int64_t q = p.nfilt == 1 || q_ < 0 ? 0 : std::min(q_, p.nfilt - 1);
+            const T *h0 = c_.hs_ + q * p.nh;
+            if (p.nfilt == 1 || q_ < 0 || q_ >= p.nfilt - 1 || rem_ == 0) return {h0, h0, R(0)};
+            return {h0, h0 + p.nh, static_cast<R>(static_cast<double>(rem_) / static_cast<double>(p.dh))};
+        }
+        void next()
+        {
+            if (++rem_ == c_.p_.dh) {
+                rem_ = 0;
+                ++q_;
             }
         }
-        const T *h0 = hs_ + q * p_.nh;
-        return {h0, w == R(0) ? h0 : h0 + p_.nh, w};
-    }
+
+    private:
+        const Conv &c_;
+        int64_t q_ = 0, rem_ = 0;
+    };
 
     // Row i of the block (negative: a ghost ahead of it; n and past: a ghost past it).
     const T *row(int64_t o, int64_t i) const
