@@ -38,7 +38,7 @@ public:
                 const T *xi = row(o, i);
                 const int64_t klo = std::max<int64_t>(0, r0 - i + r), khi = std::min(p_.nh, r1 - i + r);
                 if (inner == 1) {  // one sample a row: the taps' loop is the contiguous one
-                    spread(f, xi[0], klo, khi, yo + i - r);
+                    spread(f, xi[0], klo, khi, yo + (i + klo - r));
                     continue;
                 }
                 for (int64_t k = klo; k < khi; ++k) {
@@ -63,7 +63,7 @@ public:
                 const int64_t klo = std::max<int64_t>(0, -p_.before - j + r);
                 const int64_t khi = std::min(p_.nh, p_.n + p_.after - j + r);
                 if (inner == 1 && j + klo - r >= 0 && j + khi - r <= p_.n) {  // all in the block
-                    yj[0] = gather(f, x_ + o * p_.n + j - r, klo, khi);
+                    yj[0] = gather(f, x_ + o * p_.n + (j + klo - r), klo, khi);
                     continue;
                 }
                 for (int64_t k = klo; k < khi; ++k) {
@@ -83,29 +83,29 @@ private:
         T tap(int64_t k) const { return w == R(0) ? h0[k] : (R(1) - w) * h0[k] + w * h1[k]; }
     };
 
-    // y[k] += tap(k) x for k in [klo, khi), the same terms as the general loop, with the
-    // interpolation's branch taken once so the loop vectorises.
+    // y[k - klo] += tap(k) x for k in [klo, khi) (y points at tap klo's output), the same
+    // terms as the general loop, with the interpolation's branch taken once so it vectorises.
     static void spread(const Filter &f, T x, int64_t klo, int64_t khi, T *__restrict y)
     {
         if (f.w == R(0)) {
-            for (int64_t k = klo; k < khi; ++k) y[k] += mul(f.h0[k], x);
+            for (int64_t k = klo; k < khi; ++k) y[k - klo] += mul(f.h0[k], x);
             return;
         }
         const R w = f.w, v = R(1) - w;
-        for (int64_t k = klo; k < khi; ++k) y[k] += mul(v * f.h0[k] + w * f.h1[k], x);
+        for (int64_t k = klo; k < khi; ++k) y[k - klo] += mul(v * f.h0[k] + w * f.h1[k], x);
     }
 
-    // sum_k conj(tap(k)) x[k] for k in [klo, khi), the same terms as the general loop, with
-    // the interpolation's branch taken once.
+    // sum_k conj(tap(k)) x[k - klo] for k in [klo, khi) (x points at tap klo's input), the
+    // same terms as the general loop, with the interpolation's branch taken once.
     static T gather(const Filter &f, const T *__restrict x, int64_t klo, int64_t khi)
     {
         T s = T(0);
         if (f.w == R(0)) {
-            for (int64_t k = klo; k < khi; ++k) s += mul(conj_if(f.h0[k]), x[k]);
+            for (int64_t k = klo; k < khi; ++k) s += mul(conj_if(f.h0[k]), x[k - klo]);
             return s;
         }
         const R w = f.w, v = R(1) - w;
-        for (int64_t k = klo; k < khi; ++k) s += mul(conj_if(v * f.h0[k] + w * f.h1[k]), x[k]);
+        for (int64_t k = klo; k < khi; ++k) s += mul(conj_if(v * f.h0[k] + w * f.h1[k]), x[k - klo]);
         return s;
     }
 
