@@ -9,6 +9,9 @@
  *
  *   mpiexec -n 2 build/bench/bench_stencil [-r REPS] [-n N]
  *
+ * Then NonStationaryConvolve1D (64 filters of 11 taps) of the same 1-D signal next to the same
+ * operator applied to each rank's samples alone (a communicator of one rank: no exchange).
+ *
  * Times: median over REPS of the max over ranks. A benchmark, not a test: nothing asserts. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +68,63 @@ static void report(const char *name, double t, double bytes_per_elem, int64_t n,
 {
     const double gbs = bytes_per_elem * (double)n / t / 1e9, triad = 24.0 * (double)n / t_triad / 1e9;
     if (g_rank == 0) printf("%-34s %10.1f %8.2f %10.1f %8.2f\n", name, t * 1e6, gbs, t_triad * 1e6, gbs / triad);
+}
+
+/* NonStationaryConvolve1D of a 1-D signal of N samples split over the ranks (NS_FILTERS
+ * filters of NS_TAPS taps, interpolated per sample; the ghost samples come from the
+ * neighbours) next to the same operator on this rank's samples alone, on a communicator of
+ * this rank (no exchange), timed alternately. */
+enum { NS_FILTERS = 64, NS_TAPS = 11 };
+
+static plm_op_t nonstat_op(plm_comm_t c, int64_t n, int64_t local_rows)
+{
+    double hs[NS_FILTERS * NS_TAPS];
+    int64_t ih[NS_FILTERS];
+    for (int f = 0; f < NS_FILTERS; f++) {
+        ih[f] = f * (n / NS_FILTERS);
+        for (int k = 0; k < NS_TAPS; k++) hs[f * NS_TAPS + k] = 1.0 / (1 + f + k);
+    }
+    const int64_t d[1] = {n};
+    plm_op_t op = NULL;
+    CHECK(plm_op_nonstationary_convolve1d(c, PLM_FLOAT64, 1, d, local_rows, 0, NS_FILTERS, NS_TAPS, hs, sizeof hs,
+                                          ih, &op));
+    return op;
+}
+
+static void nonstat_arrays(bench_t *b)
+{
+    CHECK(plm_op_new_domain_array(b->op, PLM_MEMORY_HOST, &b->x));
+    CHECK(plm_op_new_range_array(b->op, PLM_MEMORY_HOST, &b->y));
+    CHECK(plm_array_fill(b->x, 1.5, 0));
+}
+
+static void bench_nonstat(plm_comm_t comm, int64_t N, int size, int reps)
+{
+    plm_comm_t self = NULL;
+    CHECK(plm_comm_create(MPI_COMM_SELF, NULL, &self));
+    const int64_t nl = N / size + (g_rank < N % size);
+    if (g_rank == 0) {
+        printf("\nNonStationaryConvolve1D, %d filters of %d taps: distributed vs local-only (same local size)\n",
+               NS_FILTERS, NS_TAPS);
+        printf("%-34s %10s %10s %8s\n", "operation", "time(us)", "local(us)", "ratio");
+    }
+    for (int adjoint = 0; adjoint < 2; adjoint++) {
+        bench_t d = {.adjoint = adjoint, .op = nonstat_op(comm, N, -1)};
+        bench_t l = {.adjoint = adjoint, .op = nonstat_op(self, nl, -1)};
+        nonstat_arrays(&d);
+        nonstat_arrays(&l);
+        double td = 0, tl = 0;
+        bench_time_pair(f_apply, &d, f_apply, &l, reps, &td, &tl);
+        if (g_rank == 0)
+            printf("%-34s %10.1f %10.1f %8.2f\n", adjoint ? "NonStationaryConvolve1D adjoint" :
+                   "NonStationaryConvolve1D forward", td * 1e6, tl * 1e6, td / tl);
+        for (bench_t *b = &d; b; b = b == &d ? &l : NULL) {
+            plm_array_destroy(&b->x);
+            plm_array_destroy(&b->y);
+            plm_op_destroy(&b->op);
+        }
+    }
+    plm_comm_destroy(&self);
 }
 
 int main(int argc, char **argv)
@@ -131,6 +191,7 @@ int main(int argc, char **argv)
         plm_array_destroy(&b.y);
         plm_op_destroy(&b.op);
     }
+    bench_nonstat(comm, N, size, reps);
     free(fl.a);
     free(fl.b);
     free(fl.c);

@@ -1690,6 +1690,52 @@ PLM_API plm_status_t plm_op_halo(plm_comm_t comm, plm_dtype_t dtype, int ndim, c
                                  int nhalo, const int64_t *halo, plm_op_t *out);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Non-stationary convolution                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * Non-stationary 1-D convolution along `axis` (MPINonStationaryConvolve1D; PyLops'
+ * NonStationaryConvolve1D) of the stencil operators' model (see "Stencil operators": an N-D
+ * array of global shape dims, C order, split along axis 0 in whole rows; local_rows as there).
+ * nfilt filters of nh taps (nh odd, centred on their middle tap), hs row-major nfilt x nh of
+ * the dtype, sit at the regularly spaced positions ih[0] < ih[1] < ... (ih[k] = ih[0] + k dh,
+ * all in [0, dims[axis])); one filter (nfilt = 1) is a stationary convolution. Along the axis,
+ * sample i gets the filter h_i linearly interpolated between the two positions around it
+ * (the first filter before ih[0], the last after ih[nfilt-1]). Forward: each input sample
+ * spreads its filter, y[i + k - nh/2] += h_i[k] x[i]; adjoint: x[i] = sum_k conj(h_i[k])
+ * y[i + k - nh/2] (PyLops' rmatvec for real dtypes; the exact adjoint for complex ones,
+ * where PyLops does not conjugate); taps past either end of the axis are dropped. Domain and
+ * range are the model's layout; host memory only (device arrays: PLM_ERR_NOT_SUPPORTED on
+ * every rank). PyLops-MPI's limits are lifted: any split works (dims[axis] need not divide
+ * by the rank count; thin and empty blocks) and a rank needs no filter position of its own,
+ * since every rank keeps all the filters and interpolates from global positions. Along axis 0
+ * a rank takes the nh/2 samples it needs on either side of its block from whichever ranks
+ * hold them (one persistent exchange, overlapped with the interior); along another axis the
+ * convolution is local. PLM_ERR_INVALID_ARG on every rank for an even nh, positions that are
+ * not regular and increasing or outside [0, dims[axis]), a wrong hs_bytes, or arguments (or
+ * filters) that differ between ranks.
+ * @param[in]  comm       communicator
+ * @param[in]  dtype      element type (any of the four)
+ * @param[in]  ndim       number of dimensions of the model
+ * @param[in]  dims       global shape of the model, C order \len{ndim}
+ * @param[in]  local_rows this rank's rows along axis 0, or -1 on every rank for the default split
+ * @param[in]  axis       the axis of the convolution (negative counts from the end)
+ * @param[in]  nfilt      number of filters, >= 1
+ * @param[in]  nh         taps of each filter, odd
+ * @param[in]  hs         the filters, nfilt x nh elements of dtype, row-major, host memory,
+ *                        copied; equal on every rank \mem{host}
+ * @param[in]  hs_bytes   must equal nfilt * nh * plm_dtype_size(dtype)
+ * @param[in]  ih         the filters' positions along the axis, regularly spaced \len{nfilt}
+ * @param[out] out        new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
+ */
+PLM_API plm_status_t plm_op_nonstationary_convolve1d(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
+                                                     int64_t local_rows, int axis, int64_t nfilt, int64_t nh,
+                                                     const void *hs, int64_t hs_bytes, const int64_t *ih,
+                                                     plm_op_t *out);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Distributed matrix multiplication                                                          */
 /* ------------------------------------------------------------------------------------------ */
 

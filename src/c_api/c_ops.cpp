@@ -388,6 +388,17 @@ PLM_API plm_status_t plm_op_halo(plm_comm_t comm, plm_dtype_t dtype, int ndim, c
     });
 }
 
+PLM_API plm_status_t plm_op_nonstationary_convolve1d(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
+                                                     int64_t local_rows, int axis, int64_t nfilt, int64_t nh,
+                                                     const void *hs, int64_t hs_bytes, const int64_t *ih,
+                                                     plm_op_t *out)
+{
+    return make_on(comm, "op_nonstationary_convolve1d", out, [&](comm::Agreement &ag, const CommPtr &c) {
+        return ops::nonstat_convolve1d(ag, c, {enum_value(dtype), ndim, dims, local_rows}, axis, nfilt, nh, hs,
+                                       hs_bytes, ih);
+    });
+}
+
 PLM_API plm_status_t plm_matmul_blocks(plm_matmul_kind_t kind, int nranks, int rank, int grid_rows, int64_t n,
                                        int64_t k, int64_t m, int grid[4], int64_t a[4], int64_t x[4], int64_t y[4])
 {

@@ -151,6 +151,32 @@ void stencil(const Exec &e, DType dt, const StencilPlan &p, const void *x, const
              const void *ghost_after, int64_t r0, int64_t r1, bool accumulate, void *y);
 
 // ---------------------------------------------------------------------------------------
+// Non-stationary 1-D convolution (PyLops' NonStationaryConvolve1D) along the middle axis of a
+// block viewed as [outer, n, inner] (C order). Sample g of the axis (global index) has the
+// filter h_g of nh (odd) taps, r = nh / 2: with q = floor((g - oh) / dh), h_g = hs[0] when
+// q < 0, hs[nfilt - 1] when q >= nfilt - 1, else (1 - w) hs[q] + w hs[q + 1] with
+// w = (g - oh - q dh) / dh (one filter: h_g = hs[0]). Forward: x[g] spreads as
+// y[g + k - r] += h_g[k] x[g]; adjoint: y[g] = sum_k conj(h_g[k]) x[g + k - r] (the exact
+// adjoint; PyLops' rmatvec for real data). Terms outside the axis are dropped.
+// The block holds samples [row0, row0 + n) of the axis; when outer == 1 the samples just
+// ahead of it and just past it arrive as ghost rows of inner elements each: ghost_before
+// holds [row0 - before, row0), ghost_after [row0 + n, row0 + n + after). Samples outside
+// [row0 - before, row0 + n + after) do not exist (the axis ends there).
+// ---------------------------------------------------------------------------------------
+struct NonstatPlan {
+    int64_t outer = 1, n = 0, inner = 1;
+    int64_t row0 = 0, before = 0, after = 0;
+    int64_t nfilt = 1, nh = 1, oh = 0, dh = 1;
+    const void *hs = nullptr;  // nfilt x nh of the dtype, host memory
+};
+
+// y rows [r0, r1) of the block (every outer index) from x and the ghosts; other rows of y
+// are not touched. Rows [r, n - r) read no ghost. y must not overlap x or the ghosts. Host
+// memory only (PLM_ERR_NOT_SUPPORTED for device buffers). Allocates nothing.
+void nonstat_convolve(const Exec &e, DType dt, const NonstatPlan &p, bool adjoint, const void *x,
+                      const void *ghost_before, const void *ghost_after, int64_t r0, int64_t r1, void *y);
+
+// ---------------------------------------------------------------------------------------
 // Reductions into slots: room for `slots` results of dot() and norm_partial(), made once
 // (it allocates: before an agreement) and reused every step. Each slot holds two doubles: a
 // dot's re and im, a norm partial's value and 0, exactly as dot() and norm_partial() return

@@ -249,6 +249,36 @@ Operator::Ptr laplacian(comm::Agreement &ag, const CommPtr &c, const StencilMode
 // A stacked vstack of first derivatives along every axis; sampling empty (all 1) or one per axis.
 Operator::Ptr gradient(comm::Agreement &ag, const CommPtr &c, const StencilModel &m, const std::vector<double> &sampling,
                        int kind, bool edge);
+// The model of the stencil operators, checked (ops/stencil.cpp; shared by every operator on
+// an N-D model split along axis 0 in whole rows). check_model and check_axis check into ag
+// and fold what must agree; add_rows adds this rank's rows to ag (before it runs), model_rows
+// reads every rank's rows from it after (SIZE_MISMATCH alike on every rank when they do not
+// sum to dims[0]); model_layout is that split as a 1-D SCATTER layout.
+struct RowModel {
+    DType dt = DType::f64;
+    Shape dims;
+    int64_t local_rows = -1;
+};
+RowModel check_model(comm::Agreement &ag, const StencilModel &s);
+int check_axis(comm::Agreement &ag, const RowModel &m, int axis);
+size_t add_rows(comm::Agreement &ag, const RowModel &m);
+std::vector<int64_t> model_rows(const comm::Agreement &ag, const RowModel &m, size_t lane);
+ArrayLayout::Ptr model_layout(const CommPtr &c, const RowModel &m, const std::vector<int64_t> &rows);
+// What rank me of such a split receives along axis 0: `before` rows ahead of its block and
+// `after` rows past it (as far as `reach` rows, from whichever ranks hold them, none for an
+// empty block), and what it sends: alltoallv counts and displacements in elements (row_len
+// elements a row), the ghosts received into one buffer, the `before` rows first.
+struct GhostCounts {
+    std::vector<int64_t> sc, sd, rc, rd;
+    int64_t before = 0, after = 0;
+};
+GhostCounts ghost_counts(const std::vector<int64_t> &rows, int me, int64_t row_len, int64_t reach);
+// NonStationaryConvolve1D (ops/nonstat.cpp) along `axis` of the model: nfilt filters of nh
+// (odd) taps, hs (nfilt x nh of the dtype, host memory, hs_bytes its size, copied) at the
+// regular positions ih (nfilt of them, in [0, dims[axis])). Collective on c through ag.
+Operator::Ptr nonstat_convolve1d(comm::Agreement &ag, const CommPtr &c, const StencilModel &m, int axis, int64_t nfilt,
+                                 int64_t nh, const void *hs, int64_t hs_bytes, const int64_t *ih);
+
 // Halo (ops/halo.cpp): dims split over a process grid (empty: all ranks on the last axis),
 // halo widths as in plm_op_halo (1, ndim or 2 ndim values). Collective.
 Operator::Ptr halo(comm::Agreement &ag, const CommPtr &c, int dtype, const std::vector<int64_t> &dims,

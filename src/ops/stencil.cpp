@@ -136,58 +136,6 @@ AxisPart second_part(int axis, int64_t n, int kind, bool edge, double scale)
     return {axis, b, transpose(b), scale};
 }
 
-// What a rank receives along axis 0: `before` rows ahead of its block and `after` rows past
-// it (as far as the stencil reaches), from whichever ranks hold them; and what it sends.
-struct GhostCounts {
-    std::vector<int64_t> sc, sd, rc, rd;  // alltoallv counts and displacements, in elements
-    int64_t before = 0, after = 0;
-};
-
-GhostCounts ghost_counts(const std::vector<int64_t> &rows, int me, int64_t row_len, int64_t reach)
-{
-    const size_t P = rows.size();
-    std::vector<int64_t> start(P + 1, 0);
-    for (size_t q = 0; q < P; ++q) start[q + 1] = start[q] + rows[q];
-    const int64_t n = start[P];
-    // The rows rank q reads ahead of (ahead) or past its block; none for an empty block.
-    auto need = [&](size_t q, bool ahead) {
-        if (rows[q] == 0) return std::pair<int64_t, int64_t>{0, 0};
-        if (ahead) return std::pair<int64_t, int64_t>{std::max<int64_t>(0, start[q] - reach), start[q]};
-        return std::pair<int64_t, int64_t>{start[q + 1], std::min(n, start[q + 1] + reach)};
-    };
-    GhostCounts g;
-    g.sc.assign(P, 0);
-    g.sd.assign(P, 0);
-    g.rc.assign(P, 0);
-    g.rd.assign(P, 0);
-    const size_t m = static_cast<size_t>(me);
-    const auto [blo, bhi] = need(m, true);
-    const auto [alo, ahi] = need(m, false);
-    g.before = bhi - blo;
-    g.after = ahi - alo;
-    // A block lies wholly ahead of or past another, so each pair exchanges one range at most.
-    for (size_t q = 0; q < P; ++q) {
-        if (q == m) continue;
-        for (bool ahead : {true, false}) {
-            auto [lo, hi] = need(q, ahead);
-            lo = std::max(lo, start[m]);
-            hi = std::min(hi, start[m + 1]);
-            if (hi > lo) {
-                g.sc[q] = (hi - lo) * row_len;
-                g.sd[q] = (lo - start[m]) * row_len;
-            }
-            auto [mlo, mhi] = need(m, ahead);
-            mlo = std::max(mlo, start[q]);
-            mhi = std::min(mhi, start[q + 1]);
-            if (mhi > mlo) {
-                g.rc[q] = (mhi - mlo) * row_len;
-                g.rd[q] = (ahead ? mlo - blo : g.before + mlo - alo) * row_len;
-            }
-        }
-    }
-    return g;
-}
-
 // The kernel's plan of one direction on this rank's block. Axis 0's part comes first (it
 // writes y, the others add to it, in their order). Axes without a stencil next to each other
 // (axis 0 excepted) become one dimension of the plan, the same memory, so a model of any rank
@@ -307,42 +255,6 @@ private:
     int64_t staged_ = 0;              // elements a host-staged exchange stages (sends and ghosts)
 };
 
-struct Model {
-    DType dt = DType::f64;
-    Shape dims;
-    int64_t local_rows = -1;
-};
-
-Model check_model(comm::Agreement &ag, const StencilModel &s)
-{
-    Model m;
-    ag.check([&] {
-        m.dt = from_public(s.dtype);
-        PLM_REQUIRE(s.ndim >= 1 && s.dims, PLM_ERR_INVALID_ARG, "the model needs ndim >= 1 and dims (ndim = %d)", s.ndim);
-        m.dims.assign(s.dims, s.dims + s.ndim);
-        for (int64_t d : m.dims) PLM_REQUIRE(d >= 1, PLM_ERR_INVALID_ARG, "model dimensions must be >= 1 (got %lld)",
-                                             static_cast<long long>(d));
-        // The model's bytes bound every buffer the operator makes (ghost rows are model rows).
-        checked_bytes(checked_product(m.dims, "the model's element count"), m.dt, "the model in bytes");
-        PLM_REQUIRE(s.local_rows == -1 || (s.local_rows >= 0 && s.local_rows <= m.dims[0]), PLM_ERR_INVALID_ARG,
-                    "local_rows %lld is not -1 or in 0..%lld", static_cast<long long>(s.local_rows),
-                    static_cast<long long>(m.dims[0]));
-        m.local_rows = s.local_rows;
-    });
-    ag.fold(static_cast<int64_t>(m.dt));
-    ag.fold_all(m.dims);
-    ag.fold(m.local_rows == -1);
-    return m;
-}
-
-int check_axis(comm::Agreement &ag, const Model &m, int axis)
-{
-    int a = 0;
-    ag.check([&] { a = normalize_axis(axis, static_cast<int>(m.dims.size())); });
-    ag.fold(a);
-    return a;
-}
-
 double check_factor(comm::Agreement &ag, double sampling, int order, double weight)
 {
     double f = 0;
@@ -369,32 +281,10 @@ void check_kind(comm::Agreement &ag, int kind, int order, bool edge)
     ag.fold(edge);
 }
 
-// Every rank's rows along axis 0: the default split, or the ones gathered by the agreement
-// (lane from add_rows). The same on every rank: all refuse a bad sum alike.
-std::vector<int64_t> model_rows(const comm::Agreement &ag, const Model &m, size_t lane)
-{
-    const int P = ag.comm().size();
-    std::vector<int64_t> rows;
-    for (int r = 0; r < P; ++r) rows.push_back(m.local_rows == -1 ? split_count(m.dims[0], P, r) : ag.gathered(lane, r));
-    const int64_t total = checked_sum(rows, "local_rows summed over the ranks", PLM_ERR_SIZE_MISMATCH);
-    PLM_REQUIRE(total == m.dims[0], PLM_ERR_SIZE_MISMATCH, "local_rows sum to %lld over the ranks, dims[0] is %lld",
-                static_cast<long long>(total), static_cast<long long>(m.dims[0]));
-    return rows;
-}
-
-// The model layout: a 1-D SCATTER of whole rows.
-ArrayLayout::Ptr model_layout(const CommPtr &c, const Model &m, const std::vector<int64_t> &rows)
-{
-    const int64_t row_len = plm::product(Shape(m.dims.begin() + 1, m.dims.end()));
-    std::vector<int64_t> sizes;
-    for (int64_t v : rows) sizes.push_back(v * row_len);
-    return vector_layout(c, sizes, PLM_PARTITION_SCATTER, {});
-}
-
 // One stencil operator per entry of members (each a set of axis parts) on one model layout,
 // made after ag ran; a stacked vstack of them when stack. Agreed a second time: the objects and
 // their plans are made then.
-Operator::Ptr build(comm::Agreement &ag, const CommPtr &c, const Model &m, size_t rows_lane,
+Operator::Ptr build(comm::Agreement &ag, const CommPtr &c, const RowModel &m, size_t rows_lane,
                     std::vector<std::vector<AxisPart>> members, bool stack)
 {
     return comm::finish_collective(*c, "stencil operator", {}, [&]() -> Operator::Ptr {
@@ -407,16 +297,119 @@ Operator::Ptr build(comm::Agreement &ag, const CommPtr &c, const Model &m, size_
     });
 }
 
+}  // namespace
+
+// ---- models split along axis 0 in whole rows (shared with ops/nonstat.cpp) ----
+
+// What a rank receives along axis 0: `before` rows ahead of its block and `after` rows past
+// it (as far as the stencil reaches), from whichever ranks hold them; and what it sends.
+GhostCounts ghost_counts(const std::vector<int64_t> &rows, int me, int64_t row_len, int64_t reach)
+{
+    const size_t P = rows.size();
+    std::vector<int64_t> start(P + 1, 0);
+    for (size_t q = 0; q < P; ++q) start[q + 1] = start[q] + rows[q];
+    const int64_t n = start[P];
+    // The rows rank q reads ahead of (ahead) or past its block; none for an empty block.
+    auto need = [&](size_t q, bool ahead) {
+        if (rows[q] == 0) return std::pair<int64_t, int64_t>{0, 0};
+        if (ahead) return std::pair<int64_t, int64_t>{std::max<int64_t>(0, start[q] - reach), start[q]};
+        return std::pair<int64_t, int64_t>{start[q + 1], std::min(n, start[q + 1] + reach)};
+    };
+    GhostCounts g;
+    g.sc.assign(P, 0);
+    g.sd.assign(P, 0);
+    g.rc.assign(P, 0);
+    g.rd.assign(P, 0);
+    const size_t m = static_cast<size_t>(me);
+    const auto [blo, bhi] = need(m, true);
+    const auto [alo, ahi] = need(m, false);
+    g.before = bhi - blo;
+    g.after = ahi - alo;
+    // A block lies wholly ahead of or past another, so each pair exchanges one range at most.
+    for (size_t q = 0; q < P; ++q) {
+        if (q == m) continue;
+        for (bool ahead : {true, false}) {
+            auto [lo, hi] = need(q, ahead);
+            lo = std::max(lo, start[m]);
+            hi = std::min(hi, start[m + 1]);
+            if (hi > lo) {
+                g.sc[q] = (hi - lo) * row_len;
+                g.sd[q] = (lo - start[m]) * row_len;
+            }
+            auto [mlo, mhi] = need(m, ahead);
+            mlo = std::max(mlo, start[q]);
+            mhi = std::min(mhi, start[q + 1]);
+            if (mhi > mlo) {
+                g.rc[q] = (mhi - mlo) * row_len;
+                g.rd[q] = (ahead ? mlo - blo : g.before + mlo - alo) * row_len;
+            }
+        }
+    }
+    return g;
+}
+
+RowModel check_model(comm::Agreement &ag, const StencilModel &s)
+{
+    RowModel m;
+    ag.check([&] {
+        m.dt = from_public(s.dtype);
+        PLM_REQUIRE(s.ndim >= 1 && s.dims, PLM_ERR_INVALID_ARG, "the model needs ndim >= 1 and dims (ndim = %d)", s.ndim);
+        m.dims.assign(s.dims, s.dims + s.ndim);
+        for (int64_t d : m.dims) PLM_REQUIRE(d >= 1, PLM_ERR_INVALID_ARG, "model dimensions must be >= 1 (got %lld)",
+                                             static_cast<long long>(d));
+        // The model's bytes bound every buffer the operator makes (ghost rows are model rows).
+        checked_bytes(checked_product(m.dims, "the model's element count"), m.dt, "the model in bytes");
+        PLM_REQUIRE(s.local_rows == -1 || (s.local_rows >= 0 && s.local_rows <= m.dims[0]), PLM_ERR_INVALID_ARG,
+                    "local_rows %lld is not -1 or in 0..%lld", static_cast<long long>(s.local_rows),
+                    static_cast<long long>(m.dims[0]));
+        m.local_rows = s.local_rows;
+    });
+    ag.fold(static_cast<int64_t>(m.dt));
+    ag.fold_all(m.dims);
+    ag.fold(m.local_rows == -1);
+    return m;
+}
+
+int check_axis(comm::Agreement &ag, const RowModel &m, int axis)
+{
+    int a = 0;
+    ag.check([&] { a = normalize_axis(axis, static_cast<int>(m.dims.size())); });
+    ag.fold(a);
+    return a;
+}
+
+// Every rank's rows along axis 0: the default split, or the ones gathered by the agreement
+// (lane from add_rows). The same on every rank: all refuse a bad sum alike.
+std::vector<int64_t> model_rows(const comm::Agreement &ag, const RowModel &m, size_t lane)
+{
+    const int P = ag.comm().size();
+    std::vector<int64_t> rows;
+    for (int r = 0; r < P; ++r) rows.push_back(m.local_rows == -1 ? split_count(m.dims[0], P, r) : ag.gathered(lane, r));
+    const int64_t total = checked_sum(rows, "local_rows summed over the ranks", PLM_ERR_SIZE_MISMATCH);
+    PLM_REQUIRE(total == m.dims[0], PLM_ERR_SIZE_MISMATCH, "local_rows sum to %lld over the ranks, dims[0] is %lld",
+                static_cast<long long>(total), static_cast<long long>(m.dims[0]));
+    return rows;
+}
+
+// The model layout: a 1-D SCATTER of whole rows.
+ArrayLayout::Ptr model_layout(const CommPtr &c, const RowModel &m, const std::vector<int64_t> &rows)
+{
+    const int64_t row_len = plm::product(Shape(m.dims.begin() + 1, m.dims.end()));
+    std::vector<int64_t> sizes;
+    for (int64_t v : rows) sizes.push_back(v * row_len);
+    return vector_layout(c, sizes, PLM_PARTITION_SCATTER, {});
+}
+
 // This rank's rows through the agreement, when they are given (not the default split).
 // (Always P lanes: the words of an agreement must not depend on the arguments.)
-size_t add_rows(comm::Agreement &ag, const Model &m) { return ag.add_gather(m.local_rows); }
+size_t add_rows(comm::Agreement &ag, const RowModel &m) { return ag.add_gather(m.local_rows); }
 
-}  // namespace
+// ---- the stencil operators ----
 
 Operator::Ptr first_derivative(comm::Agreement &ag, const CommPtr &c, const StencilModel &s, int axis, double sampling,
                                int kind, int order, bool edge)
 {
-    const Model m = check_model(ag, s);
+    const RowModel m = check_model(ag, s);
     const int a = check_axis(ag, m, axis);
     check_kind(ag, kind, order, edge);
     const double f = check_factor(ag, sampling, 1, 1.0);
@@ -430,7 +423,7 @@ Operator::Ptr first_derivative(comm::Agreement &ag, const CommPtr &c, const Sten
 Operator::Ptr second_derivative(comm::Agreement &ag, const CommPtr &c, const StencilModel &s, int axis,
                                 double sampling, int kind, bool edge)
 {
-    const Model m = check_model(ag, s);
+    const RowModel m = check_model(ag, s);
     const int a = check_axis(ag, m, axis);
     check_kind(ag, kind, 3, edge);
     const double f = check_factor(ag, sampling, 2, 1.0);
@@ -444,7 +437,7 @@ Operator::Ptr second_derivative(comm::Agreement &ag, const CommPtr &c, const Ste
 Operator::Ptr laplacian(comm::Agreement &ag, const CommPtr &c, const StencilModel &s, const std::vector<int> &axes,
                         const std::vector<double> &weights, const std::vector<double> &sampling, int kind, bool edge)
 {
-    const Model m = check_model(ag, s);
+    const RowModel m = check_model(ag, s);
     check_kind(ag, kind, 3, edge);
     ag.check([&] {
         PLM_REQUIRE(!axes.empty() && weights.size() == axes.size() && sampling.size() == axes.size(),
@@ -473,7 +466,7 @@ Operator::Ptr laplacian(comm::Agreement &ag, const CommPtr &c, const StencilMode
 Operator::Ptr gradient(comm::Agreement &ag, const CommPtr &c, const StencilModel &s, const std::vector<double> &sampling,
                        int kind, bool edge)
 {
-    const Model m = check_model(ag, s);
+    const RowModel m = check_model(ag, s);
     check_kind(ag, kind, 3, edge);
     ag.check([&] {
         PLM_REQUIRE(sampling.empty() || sampling.size() == m.dims.size(), PLM_ERR_INVALID_ARG,

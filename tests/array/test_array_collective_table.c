@@ -339,6 +339,23 @@ static plm_status_t row_halo(int bad)
     return st;
 }
 
+/* Non-stationary convolution: one rank asks for other taps, other filters, or an even length. */
+static plm_status_t row_nonstat(int bad, int what)
+{
+    const int64_t ih[2] = {1, 6};
+    double hs[2 * 5] = {1, 2, 3, 2, 1, 0.5, 1, 2, 1, 0.5};
+    const int64_t nh = bad && what == 0 ? 3 : bad && what == 2 ? 4 : 5;
+    if (bad && what == 1) hs[7] = 2.5;
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_nonstationary_convolve1d(tu_comm, PLM_FLOAT64, 2, STENCIL_DIMS, -1, 0, 2, nh, hs,
+                                                      2 * nh * (int64_t)sizeof(double), ih, &op);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_nonstat_nh(int bad) { return row_nonstat(bad, 0); }
+static plm_status_t row_nonstat_hs(int bad) { return row_nonstat(bad, 1); }
+static plm_status_t row_nonstat_even(int bad) { return row_nonstat(bad, 2); }
+
 /* Sizes past 64 bits on the bad rank alone: its grown block (a width near INT64_MAX), its
  * blocks' row sum (two zero blocks of 2^62 rows). */
 static plm_status_t row_halo_huge(int bad)
@@ -658,6 +675,9 @@ static const row_t ROWS[] = {
     {"plm_op_laplacian", "kind differs", A, 1, row_laplacian},
     {"plm_op_gradient", "edge differs", A, 1, row_gradient},
     {"plm_op_halo", "a negative width", A, 0, row_halo},
+    {"plm_op_nonstationary_convolve1d", "nh differs", A, 1, row_nonstat_nh},
+    {"plm_op_nonstationary_convolve1d", "filters differ", A, 1, row_nonstat_hs},
+    {"plm_op_nonstationary_convolve1d", "an even nh", A, 0, row_nonstat_even},
     {"plm_op_halo", "a width near INT64_MAX", A, 0, row_halo_huge},
     {"plm_op_apply_stacked", "a stack of one member", S, 0, row_apply_stacked},
     {"plm_op_apply_adjoint_stacked", "a stack of one member", S, 0, row_apply_adjoint_stacked},

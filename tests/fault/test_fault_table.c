@@ -472,11 +472,33 @@ static plm_status_t row_halo(void)
     return st;
 }
 
+/* Non-stationary convolution along axis 0 (ghost exchange) with a thin split; the call under
+ * test when armed. */
+static plm_status_t nonstat(int armed, plm_op_t *op)
+{
+    const int64_t dims[2] = {4 * (int64_t)tu_size + 1, 3}, ih[3] = {0, 2, 4};
+    const int64_t rows = tu_rank < tu_size - 1 ? 1 : dims[0] - (tu_size - 1);
+    const double hs[3 * 5] = {1, 2, 3, 2, 1, 0.5, 1, 2, 1, 0.5, 0, 1, 0, 1, 0};
+    plm_status_t st;
+    if (armed) UNDER_TEST(st, plm_op_nonstationary_convolve1d(tu_comm, PLM_FLOAT64, 2, dims, rows, 0, 3, 5, hs,
+                                                              sizeof hs, ih, op));
+    else st = plm_op_nonstationary_convolve1d(tu_comm, PLM_FLOAT64, 2, dims, rows, 0, 3, 5, hs, sizeof hs, ih, op);
+    return st;
+}
+
+static plm_status_t row_nonstat(void)
+{
+    plm_op_t op = NULL;
+    const plm_status_t st = nonstat(1, &op);
+    plm_op_destroy(&op);
+    return st;
+}
+
 /* ---- applies and solvers -------------------------------------------------------------------- */
 
 /* The operators the applies and solvers run on. */
 enum { OP_BLOCK, OP_CALLBACK, OP_PRODUCT, OP_SUM, OP_VSTACK, OP_LAPLACIAN, OP_LAPLACIAN3, OP_HALO, OP_SUMMA, OP_BLOCKMM,
-       OP_TRANSPOSE, OP_POWER };
+       OP_TRANSPOSE, OP_POWER, OP_NONSTAT };
 
 static plm_op_t make_op(int which)
 {
@@ -521,6 +543,7 @@ static plm_op_t make_op(int which)
         a = laplacian();
         TU_OK(plm_op_transpose(a, &op));
         break;
+    case OP_NONSTAT: TU_OK(nonstat(0, &op)); return op;
     case OP_POWER:
         a = laplacian();
         TU_OK(plm_op_power(a, 3, &op));
@@ -556,6 +579,8 @@ static plm_status_t row_apply_summa_adj(void) { return apply_row(OP_SUMMA, 1); }
 static plm_status_t row_apply_blockmm(void) { return apply_row(OP_BLOCKMM, 0); }
 static plm_status_t row_apply_transpose(void) { return apply_row(OP_TRANSPOSE, 1); }
 static plm_status_t row_apply_power(void) { return apply_row(OP_POWER, 0); }
+static plm_status_t row_apply_nonstat(void) { return apply_row(OP_NONSTAT, 0); }
+static plm_status_t row_apply_nonstat_adj(void) { return apply_row(OP_NONSTAT, 1); }
 
 static int stop_on_rank0(void *ctx, int64_t it, plm_const_array_t x, double cost)
 {
@@ -717,6 +742,7 @@ static const row_t ROWS[] = {
     {"plm_op_laplacian", "two axes", row_laplacian},
     {"plm_op_gradient", "forward", row_gradient},
     {"plm_op_halo", "width 1", row_halo},
+    {"plm_op_nonstationary_convolve1d", "axis 0, thin split", row_nonstat},
     {"plm_op_apply", "block-diagonal", row_apply_block},
     {"plm_op_apply_adjoint", "block-diagonal with a callback block", row_apply_callback},
     {"plm_op_apply", "product A^H A", row_apply_product},
@@ -730,6 +756,8 @@ static const row_t ROWS[] = {
     {"plm_op_apply", "block MatrixMult", row_apply_blockmm},
     {"plm_op_apply_adjoint", "transpose of a Laplacian", row_apply_transpose},
     {"plm_op_apply", "cube of a Laplacian", row_apply_power},
+    {"plm_op_apply", "non-stationary convolution, thin split", row_apply_nonstat},
+    {"plm_op_apply_adjoint", "non-stationary convolution, thin split", row_apply_nonstat_adj},
     {"plm_op_apply_stacked", "stacked block-diagonal", row_apply_stacked},
     {"plm_op_apply_adjoint_stacked", "stacked vstack", row_apply_adjoint_stacked},
     {"plm_op_dottest", "SUMMA", row_dottest},
