@@ -1862,8 +1862,9 @@ PLM_API plm_status_t plm_op_dtype(plm_const_op_t op, plm_dtype_t *dtype);
 PLM_API plm_status_t plm_op_is_local(plm_const_op_t op, int *is_local);
 /**
  * Whether applying op to arrays in `memory` computes there with no host copy of the data
- * (*native = 1): every operator of the library does, on host and device memory alike; only a
- * callback operator declared for the other memory space (plm_op_callback() on device arrays,
+ * (*native = 1): every operator of the library does, on host and device memory alike, except
+ * Fredholm1 and MDC on device memory (they compute on host copies); otherwise only a callback
+ * operator declared for the other memory space (plm_op_callback() on device arrays,
  * plm_op_callback_device() on host arrays), or a composite holding one, stages its data
  * (*native = 0).
  * @param[in]  op     the operator

@@ -95,15 +95,6 @@ void Slices::apply(const comm::Communicator &c, const Exec &e, bool adjoint, con
     comm::allgatherv(c, e, at(out, f0 * rout * nz_, dt_), out, counts_[d].data(), displs_[d].data(), dt_);
 }
 
-WorkPtr host_copies(const Exec &e, size_t in_bytes, size_t out_bytes)
-{
-    auto w = std::make_unique<HostCopies>();
-    if (e.space == Space::host) return w;
-    w->in = Buffer::allocate(Space::host, in_bytes);
-    w->out = Buffer::allocate(Space::host, out_bytes);
-    return w;
-}
-
 namespace {
 
 class Fredholm1 final : public Operator {

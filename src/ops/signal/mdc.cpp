@@ -57,11 +57,8 @@ public:
     {
         const size_t rs = dtype_size(dtype_), cs = dtype_size(cdt_);
         const int64_t side = std::max(z_.nr, z_.ns) * z_.nv, nfft = z_.nt / 2 + 1;
-        auto w = std::make_unique<MdcWork>();
-        if (e.space != Space::host) {
-            w->in = Buffer::allocate(Space::host, static_cast<size_t>(std::max(rows_, cols_)) * rs);
-            w->out = Buffer::allocate(Space::host, static_cast<size_t>(std::max(rows_, cols_)) * rs);
-        }
+        const size_t vec = static_cast<size_t>(std::max(rows_, cols_)) * rs;
+        std::unique_ptr<MdcWork> w = host_copies<MdcWork>(e, vec, vec);
         w->spec = Buffer::allocate(Space::host, static_cast<size_t>(nfft * side) * cs);
         w->prod = Buffer::allocate(Space::host, static_cast<size_t>(nfft * side) * cs);
         if (z_.twosided) w->shifted = Buffer::allocate(Space::host, static_cast<size_t>(z_.nt * z_.nr * z_.nv) * rs);

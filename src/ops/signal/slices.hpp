@@ -43,8 +43,17 @@ private:
 struct HostCopies : Work {
     Buffer in, out;
 };
-// For e's space: nothing on host; host buffers of in_bytes and out_bytes for device data.
-WorkPtr host_copies(const Exec &e, size_t in_bytes, size_t out_bytes);
+// A Work W (a HostCopies) for e's space: no copies for host data; host buffers of in_bytes
+// and out_bytes for device data (counted as host twins, see twins_made()).
+template <typename W = HostCopies> std::unique_ptr<W> host_copies(const Exec &e, size_t in_bytes, size_t out_bytes)
+{
+    auto w = std::make_unique<W>();
+    if (e.space == Space::host) return w;
+    count_twin();
+    w->in = Buffer::allocate(Space::host, in_bytes);
+    w->out = Buffer::allocate(Space::host, out_bytes);
+    return w;
+}
 
 // Runs body(host exec, in, out) on x's and y's data: directly on host data, on the Work's host
 // copies for device data (x copied in first, the result copied to y after; each copy's outcome
