@@ -1809,6 +1809,79 @@ PLM_API plm_status_t plm_op_matrix_mult(plm_comm_t comm, plm_matmul_kind_t kind,
                                         int64_t n, int64_t k, int64_t m, const void *a, int64_t a_bytes,
                                         plm_op_t *out);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Fredholm1 and MDC: kernels split along their first axis, vectors BROADCAST                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * Fredholm integral of the first kind (MPIFredholm1): y[k] = G[k] x[k] for every slice k, with
+ * G[k] (nx x ny), x[k] (ny x nz), y[k] (nx x nz). G is distributed along its first (slice)
+ * axis: each rank passes its nsl consecutive slices, rank 0 the first ones, then rank 1's, and
+ * so on; any count >= 0 per rank works (PyLops-MPI refuses a rank with exactly one slice; here
+ * a rank may own 0, 1 or many). The total is the sum over the ranks. Domain: a 1-D BROADCAST
+ * vector of total * ny * nz elements, the C-order (total, ny, nz) array; range: BROADCAST,
+ * (total, nx, nz). Forward: each rank multiplies its own slices (one gemm each) and one
+ * allgatherv of the slices' results fills y on every rank; the adjoint is the same with G^H.
+ * Device arrays run on host copies (plm_op_native() says 0 for device memory).
+ * @param[in]  comm      communicator
+ * @param[in]  dtype     element type of G, x and y (any of the four)
+ * @param[in]  nsl       this rank's slice count, >= 0
+ * @param[in]  nx        rows of every slice (y's middle axis); equal on every rank
+ * @param[in]  ny        columns of every slice (x's middle axis); equal on every rank
+ * @param[in]  nz        the last axis of x and y (PyLops' nz); equal on every rank
+ * @param[in]  g         this rank's slices, (nsl, nx, ny) C order, host memory, copied (NULL
+ *                       with g_bytes 0 where nsl nx ny is 0) \mem{host}
+ * @param[in]  g_bytes   must equal nsl * nx * ny * plm_dtype_size(dtype) (PLM_ERR_INVALID_ARG
+ *                       on every rank otherwise)
+ * @param[in]  save_gt   non-zero: keep G^H too (twice the memory) for the adjoint's gemm;
+ *                       zero: the adjoint multiplies by G conjugate-transposed in the gemm
+ * @param[in]  usematmul PyLops' choice between matmul and a loop of dots; accepted as a hint:
+ *                       both compute one gemm per slice here
+ * @param[out] out       new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
+ */
+PLM_API plm_status_t plm_op_fredholm1(plm_comm_t comm, plm_dtype_t dtype, int64_t nsl, int64_t nx, int64_t ny,
+                                      int64_t nz, const void *g, int64_t g_bytes, int save_gt, int usematmul,
+                                      plm_op_t *out);
+/**
+ * Multi-dimensional convolution (MPIMDC): y = F1^H I1^H Fredholm I F x, with x the model
+ * (nt, nr, nv) and y the data (nt, ns, nv), both 1-D BROADCAST vectors of the C-order arrays,
+ * real (float32 for complex64 G, float64 for complex128 G). F and F1: PyLops' real FFT along
+ * time (norm "ortho", bins 1 .. (nt-1)/2 times sqrt 2), F with ifftshift before it when
+ * twosided (the model's time axis is centred on zero lag); I: the first nfreq of the
+ * nt/2 + 1 bins (I^H pads zeros); Fredholm: plm_op_fredholm1() over the frequencies with G
+ * times dr dt sqrt(nt) (unless prescaled), conjugated when conj. G is distributed along its
+ * first (frequency) axis like Fredholm1's slices: each rank passes nf consecutive frequencies
+ * (0, 1 or many), rank 0 the lowest; they must sum to min(nfreq, nt/2 + 1) (nfreq above
+ * nt/2 + 1 is clipped, as in PyLops-MPI). The time FFTs are local (every rank holds x and y
+ * whole), through FFTW plans made here; the one communication per apply is Fredholm's
+ * allgatherv. PLM_ERR_NOT_SUPPORTED on every rank in builds without FFTW.
+ * @param[in]  comm      communicator
+ * @param[in]  dtype     element type of G: PLM_COMPLEX64 or PLM_COMPLEX128
+ * @param[in]  nt        time samples of x and y, >= 1 (odd when twosided)
+ * @param[in]  nv        virtual sources (the last axis of x and y), >= 1
+ * @param[in]  nfreq     frequencies kept, >= 1 (clipped to nt/2 + 1)
+ * @param[in]  nf        this rank's frequency count, >= 0
+ * @param[in]  ns        sources (y's middle axis, G's rows), >= 1
+ * @param[in]  nr        receivers (x's middle axis, G's columns), >= 1
+ * @param[in]  dt        time sampling (finite)
+ * @param[in]  dr        receiver sampling (finite)
+ * @param[in]  twosided  non-zero: x holds negative and positive times (nt odd)
+ * @param[in]  conj      non-zero: convolve with the complex conjugate of G
+ * @param[in]  prescaled non-zero: G already carries the dr dt sqrt(nt) factor
+ * @param[in]  save_gt   as in plm_op_fredholm1() (PyLops-MPI's default is on)
+ * @param[in]  g         this rank's frequencies, (nf, ns, nr) C order, host memory, copied
+ *                       (NULL with g_bytes 0 where nf is 0) \mem{host}
+ * @param[in]  g_bytes   must equal nf * ns * nr * plm_dtype_size(dtype)
+ * @param[out] out       new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
+ */
+PLM_API plm_status_t plm_op_mdc(plm_comm_t comm, plm_dtype_t dtype, int64_t nt, int64_t nv, int64_t nfreq, int64_t nf,
+                                int64_t ns, int64_t nr, double dt, double dr, int twosided, int conj, int prescaled,
+                                int save_gt, const void *g, int64_t g_bytes, plm_op_t *out);
+
 /** Release an operator handle. Parts held by composites live on.
  *  @param[in,out] op address of the handle; set to NULL
  *  @returns PLM_SUCCESS, or an error status (plm_last_error())
@@ -1835,8 +1908,9 @@ PLM_API plm_status_t plm_op_dtype(plm_const_op_t op, plm_dtype_t *dtype);
 PLM_API plm_status_t plm_op_is_local(plm_const_op_t op, int *is_local);
 /**
  * Whether applying op to arrays in `memory` computes there with no host copy of the data
- * (*native = 1): every operator of the library does, on host and device memory alike; only a
- * callback operator declared for the other memory space (plm_op_callback() on device arrays,
+ * (*native = 1): every operator of the library does, on host and device memory alike, except
+ * Fredholm1 and MDC on device memory (they compute on host copies); otherwise only a callback
+ * operator declared for the other memory space (plm_op_callback() on device arrays,
  * plm_op_callback_device() on host arrays), or a composite holding one, stages its data
  * (*native = 0).
  * @param[in]  op     the operator

@@ -421,6 +421,41 @@ PLM_API plm_status_t plm_op_matrix_mult(plm_comm_t comm, plm_matmul_kind_t kind,
     });
 }
 
+PLM_API plm_status_t plm_op_fredholm1(plm_comm_t comm, plm_dtype_t dtype, int64_t nsl, int64_t nx, int64_t ny,
+                                      int64_t nz, const void *g, int64_t g_bytes, int save_gt, int usematmul,
+                                      plm_op_t *out)
+{
+    (void)usematmul;  // a hint: every path is one gemm per slice
+    return make_on(comm, "op_fredholm1", out, [&](comm::Agreement &ag, const CommPtr &c) {
+        return ops::fredholm1(ag, c, enum_value(dtype), nsl, nx, ny, nz, g, g_bytes, save_gt != 0);
+    });
+}
+
+PLM_API plm_status_t plm_op_mdc(plm_comm_t comm, plm_dtype_t dtype, int64_t nt, int64_t nv, int64_t nfreq, int64_t nf,
+                                int64_t ns, int64_t nr, double dt, double dr, int twosided, int conj, int prescaled,
+                                int save_gt, const void *g, int64_t g_bytes, plm_op_t *out)
+{
+    return make_on(comm, "op_mdc", out, [&](comm::Agreement &ag, const CommPtr &c) {
+        ops::MdcArgs a;
+        a.dtype = enum_value(dtype);
+        a.nt = nt;
+        a.nv = nv;
+        a.nfreq = nfreq;
+        a.nf = nf;
+        a.ns = ns;
+        a.nr = nr;
+        a.dt = dt;
+        a.dr = dr;
+        a.twosided = twosided != 0;
+        a.conj = conj != 0;
+        a.prescaled = prescaled != 0;
+        a.save_gt = save_gt != 0;
+        a.g = g;
+        a.g_bytes = g_bytes;
+        return ops::mdc(ag, c, a);
+    });
+}
+
 PLM_API plm_status_t plm_op_vstack(plm_comm_t comm, int n, const plm_const_op_t *parts, plm_op_t *out)
 {
     return make_stack(comm, n, parts, "op_vstack", out, [](comm::Agreement &ag, const CommPtr &c, auto list) {

@@ -47,7 +47,7 @@ private:
 
 // C (rows x cols) = op(A) B, or += when accumulate, all row-major device buffers on e.stream:
 // op(A) is A (rows x inner, row stride lda) or, with adjoint, A^H of an (inner x rows) A. B
-// and C are contiguous. The same contract as the host gemm of ops/matmul.cpp.
+// and C are contiguous. The same contract as host_gemm (ops/host_blas.hpp).
 void device_gemm(const BlasHandle &h, const Exec &e, DType dt, bool adjoint, int64_t rows, int64_t cols,
                  int64_t inner, const void *a, int64_t lda, const void *b, bool accumulate, void *c);
 

@@ -12,8 +12,7 @@
 #include <map>
 #include <mutex>
 
-#include <cblas.h>
-
+#include "ops/host_blas.hpp"
 #include "ops/operator.hpp"
 #ifdef PLM_HAVE_CUDA
 #include "ops/device_blas.hpp"
@@ -35,42 +34,6 @@ int64_t cols_of(const int64_t *b) { return b[3] - b[2]; }
 char *at(const void *p, int64_t elems, DType dt)
 {
     return static_cast<char *>(const_cast<void *>(p)) + elems * static_cast<int64_t>(dtype_size(dt));
-}
-
-// C (rows x cols) = op(A) B, or += when accumulate; row-major, B and C contiguous. op(A) is A
-// (rows x inner) or, with adjoint, A^H of an (inner x rows) A; lda is A's row stride.
-void host_gemm(DType dt, bool adjoint, int64_t rows, int64_t cols, int64_t inner, const void *a, int64_t lda,
-               const void *b, bool accumulate, void *c)
-{
-    if (rows == 0 || cols == 0) return;
-    if (inner == 0) {  // nothing to sum: BLAS need not touch C
-        if (!accumulate) std::memset(c, 0, static_cast<size_t>(rows * cols) * dtype_size(dt));
-        return;
-    }
-    const int M = static_cast<int>(rows), N = static_cast<int>(cols), K = static_cast<int>(inner);
-    const int la = static_cast<int>(std::max<int64_t>(lda, 1)), lb = N, lc = N;
-    const CBLAS_TRANSPOSE ta = !adjoint ? CblasNoTrans : is_complex(dt) ? CblasConjTrans : CblasTrans;
-    switch (dt) {
-    case DType::f32:
-        cblas_sgemm(CblasRowMajor, ta, CblasNoTrans, M, N, K, 1.0f, static_cast<const float *>(a), la,
-                    static_cast<const float *>(b), lb, accumulate ? 1.0f : 0.0f, static_cast<float *>(c), lc);
-        break;
-    case DType::f64:
-        cblas_dgemm(CblasRowMajor, ta, CblasNoTrans, M, N, K, 1.0, static_cast<const double *>(a), la,
-                    static_cast<const double *>(b), lb, accumulate ? 1.0 : 0.0, static_cast<double *>(c), lc);
-        break;
-    case DType::c64: {
-        const float one[2] = {1, 0}, beta[2] = {accumulate ? 1.0f : 0.0f, 0};
-        cblas_cgemm(CblasRowMajor, ta, CblasNoTrans, M, N, K, one, a, la, b, lb, beta, c, lc);
-        break;
-    }
-    case DType::c128: {
-        const double one[2] = {1, 0}, beta[2] = {accumulate ? 1.0 : 0.0, 0};
-        cblas_zgemm(CblasRowMajor, ta, CblasNoTrans, M, N, K, one, a, la, b, lb, beta, c, lc);
-        break;
-    }
-    default: PLM_FAIL(PLM_ERR_INTERNAL, "matrix mult of %s", dtype_name(dt));
-    }
 }
 
 // What both kinds keep: the blocks, this rank's A block and the grid's row and column

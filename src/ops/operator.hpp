@@ -300,4 +300,22 @@ MatmulBlocks matmul_blocks(int kind, int nranks, int rank, int grid_rows, int64_
 Operator::Ptr matrix_mult(comm::Agreement &ag, const CommPtr &c, int kind, int grid_rows, int dtype, int64_t n,
                           int64_t k, int64_t m, const void *a, int64_t a_bytes);
 
+// Fredholm1 and MDC (ops/signal/): kernels split along their first axis (slices, frequencies)
+// over the ranks, any count per rank (0 included); vectors BROADCAST. g: this rank's slices,
+// host memory, copied; dtype raw plm_dtype_t. Collective on c through ag (built on c).
+// Fredholm1: G (nsl, nx, ny), domain (total, ny, nz), range (total, nx, nz).
+Operator::Ptr fredholm1(comm::Agreement &ag, const CommPtr &c, int dtype, int64_t nsl, int64_t nx, int64_t ny,
+                        int64_t nz, const void *g, int64_t g_bytes, bool save_gt);
+// MDC: G (nf, ns, nr) complex, this rank's frequencies; the operator is real, domain (nt, nr, nv),
+// range (nt, ns, nv). NOT_SUPPORTED without FFTW.
+struct MdcArgs {
+    int dtype = PLM_COMPLEX128;
+    int64_t nt = 0, nv = 0, nfreq = 0, nf = 0, ns = 0, nr = 0;
+    double dt = 1, dr = 1;
+    bool twosided = true, conj = false, prescaled = false, save_gt = true;
+    const void *g = nullptr;
+    int64_t g_bytes = 0;
+};
+Operator::Ptr mdc(comm::Agreement &ag, const CommPtr &c, const MdcArgs &a);
+
 }  // namespace plm::ops

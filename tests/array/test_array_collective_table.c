@@ -291,6 +291,35 @@ static plm_status_t row_matrix_mult_n(int bad) { return row_matrix_mult(bad, 0);
 static plm_status_t row_matrix_mult_null_a(int bad) { return row_matrix_mult(bad, 1); }
 static plm_status_t row_matrix_mult_a_bytes(int bad) { return row_matrix_mult(bad, 2); }
 
+/* Fredholm1: one rank passes another nz, or a g_bytes one element short. */
+static plm_status_t row_fredholm1(int bad, int what)
+{
+    const double g[2 * 3 * 2] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    const int64_t nz = bad && what == 0 ? 3 : 2, g_bytes = (int64_t)sizeof g - (bad && what == 1 ? 8 : 0);
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_fredholm1(tu_comm, PLM_FLOAT64, 2, 3, 2, nz, g, g_bytes, 0, 1, &op);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_fredholm1_nz(int bad) { return row_fredholm1(bad, 0); }
+static plm_status_t row_fredholm1_g_bytes(int bad) { return row_fredholm1(bad, 1); }
+
+/* MDC (nt 9, 5 frequencies split evenly): one rank passes
+ * another dt, or one frequency too many (the sum then misses nfreq on every rank). Without
+ * FFTW every rank is refused alike. */
+static plm_status_t row_mdc(int bad, int what)
+{
+    double g[2 * 6 * 2 * 2] = {0}; /* up to 6 frequencies of 2 x 2 complex values */
+    const int64_t nfreq = 5, nf = tu_split(nfreq, tu_size, tu_rank) + (bad && what == 1 ? 1 : 0);
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_mdc(tu_comm, PLM_COMPLEX128, 9, 2, nfreq, nf, 2, 2, bad && what == 0 ? 0.008 : 0.004, 1.0,
+                                 1, 0, 0, 1, g, nf * 2 * 2 * 16, &op);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_mdc_dt(int bad) { return row_mdc(bad, 0); }
+static plm_status_t row_mdc_nf(int bad) { return row_mdc(bad, 1); }
+
 /* Stencils: one rank asks for another sampling, axis, kind or edge; or a negative halo. */
 static const int64_t STENCIL_DIMS[2] = {9, 4};
 
@@ -693,6 +722,14 @@ static const row_t ROWS[] = {
     {"plm_stacked_asarray", "out_bytes one element short", A, 0, row_stacked_asarray},
     {"plm_prox_apply", "tau differs", A, 1, row_prox_apply_tau},
     {"plm_prox_value", "NULL value", A, 0, row_prox_value_null},
+    {"plm_op_fredholm1", "nz differs", A, 1, row_fredholm1_nz},
+    {"plm_op_fredholm1", "g_bytes one element short", A, 0, row_fredholm1_g_bytes},
+#ifdef PLM_TEST_WITH_FFTW
+    {"plm_op_mdc", "dt differs", A, 1, row_mdc_dt},
+    {"plm_op_mdc", "one frequency too many on one rank", A, 0, row_mdc_nf},
+#else
+    {"plm_op_mdc", "no FFTW in this build", PLM_ERR_NOT_SUPPORTED, 0, row_mdc_dt},
+#endif
 };
 #define NROWS ((int)(sizeof ROWS / sizeof ROWS[0]))
 

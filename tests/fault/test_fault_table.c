@@ -494,11 +494,60 @@ static plm_status_t row_nonstat(void)
     return st;
 }
 
+/* Fredholm1 with uneven slices (rank r owns r + 1: 1, 2, 3), G^H kept. */
+static plm_op_t fredholm_op(int save_gt, plm_status_t *st_out)
+{
+    const int64_t nsl = tu_rank + 1, nx = 3, ny = 2, nz = 2;
+    double g[3 * 3 * 2];
+    for (int i = 0; i < 3 * 3 * 2; i++) g[i] = 1.0 / (i + 1 + tu_rank);
+    plm_op_t op = NULL;
+    plm_status_t st;
+    if (st_out) UNDER_TEST(st, plm_op_fredholm1(tu_comm, PLM_FLOAT64, nsl, nx, ny, nz, g, nsl * nx * ny * 8, save_gt, 1, &op));
+    else TU_OK(st = plm_op_fredholm1(tu_comm, PLM_FLOAT64, nsl, nx, ny, nz, g, nsl * nx * ny * 8, save_gt, 1, &op));
+    if (st_out) *st_out = st;
+    return op;
+}
+
+static plm_status_t row_fredholm1(void)
+{
+    plm_status_t st;
+    plm_op_t op = fredholm_op(1, &st);
+    plm_op_destroy(&op);
+    return st;
+}
+
+#ifdef PLM_TEST_WITH_FFTW
+/* MDC, nt 9 twosided, 5 frequencies split as evenly as the ranks allow. */
+static plm_op_t mdc_op(plm_status_t *st_out)
+{
+    const int64_t nt = 9, nv = 2, ns = 2, nr = 3, nfreq = 5;
+    const int64_t nf = tu_split(nfreq, tu_size, tu_rank);
+    double g[2 * 5 * 2 * 3];
+    for (int i = 0; i < 2 * 5 * 2 * 3; i++) g[i] = 1.0 / (i + 1);
+    plm_op_t op = NULL;
+    plm_status_t st;
+    if (st_out) UNDER_TEST(st, plm_op_mdc(tu_comm, PLM_COMPLEX128, nt, nv, nfreq, nf, ns, nr, 0.004, 1.0, 1, 0, 0, 1, g,
+                                          nf * ns * nr * 16, &op));
+    else TU_OK(st = plm_op_mdc(tu_comm, PLM_COMPLEX128, nt, nv, nfreq, nf, ns, nr, 0.004, 1.0, 1, 0, 0, 1, g,
+                               nf * ns * nr * 16, &op));
+    if (st_out) *st_out = st;
+    return op;
+}
+
+static plm_status_t row_mdc(void)
+{
+    plm_status_t st;
+    plm_op_t op = mdc_op(&st);
+    plm_op_destroy(&op);
+    return st;
+}
+#endif
+
 /* ---- applies and solvers -------------------------------------------------------------------- */
 
 /* The operators the applies and solvers run on. */
 enum { OP_BLOCK, OP_CALLBACK, OP_PRODUCT, OP_SUM, OP_VSTACK, OP_LAPLACIAN, OP_LAPLACIAN3, OP_HALO, OP_SUMMA, OP_BLOCKMM,
-       OP_TRANSPOSE, OP_POWER, OP_NONSTAT };
+       OP_TRANSPOSE, OP_POWER, OP_NONSTAT, OP_FREDHOLM, OP_MDC };
 
 static plm_op_t make_op(int which)
 {
@@ -548,6 +597,10 @@ static plm_op_t make_op(int which)
         a = laplacian();
         TU_OK(plm_op_power(a, 3, &op));
         break;
+    case OP_FREDHOLM: return fredholm_op(0, NULL);
+#ifdef PLM_TEST_WITH_FFTW
+    case OP_MDC: return mdc_op(NULL);
+#endif
     }
     plm_op_destroy(&a);
     plm_op_destroy(&b);
@@ -581,6 +634,11 @@ static plm_status_t row_apply_transpose(void) { return apply_row(OP_TRANSPOSE, 1
 static plm_status_t row_apply_power(void) { return apply_row(OP_POWER, 0); }
 static plm_status_t row_apply_nonstat(void) { return apply_row(OP_NONSTAT, 0); }
 static plm_status_t row_apply_nonstat_adj(void) { return apply_row(OP_NONSTAT, 1); }
+static plm_status_t row_apply_fredholm_adj(void) { return apply_row(OP_FREDHOLM, 1); }
+#ifdef PLM_TEST_WITH_FFTW
+static plm_status_t row_apply_mdc(void) { return apply_row(OP_MDC, 0); }
+static plm_status_t row_apply_mdc_adj(void) { return apply_row(OP_MDC, 1); }
+#endif
 
 static int stop_on_rank0(void *ctx, int64_t it, plm_const_array_t x, double cost)
 {
@@ -771,6 +829,13 @@ static const row_t ROWS[] = {
     {"plm_solve_cg_stacked", "stacked block-diagonal", row_cg_stacked},
     {"plm_prox_apply", "SCATTER, out of place", row_prox_apply},
     {"plm_prox_value", "BROADCAST", row_prox_value},
+    {"plm_op_fredholm1", "uneven slices, G^H kept", row_fredholm1},
+    {"plm_op_apply_adjoint", "Fredholm1", row_apply_fredholm_adj},
+#ifdef PLM_TEST_WITH_FFTW
+    {"plm_op_mdc", "twosided, uneven frequencies", row_mdc},
+    {"plm_op_apply", "MDC", row_apply_mdc},
+    {"plm_op_apply_adjoint", "MDC", row_apply_mdc_adj},
+#endif
 };
 #define NROWS ((int)(sizeof ROWS / sizeof ROWS[0]))
 
@@ -778,6 +843,9 @@ static const row_t ROWS[] = {
 static const char *const EXEMPT[][2] = {
     {"plm_comm_destroy", "frees, with no agreement (NULL-safe); NCCL teardown meets in bounded reductions "
                          "that carry poisoning, not errors"},
+#ifndef PLM_TEST_WITH_FFTW
+    {"plm_op_mdc", "this build has no FFTW: MDC is refused (PLM_ERR_NOT_SUPPORTED, tests/ops/test_mdc.c)"},
+#endif
 };
 
 /* A following collective works: a dot of a fresh array of ones. */

@@ -319,6 +319,35 @@ static void test_matmul(plm_comm_t comm, plm_dtype_t t)
     }
 }
 
+/* Fredholm1 (uneven slices: rank r owns r + 1) for every dtype, and MDC (complex G of t's
+ * precision) for real t: they compute on host copies of device data (staged). */
+static void test_signal(plm_comm_t comm, plm_dtype_t t)
+{
+    const size_t es = plm_dtype_size(t);
+    const int64_t nsl = rank + 1, nx = 3, ny = 4, nz = 2;
+    const int64_t room = (nsl > 5 ? nsl : 5) * nx * ny; /* elements, Fredholm1's slices or MDC's bins */
+    char *g = calloc((size_t)room, 2 * es);
+    for (int64_t i = 0; i < nsl * nx * ny * (is_cplx(t) ? 2 : 1); ++i) {
+        const double v = cos(0.7 * (double)i + rank);
+        if (is_single(t)) ((float *)g)[i] = (float)v;
+        else ((double *)g)[i] = v;
+    }
+    plm_op_t op = NULL;
+    OK(plm_op_fredholm1(comm, t, nsl, nx, ny, nz, g, nsl * nx * ny * (int64_t)es, 1, 1, &op));
+    check_op(op, t, 1, "fredholm1 (staged)");
+    if (!is_cplx(t)) {
+        const plm_dtype_t gt = is_single(t) ? PLM_COMPLEX64 : PLM_COMPLEX128;
+        const int64_t nt = 9, nfreq = 5, nf = nfreq / nranks + (rank < nfreq % nranks);
+        const plm_status_t st = plm_op_mdc(comm, gt, nt, 2, nfreq, nf, nx, ny, 0.004, 1.0, 1, 0, 0, 1, g,
+                                           nf * nx * ny * (int64_t)plm_dtype_size(gt), &op);
+        if (st != PLM_ERR_NOT_SUPPORTED) { /* a build without FFTW has no MDC */
+            CHECK(st == PLM_SUCCESS, "plm_op_mdc: %s", plm_last_error());
+            if (st == PLM_SUCCESS) check_op(op, t, 1, "mdc (staged)");
+        }
+    }
+    free(g);
+}
+
 static void test_callbacks(plm_comm_t comm)
 {
     plm_op_t cb = NULL, parts[1];
@@ -515,6 +544,7 @@ int main(int argc, char **argv)
         test_composites(comm, types[i]);
         test_stencils(comm, types[i]);
         test_matmul(comm, types[i]);
+        test_signal(comm, types[i]);
         test_solvers(comm, types[i]);
     }
     test_callbacks(comm);
