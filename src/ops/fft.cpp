@@ -67,6 +67,7 @@ struct Step {
     std::vector<Shape> sat, rat;    // where the boxes sit in the in / out block
     std::shared_ptr<comm::AlltoallvPlan> xplan[2];
     std::vector<int64_t> sd, rd;  // forward displacements (elements)
+    Shape origin;                 // ndim zeros (made here: an apply allocates nothing)
 
     int64_t bytes() const
     {
@@ -269,6 +270,7 @@ private:
     {
         const int P = c.size();
         Step s = make_step(Step::transpose, in, out, dtype_, dtype_);
+        s.origin.assign(in.size(), 0);
         std::vector<int64_t> sc, rc;
         int64_t soff = 0, roff = 0;
         for (int q = 0; q < P; ++q) {
@@ -328,7 +330,7 @@ private:
         }
         case Step::transpose: {
             const int nd = static_cast<int>(s.in.size());
-            const Shape zeros(s.in.size(), 0);
+            const Shape &zeros = s.origin;
             const std::vector<Shape> &send_box = adjoint ? s.rbox : s.sbox, &send_at = adjoint ? s.rat : s.sat,
                                      &recv_box = adjoint ? s.sbox : s.rbox, &recv_at = adjoint ? s.sat : s.rat;
             const std::vector<int64_t> &sd = adjoint ? s.rd : s.sd, &rd = adjoint ? s.sd : s.rd;
