@@ -63,8 +63,7 @@ struct Step {
     std::shared_ptr<kernels::FftPlan> plan[2];  // fft: forward, adjoint (none on an empty block)
 
     // transpose: boxes per rank, forward direction (adjoint swaps the roles)
-    std::vector<Shape> sbox, rbox;  // what goes to / comes from each rank
-    std::vector<Shape> sat, rat;    // where the boxes sit in the in / out block
+    std::vector<Shape> sbox, sat;  // the box of the in block going to each rank, and where it sits
     std::shared_ptr<comm::AlltoallvPlan> xplan[2];
     std::vector<int64_t> sd, rd;  // forward displacements (elements)
     Shape origin;                 // ndim zeros (made here: an apply allocates nothing)
@@ -88,7 +87,7 @@ Step make_step(Step::Kind k, const Shape &in, const Shape &out, DType in_dt, DTy
 }
 
 struct FftWork : Work {
-    Buffer buf[2], send, recv;
+    Buffer buf[2], xfer;  // the pipeline's blocks; the packed side of an exchange
 };
 
 char *at(const void *p, int64_t elems, DType dt)
@@ -196,8 +195,7 @@ public:
                     "the FFT operator runs on host arrays (no cuFFT path in this build)");
         auto w = std::make_unique<FftWork>();
         for (Buffer &b : w->buf) b = Buffer::allocate(e.space, static_cast<size_t>(work_bytes_));
-        w->send = Buffer::allocate(e.space, static_cast<size_t>(xfer_bytes_));
-        w->recv = Buffer::allocate(e.space, static_cast<size_t>(xfer_bytes_));
+        w->xfer = Buffer::allocate(e.space, static_cast<size_t>(xfer_bytes_));
         return w;
     }
 
@@ -277,10 +275,8 @@ private:
             const int64_t nd = split_count(M[static_cast<size_t>(d)], P, q), n0 = split_count(M[0], P, q);
             s.sbox.push_back(with(in, d, nd));
             s.sat.push_back(with(Shape(in.size(), 0), d, split_start(M[static_cast<size_t>(d)], P, q)));
-            s.rbox.push_back(with(out, 0, n0));
-            s.rat.push_back(with(Shape(in.size(), 0), 0, split_start(M[0], P, q)));
             sc.push_back(plm::product(s.sbox.back()));
-            rc.push_back(plm::product(s.rbox.back()));
+            rc.push_back(plm::product(with(out, 0, n0)));  // rows of M[0] split along axis 0
             s.sd.push_back(soff);
             s.rd.push_back(roff);
             soff += sc.back();
@@ -288,7 +284,7 @@ private:
         }
         s.xplan[0] = std::make_shared<comm::AlltoallvPlan>(c, dtype_, sc, s.sd, rc, s.rd);
         s.xplan[1] = std::make_shared<comm::AlltoallvPlan>(c, dtype_, rc, s.rd, sc, s.sd);
-        xfer_bytes_ = std::max(xfer_bytes_, s.bytes());
+        xfer_bytes_ = std::max(xfer_bytes_, plm::product(in) * static_cast<int64_t>(dtype_size(dtype_)));
         push(std::move(s));
     }
 
@@ -329,19 +325,21 @@ private:
             return kernels::copy_slab(e, dtype_, 1, inner, src, cut, 0, dst, full, 0, cut);
         }
         case Step::transpose: {
+            // The blocks along axis 0 (received forward, sent in the adjoint) lie in rank order
+            // in the block split along d: they go straight to dst / from src, unpacked.
             const int nd = static_cast<int>(s.in.size());
             const Shape &zeros = s.origin;
-            const std::vector<Shape> &send_box = adjoint ? s.rbox : s.sbox, &send_at = adjoint ? s.rat : s.sat,
-                                     &recv_box = adjoint ? s.sbox : s.rbox, &recv_at = adjoint ? s.sat : s.rat;
-            const std::vector<int64_t> &sd = adjoint ? s.rd : s.sd, &rd = adjoint ? s.sd : s.rd;
-            const Shape &to = adjoint ? s.in : s.out;
-            for (size_t q = 0; q < send_box.size(); ++q)
-                kernels::copy_box(e, dtype_, nd, src, from.data(), send_at[q].data(), at(w.send.data(), sd[q], dtype_),
-                                  send_box[q].data(), zeros.data(), send_box[q].data());
-            s.xplan[adjoint]->start(e, w.send.data(), w.recv.data()).wait();
-            for (size_t q = 0; q < recv_box.size(); ++q)
-                kernels::copy_box(e, dtype_, nd, at(w.recv.data(), rd[q], dtype_), recv_box[q].data(), zeros.data(),
-                                  dst, to.data(), recv_at[q].data(), recv_box[q].data());
+            if (!adjoint) {
+                for (size_t q = 0; q < s.sbox.size(); ++q)
+                    kernels::copy_box(e, dtype_, nd, src, s.in.data(), s.sat[q].data(), at(w.xfer.data(), s.sd[q], dtype_),
+                                      s.sbox[q].data(), zeros.data(), s.sbox[q].data());
+                s.xplan[0]->start(e, w.xfer.data(), dst).wait();
+                return;
+            }
+            s.xplan[1]->start(e, src, w.xfer.data()).wait();
+            for (size_t q = 0; q < s.sbox.size(); ++q)
+                kernels::copy_box(e, dtype_, nd, at(w.xfer.data(), s.sd[q], dtype_), s.sbox[q].data(), zeros.data(), dst,
+                                  s.in.data(), s.sat[q].data(), s.sbox[q].data());
             return;
         }
         }
