@@ -1789,10 +1789,10 @@ PLM_API plm_status_t plm_op_dtype(plm_const_op_t op, plm_dtype_t *dtype);
 PLM_API plm_status_t plm_op_is_local(plm_const_op_t op, int *is_local);
 /**
  * Whether applying op to arrays in `memory` computes there with no host copy of the data
- * (*native = 1): every operator of the library does, on host and device memory alike; only a
- * callback operator declared for the other memory space (plm_op_callback() on device arrays,
- * plm_op_callback_device() on host arrays), or a composite holding one, stages its data
- * (*native = 0).
+ * (*native = 1): every operator of the library does, on host and device memory alike, except
+ * the FFT operator (plm_op_fftnd()) on device memory; a callback operator declared for the
+ * other memory space (plm_op_callback() on device arrays, plm_op_callback_device() on host
+ * arrays), or a composite holding either, stages its data (*native = 0).
  * @param[in]  op     the operator
  * @param[in]  memory memory space of the arrays
  * @param[out] native 1 or 0
@@ -2142,8 +2142,9 @@ typedef enum plm_fft_norm {
  * ifftshift_before[i] rolls x by -(n / 2) along axes[i] before the transform,
  * fftshift_after[i] rolls y by n / 2 (n the output length) after it; the adjoint undoes them.
  * Local FFTs through FFTW plans made here, once; the exchange through the library's
- * communication layer. Host arrays only (device arrays: PLM_ERR_NOT_SUPPORTED at apply).
- * A build without FFTW returns PLM_ERR_NOT_SUPPORTED on every rank.
+ * communication layer. Device arrays are staged through host buffers around each apply
+ * (plm_op_native() gives 0 for device memory; no cuFFT path yet). A build without FFTW
+ * returns PLM_ERR_NOT_SUPPORTED on every rank.
  * @param[in]  comm             communicator
  * @param[in]  dtype            PLM_COMPLEX64 / PLM_COMPLEX128, or PLM_FLOAT32 / PLM_FLOAT64 (see above)
  * @param[in]  ndim             number of dimensions

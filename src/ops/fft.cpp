@@ -88,6 +88,7 @@ Step make_step(Step::Kind k, const Shape &in, const Shape &out, DType in_dt, DTy
 
 struct FftWork : Work {
     Buffer buf[2], xfer;  // the pipeline's blocks; the packed side of an exchange
+    Buffer stage_in, stage_out;  // host copies of device operands
 };
 
 char *at(const void *p, int64_t elems, DType dt)
@@ -189,32 +190,58 @@ public:
 
     }
 
+    // Device arrays are staged through host buffers (no cuFFT path yet).
+    bool native(Space sp) const override { return sp == Space::host; }
+
     WorkPtr make_work(const Exec &e) const override
     {
-        PLM_REQUIRE(e.space == Space::host, PLM_ERR_NOT_SUPPORTED,
-                    "the FFT operator runs on host arrays (no cuFFT path in this build)");
         auto w = std::make_unique<FftWork>();
-        for (Buffer &b : w->buf) b = Buffer::allocate(e.space, static_cast<size_t>(work_bytes_));
-        w->xfer = Buffer::allocate(e.space, static_cast<size_t>(xfer_bytes_));
+        for (Buffer &b : w->buf) b = Buffer::allocate(Space::host, static_cast<size_t>(work_bytes_));
+        w->xfer = Buffer::allocate(Space::host, static_cast<size_t>(xfer_bytes_));
+        if (e.space != Space::host) {
+            const int64_t most = std::max(domain_->local_size(), range_->local_size());
+            const size_t bytes = checked_bytes(most, dtype_, "the FFT's host staging buffer");
+            w->stage_in = Buffer::allocate(Space::host, bytes);
+            w->stage_out = Buffer::allocate(Space::host, bytes);
+            count_twin();
+        }
         return w;
     }
 
     void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
     {
-        const Exec e = x.exec();
         FftWork &fw = *static_cast<FftWork *>(w);
-        const size_t n = steps_.size();
+        const Exec e = comm().exec(Space::host);
+        const bool staged = x.space() != Space::host;
+        const size_t es = dtype_size(dtype_);
         const void *src = x.data();
+        void *out = y.data();
+        if (staged) {  // a failed copy on one rank must not leave the others in the exchange
+            agree_on(*this, comm(), comm::capture([&] {
+                         copy_bytes(Space::host, fw.stage_in.data(), x.space(), x.data(),
+                                    static_cast<size_t>(x.local_size()) * es, x.exec().stream);
+                     }),
+                     true);
+            src = fw.stage_in.data();
+            out = fw.stage_out.data();
+        }
+        const size_t n = steps_.size();
         for (size_t k = 0; k < n; ++k) {
             const Step &s = steps_[adjoint ? n - 1 - k : k];
-            void *dst = k + 1 == n ? y.data() : fw.buf[k % 2].data();
+            void *dst = k + 1 == n ? out : fw.buf[k % 2].data();
             run(e, s, adjoint, src, dst, fw);
             src = dst;
         }
         if (scale_ != 1) {
             const Scalar f = make_scalar(dtype_, scale_, 0, "the FFT norm");
-            kernels::scale(e, dtype_, y.local_size(), f.data(), y.data());
+            kernels::scale(e, dtype_, y.local_size(), f.data(), out);
         }
+        if (staged)
+            agree_on(*this, comm(), comm::capture([&] {
+                         copy_bytes(y.space(), y.data(), Space::host, out, static_cast<size_t>(y.local_size()) * es,
+                                    y.exec().stream);
+                     }),
+                     true);
     }
 
     const Params &params() const { return p_; }
