@@ -525,6 +525,35 @@ static void test_fftshift_vs_serial(void **state)
     TU_DONE();
 }
 
+/* A custom split (the default one reversed over the ranks: empty blocks first at 4 ranks). */
+static void test_fftshift_custom_split(void **state)
+{
+    (void)state;
+    const int64_t s[2] = {7, 3};
+    int64_t rows[TU_MAX_RANKS * 2];
+    tu_reversed_rows(2, s, 0, tu_size, rows);
+    double *g = tu_alloc(21), *want = tu_alloc(21);
+    tu_gen(g, 21, 9, PLM_COMPLEX128, 0);
+    for (int inverse = 0; inverse < 2; inverse++) {
+        double complex r[21];
+        for (int i = 0; i < 21; i++) r[i] = g[2 * i] + I * g[2 * i + 1];
+        roll(r, s, 2, 0, inverse ? -3 : 3);
+        for (int i = 0; i < 21; i++) {
+            want[2 * i] = creal(r[i]);
+            want[2 * i + 1] = cimag(r[i]);
+        }
+        plm_array_t x = tu_make(2, s, 0, PLM_PARTITION_SCATTER, PLM_COMPLEX128, rows, NULL, g), y = NULL;
+        const int axes[1] = {0};
+        TU_CHECK_OK(plm_array_fftshift(x, 1, axes, inverse, &y));
+        if (y) tu_check_local(y, want, 0, inverse ? "ifftshift, custom split" : "fftshift, custom split");
+        plm_array_destroy(&x);
+        plm_array_destroy(&y);
+    }
+    free(g);
+    free(want);
+    TU_DONE();
+}
+
 static void test_fftshift_errors(void **state)
 {
     (void)state;
@@ -556,7 +585,7 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_fft_vs_serial),     TU_TEST(test_fft_reuse_and_compose), TU_TEST(test_fft_errors),
-        TU_TEST(test_fftshift_vs_serial), TU_TEST(test_fftshift_errors),
+        TU_TEST(test_fftshift_vs_serial), TU_TEST(test_fftshift_custom_split), TU_TEST(test_fftshift_errors),
     };
     return plm_run_group_tests_mpi(tests);
 }
