@@ -1909,10 +1909,10 @@ PLM_API plm_status_t plm_op_is_local(plm_const_op_t op, int *is_local);
 /**
  * Whether applying op to arrays in `memory` computes there with no host copy of the data
  * (*native = 1): every operator of the library does, on host and device memory alike, except
- * Fredholm1 and MDC on device memory (they compute on host copies); otherwise only a callback
- * operator declared for the other memory space (plm_op_callback() on device arrays,
- * plm_op_callback_device() on host arrays), or a composite holding one, stages its data
- * (*native = 0).
+ * the FFT operator (plm_op_fftnd()), Fredholm1 and MDC on device memory (they compute on host
+ * copies); otherwise only a callback operator declared for the other memory space
+ * (plm_op_callback() on device arrays, plm_op_callback_device() on host arrays), or a composite
+ * holding one, stages its data (*native = 0).
  * @param[in]  op     the operator
  * @param[in]  memory memory space of the arrays
  * @param[out] native 1 or 0
@@ -2230,6 +2230,102 @@ PLM_API plm_status_t plm_solve_fista(plm_const_op_t op, plm_const_array_t y, plm
  */
 PLM_API plm_status_t plm_power_iteration(plm_const_op_t op, int64_t niter, double tol, uint64_t seed, double *eig,
                                          int64_t *iterations);
+
+/* ==== Distributed FFT (MPIFFTND, MPIFFT2D) and fft shifts ================================ */
+
+/** Normalisation of the FFT operator (PyLops' norm). */
+typedef enum plm_fft_norm {
+    PLM_FFT_NORM_NONE = 0, /**< norm="none": the forward unscaled, the adjoint its exact adjoint */
+    PLM_FFT_NORM_1_N = 1,  /**< norm="1/n": both directions scaled by 1/N, N the product of the FFT lengths */
+    PLM_FFT_NORM_FORCE_INT32 = 0x7fffffff /**< not a value: keeps the enum 32 bits wide */
+} plm_fft_norm_t;
+
+/**
+ * N-D FFT over the chosen axes of an array distributed along axis 0 (PyLops-MPI's MPIFFTND;
+ * MPIFFT2D is this with naxes = 2), slab decomposition. The model x is the N-D array of
+ * global shape dims (C order) split along axis 0 with the default split (the first
+ * dims[0] % P ranks get one extra row; a rank may have none), passed as a 1-D SCATTER vector
+ * like the stencil operators' models (plm_op_domain()). The output y has global shape dimsd
+ * = dims, except that with real = 1 the last FFT axis has n / 2 + 1 bins; it is split along
+ * one axis, the output axis (plm_op_fft_range()), with the default split, again as a 1-D
+ * SCATTER vector of the C-order blocks: axis 0 when 0 is not among axes (then the operator
+ * needs no communication); otherwise the first axis not among axes, or axis 1 when every
+ * axis is transformed (one all-to-all per apply; an FFT along axis 0 needs ndim >= 2).
+ * Conventions as PyLops-MPI's: y = sum_k x_k exp(-2 pi i j.k / n) over the axes ("none"),
+ * times 1/N with PLM_FFT_NORM_1_N; the adjoint is the exact adjoint (dot test) in both
+ * norms. real = 1: x's real part is transformed (r2c along the last of axes), the bins
+ * [1, 1 + (n - 1) / 2) of that axis are multiplied by sqrt(2) and the adjoint returns a real
+ * result (imaginary parts zero), so forward and adjoint are adjoints as real-linear maps.
+ * A real dtype (PLM_FLOAT32 / PLM_FLOAT64) gives the complex operator of that precision that
+ * keeps the real part of x (and of the adjoint's result), as PyLops' floating dtypes do. The
+ * operator's dtype, and its arrays', is always complex (PLM_COMPLEX64 or PLM_COMPLEX128).
+ * ifftshift_before[i] rolls x by -(n / 2) along axes[i] before the transform,
+ * fftshift_after[i] rolls y by n / 2 (n the output length) after it; the adjoint undoes them.
+ * Local FFTs through FFTW plans made here, once; the exchange through the library's
+ * communication layer. Device arrays are staged through host buffers around each apply
+ * (plm_op_native() gives 0 for device memory; no cuFFT path yet). A build without FFTW
+ * returns PLM_ERR_NOT_SUPPORTED on every rank.
+ * @param[in]  comm             communicator
+ * @param[in]  dtype            PLM_COMPLEX64 / PLM_COMPLEX128, or PLM_FLOAT32 / PLM_FLOAT64 (see above)
+ * @param[in]  ndim             number of dimensions
+ * @param[in]  dims             global shape, C order \len{ndim}
+ * @param[in]  naxes            number of FFT axes, 1..ndim
+ * @param[in]  axes             the FFT axes (-ndim..ndim-1, distinct), in order: with real = 1
+ *                              the last one is the r2c axis \len{naxes}
+ * @param[in]  sampling         naxes sampling steps (finite, non-zero) for the frequencies, or
+ *                              NULL (all 1) \len{naxes}
+ * @param[in]  norm             the normalisation
+ * @param[in]  real             1 for a real-input transform (see above), else 0
+ * @param[in]  ifftshift_before naxes flags (0/1), or NULL (none) \len{naxes}
+ * @param[in]  fftshift_after   naxes flags (0/1), or NULL (none) \len{naxes}
+ * @param[out] out              new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
+ */
+PLM_API plm_status_t plm_op_fftnd(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims, int naxes,
+                                  const int *axes, const double *sampling, plm_fft_norm_t norm, int real,
+                                  const int *ifftshift_before, const int *fftshift_after, plm_op_t *out);
+
+/**
+ * The output of an FFT operator (plm_op_fftnd()): its global shape and the axis it is split
+ * along (each rank's block is the default split of dimsd[axis], C order).
+ * @param[in]  op    the FFT operator
+ * @param[in]  ndim  the operator's number of dimensions
+ * @param[out] dimsd the output's global shape \len{ndim}
+ * @param[out] axis  the distributed axis of the output
+ * @returns PLM_SUCCESS, or an error status (plm_last_error()); PLM_ERR_INVALID_ARG for
+ *          another kind of operator or another ndim
+ * \notcollective
+ */
+PLM_API plm_status_t plm_op_fft_range(plm_const_op_t op, int ndim, int64_t *dimsd, int *axis);
+
+/**
+ * The frequencies of FFT axis i of an FFT operator: numpy.fft.fftfreq(n, sampling[i])
+ * (rfftfreq for the last axis when real), fftshift-ed when fftshift_after[i] is set.
+ * @param[in]  op the FFT operator
+ * @param[in]  i  the index into the operator's axes (0..naxes-1)
+ * @param[in]  n  the number of frequencies: the output length dimsd[axes[i]]
+ * @param[out] f  n frequencies \len{n}
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \notcollective
+ */
+PLM_API plm_status_t plm_op_fft_frequencies(plm_const_op_t op, int i, int64_t n, double *f);
+
+/**
+ * fftshift (inverse = 0: roll by n / 2) or ifftshift (inverse = 1: by -(n / 2)) of a
+ * distributed array along the given axes (PyLops-MPI's fftshift_nd / ifftshift_nd), into a
+ * new array of x's layout, dtype and memory space: unlike the reference the distribution
+ * stays. Along the distributed axis of a SCATTER array the slices move between ranks (one
+ * all-to-all); any ndim >= 1. axes, naxes and inverse must be equal on every rank.
+ * @param[in]  x       the array
+ * @param[in]  naxes   number of axes; 0 (with axes NULL) for every axis
+ * @param[in]  axes    the axes (-ndim..ndim-1, distinct) \len{naxes}
+ * @param[in]  inverse 0 for fftshift, 1 for ifftshift
+ * @param[out] out     new array; destroy with plm_array_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x}
+ */
+PLM_API plm_status_t plm_array_fftshift(plm_const_array_t x, int naxes, const int *axes, int inverse, plm_array_t *out);
 
 /* ==== Proximal operators and solvers ==================================================== */
 

@@ -46,6 +46,7 @@ template <> struct Fftw<double> {
     static void destroy(plan p) { fftw_destroy_plan(p); }
     static void *alloc(size_t n) { return fftw_malloc(n); }
     static void release(void *p) { fftw_free(p); }
+    static bool aligned(void *p) { return fftw_alignment_of((double *)p) == 0; }
 };
 template <> struct Fftw<float> {
     using plan = fftwf_plan;
@@ -69,6 +70,7 @@ template <> struct Fftw<float> {
     static void destroy(plan p) { fftwf_destroy_plan(p); }
     static void *alloc(size_t n) { return fftwf_malloc(n); }
     static void release(void *p) { fftwf_free(p); }
+    static bool aligned(void *p) { return fftwf_alignment_of((float *)p) == 0; }
 };
 
 std::vector<int64_t> c_strides(const std::vector<int64_t> &shape)
@@ -87,9 +89,11 @@ int64_t product(const std::vector<int64_t> &shape)
 
 }  // namespace
 
-// Type-erased holder: one out-of-place plan, plus an in-place one for c2c. FFTW_UNALIGNED so
-// the plans run on any buffer (user-wrapped arrays need not be 16-byte aligned); FFTW_ESTIMATE
-// so planning never touches (or overwrites) the planning buffers and costs microseconds.
+// Type-erased holder: one out-of-place plan, plus an in-place one for c2c, each made twice:
+// on FFTW's aligned planning buffers (its SIMD codelets, for buffers FFTW sees as aligned, as
+// the library's allocator gives) and with FFTW_UNALIGNED (any buffer: user-wrapped arrays need
+// only the real type's alignment); execute() picks by the buffers' alignment. FFTW_ESTIMATE so
+// planning never touches (or overwrites) the planning buffers and costs microseconds.
 struct FftPlan::Impl {
     virtual ~Impl() = default;
     virtual void execute(const void *in, void *out) const = 0;
@@ -98,7 +102,8 @@ struct FftPlan::Impl {
 namespace {
 template <typename R> struct TypedImpl final : FftPlan::Impl {
     using F = Fftw<R>;
-    typename F::plan out_of_place = nullptr, in_place = nullptr;
+    // [0]: aligned buffers, [1]: any
+    typename F::plan out_of_place[2] = {nullptr, nullptr}, in_place[2] = {nullptr, nullptr};
     FftKind kind;
 
     TypedImpl(FftKind k, const std::vector<int64_t> &shape, const std::vector<int> &axes) : kind(k)
@@ -124,50 +129,54 @@ template <typename R> struct TypedImpl final : FftPlan::Impl {
         const size_t rbytes = sizeof(R) * (size_t)std::max<int64_t>(1, product(shape));
         const size_t cbytes = 2 * sizeof(R) * (size_t)std::max<int64_t>(1, product(cshape));
         void *a = F::alloc(real ? rbytes : cbytes), *b = F::alloc(cbytes);
-        const unsigned flags = FFTW_ESTIMATE | FFTW_UNALIGNED;
         {
             std::lock_guard<std::mutex> lock(planner_mutex());
             const int r = (int)dims.size(), hr = (int)batch.size();
-            if (a && b) {
+            for (int u = 0; u < 2 && a && b; ++u) {
+                const unsigned flags = FFTW_ESTIMATE | (u ? FFTW_UNALIGNED : 0u);
                 auto *ca = (typename F::cpx *)a, *cb = (typename F::cpx *)b;
                 switch (k) {
                 case FftKind::c2c_forward:
                 case FftKind::c2c_backward: {
                     const int sign = k == FftKind::c2c_forward ? FFTW_FORWARD : FFTW_BACKWARD;
-                    out_of_place = F::dft(r, dims.data(), hr, batch.data(), ca, cb, sign, flags);
-                    in_place = F::dft(r, dims.data(), hr, batch.data(), ca, ca, sign, flags);
+                    out_of_place[u] = F::dft(r, dims.data(), hr, batch.data(), ca, cb, sign, flags);
+                    in_place[u] = F::dft(r, dims.data(), hr, batch.data(), ca, ca, sign, flags);
                     break;
                 }
-                case FftKind::r2c: out_of_place = F::r2c(r, dims.data(), hr, batch.data(), (R *)a, cb, flags); break;
-                case FftKind::c2r: out_of_place = F::c2r(r, dims.data(), hr, batch.data(), cb, (R *)a, flags); break;
+                case FftKind::r2c: out_of_place[u] = F::r2c(r, dims.data(), hr, batch.data(), (R *)a, cb, flags); break;
+                case FftKind::c2r: out_of_place[u] = F::c2r(r, dims.data(), hr, batch.data(), cb, (R *)a, flags); break;
                 }
             }
         }
         F::release(a);
         F::release(b);
         const bool need_in_place = k == FftKind::c2c_forward || k == FftKind::c2c_backward;
-        if (!out_of_place || (need_in_place && !in_place)) {
-            release();
-            PLM_FAIL(PLM_ERR_OUT_OF_MEMORY, "FFTW could not make a plan (out of memory or unsupported layout)");
-        }
+        for (int u = 0; u < 2; ++u)
+            if (!out_of_place[u] || (need_in_place && !in_place[u])) {
+                release();
+                PLM_FAIL(PLM_ERR_OUT_OF_MEMORY, "FFTW could not make a plan (out of memory or unsupported layout)");
+            }
     }
     void release()
     {
         std::lock_guard<std::mutex> lock(planner_mutex());
-        if (out_of_place) F::destroy(out_of_place);
-        if (in_place) F::destroy(in_place);
-        out_of_place = in_place = nullptr;
+        for (int u = 0; u < 2; ++u) {
+            if (out_of_place[u]) F::destroy(out_of_place[u]);
+            if (in_place[u]) F::destroy(in_place[u]);
+            out_of_place[u] = in_place[u] = nullptr;
+        }
     }
     ~TypedImpl() override { release(); }
 
     void execute(const void *in, void *out) const override
     {
         void *src = const_cast<void *>(in);  // FFTW's signature; only c2r writes its input
+        const int u = F::aligned(src) && F::aligned(out) ? 0 : 1;
         switch (kind) {
         case FftKind::c2c_forward:
-        case FftKind::c2c_backward: F::exec_dft(in == out ? in_place : out_of_place, src, out); break;
-        case FftKind::r2c: F::exec_r2c(out_of_place, src, out); break;
-        case FftKind::c2r: F::exec_c2r(out_of_place, src, out); break;
+        case FftKind::c2c_backward: F::exec_dft(in == out ? in_place[u] : out_of_place[u], src, out); break;
+        case FftKind::r2c: F::exec_r2c(out_of_place[u], src, out); break;
+        case FftKind::c2r: F::exec_c2r(out_of_place[u], src, out); break;
         }
     }
 };

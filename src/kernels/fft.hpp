@@ -38,8 +38,8 @@ public:
     FftPlan &operator=(const FftPlan &) = delete;
 
     // out = transform(in); in and out hold the planned shapes (out may equal in for c2c).
-    // Buffers must be at least 16-byte aligned like the ones the plan was made on (the library's
-    // allocator gives 64): FFTW's SIMD codelets depend on it.
+    // Buffers FFTW sees as SIMD-aligned (the library's allocator gives 64 bytes) run FFTW's
+    // SIMD codelets; any other buffer (aligned for the real type) runs an unaligned plan.
     void execute(const void *in, void *out) const;
 
     FftKind kind() const { return kind_; }

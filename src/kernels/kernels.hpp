@@ -65,6 +65,10 @@ void copy_slab(const Exec &e, DType dt, int64_t outer, int64_t inner, const void
 void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t *src_shape, const int64_t *src_start,
               void *dst, const int64_t *dst_shape, const int64_t *dst_start, const int64_t *box);
 
+// numpy.roll of a C-order block of ndim dimensions along axis by shift (any sign):
+// dst[..., (i + shift) mod n, ...] = src[..., i, ...]. src and dst must not overlap.
+void roll(const Exec &e, DType dt, int ndim, const int64_t *shape, int axis, int64_t shift, const void *src, void *dst);
+
 // ---------------------------------------------------------------------------------------
 // ISTA/FISTA thresholds, in place: x_i = threshold(x_i) with parameter t (PyLops' soft, hard
 // and half thresholds; complex values on |x_i|, the phase kept). NaN stays NaN.

@@ -632,6 +632,51 @@ static plm_status_t row_stacked_asarray(int bad)
     return st;
 }
 
+/* The FFT operator and shifts. In a build without FFTW every plm_op_fftnd returns
+ * PLM_ERR_NOT_SUPPORTED, so its row stands in with the expected status there. */
+static const int64_t FFT_DIMS[3] = {5, 4, 3};
+
+static int fft_built(void)
+{
+    const int axes[2] = {0, 1};
+    plm_op_t op = NULL;
+    const plm_status_t st = plm_op_fftnd(tu_comm, PLM_COMPLEX128, 3, FFT_DIMS, 2, axes, NULL, PLM_FFT_NORM_NONE, 0,
+                                         NULL, NULL, &op);
+    plm_op_destroy(&op);
+    return st == PLM_SUCCESS;
+}
+
+static plm_status_t row_fftnd(int bad)
+{
+    if (!fft_built()) return tu_size == 1 ? PLM_SUCCESS : A;
+    const int axes[2] = {0, 1};
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_fftnd(tu_comm, PLM_COMPLEX128, 3, FFT_DIMS, 2, axes, NULL,
+                                   bad ? PLM_FFT_NORM_1_N : PLM_FFT_NORM_NONE, 0, NULL, NULL, &op);
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_fftnd_axis(int bad)
+{
+    const int axes[2] = {0, bad ? 0 : 1}; /* a repeated axis: refused before the FFTW check */
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_fftnd(tu_comm, PLM_COMPLEX128, 3, FFT_DIMS, 2, axes, NULL, PLM_FFT_NORM_NONE, 0, NULL,
+                                   NULL, &op);
+    plm_op_destroy(&op);
+    return fft_built() || st != PLM_ERR_NOT_SUPPORTED ? st : A;
+}
+
+static plm_status_t row_fftshift(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL), y = NULL;
+    const int axes[1] = {0};
+    plm_status_t st = plm_array_fftshift(x, 1, axes, bad, &y);
+    plm_array_destroy(&y);
+    plm_array_destroy(&x);
+    return st;
+}
+
 typedef struct {
     const char *fn;        /* the entry point under test */
     const char *what;      /* the bad or differing argument */
@@ -730,6 +775,9 @@ static const row_t ROWS[] = {
 #else
     {"plm_op_mdc", "no FFTW in this build", PLM_ERR_NOT_SUPPORTED, 0, row_mdc_dt},
 #endif
+    {"plm_op_fftnd", "norm differs", A, 1, row_fftnd},
+    {"plm_op_fftnd", "a repeated axis", A, 0, row_fftnd_axis},
+    {"plm_array_fftshift", "inverse differs", A, 1, row_fftshift},
 };
 #define NROWS ((int)(sizeof ROWS / sizeof ROWS[0]))
 
