@@ -3,50 +3,128 @@
 #include <memory>
 
 #include "c_api/guard.hpp"
-#include "solvers/proximal.hpp"
 
 using namespace plm;
 using plm::detail::array_of;
 using plm::detail::guard;
 
-struct plm_prox_s {
-    uint32_t magic;
-    solvers::Prox prox;
-};
-
 namespace {
 
 constexpr uint32_t kProxMagic = 0x504c4d50u;
 
-const solvers::Prox &prox_of(const plm_prox_s *h)
-{
-    PLM_REQUIRE(h && h->magic == kProxMagic, PLM_ERR_INVALID_ARG, "plm_prox_t is not a valid proximal operator");
-    return h->prox;
-}
-
-plm_status_t make(solvers::Prox::Kind kind, double sigma, plm_prox_t *out)
+// Wraps a new proximal operator in a handle.
+template <typename F> plm_status_t make(plm_prox_t *out, F &&fill)
 {
     return guard([&] {
         detail::clear_out(out, "out");
-        PLM_REQUIRE(std::isfinite(sigma) && sigma >= 0, PLM_ERR_INVALID_ARG, "sigma %g is not finite and >= 0", sigma);
         std::unique_ptr<plm_prox_s> h(new plm_prox_s());
-        h->prox.kind = kind;
-        h->prox.sigma = sigma;
+        fill(h->prox);
         h->magic = kProxMagic;
         *out = h.release();
     });
 }
 
+plm_status_t make_threshold(solvers::Prox::Kind kind, double sigma, plm_prox_t *out)
+{
+    return make(out, [&](solvers::Prox &p) {
+        PLM_REQUIRE(std::isfinite(sigma) && sigma >= 0, PLM_ERR_INVALID_ARG, "sigma %g is not finite and >= 0", sigma);
+        p.kind = kind;
+        p.sigma = sigma;
+    });
+}
+
+// An array argument of plm_prox_create_l2: on layout l (when given) with dtype dt, copied.
+DistributedArray::Ptr l2_copy(plm_const_array_t a, const ArrayLayout::Ptr &l, DType dt, const char *what)
+{
+    if (!a) return nullptr;
+    const DistributedArray &x = array_of(a);
+    if (l) l->require_same(*x.layout_object(), what);
+    PLM_REQUIRE(x.dtype() == dt, PLM_ERR_DTYPE_MISMATCH, "%s: dtype %s, the operator's is %s", what,
+                dtype_name(x.dtype()), dtype_name(dt));
+    return x.duplicate();
+}
+
 }  // namespace
+
+const solvers::Prox &detail::prox_of(const plm_prox_s *h)
+{
+    PLM_REQUIRE(h && h->magic == kProxMagic, PLM_ERR_INVALID_ARG, "plm_prox_t is not a valid proximal operator");
+    return h->prox;
+}
 
 PLM_API plm_status_t plm_prox_create_l1(double sigma, plm_prox_t *out)
 {
-    return make(solvers::Prox::Kind::l1, sigma, out);
+    return make_threshold(solvers::Prox::Kind::l1, sigma, out);
 }
 
 PLM_API plm_status_t plm_prox_create_l0(double sigma, plm_prox_t *out)
 {
-    return make(solvers::Prox::Kind::l0, sigma, out);
+    return make_threshold(solvers::Prox::Kind::l0, sigma, out);
+}
+
+PLM_API plm_status_t plm_prox_create_box(double lower, double upper, plm_prox_t *out)
+{
+    return make(out, [&](solvers::Prox &p) {
+        PLM_REQUIRE(!std::isnan(lower) && !std::isnan(upper), PLM_ERR_INVALID_ARG, "Box bounds %g, %g: NaN", lower,
+                    upper);
+        p.kind = solvers::Prox::Kind::box;
+        p.lower = lower;
+        p.upper = upper;
+    });
+}
+
+PLM_API plm_status_t plm_prox_create_l2(plm_const_op_t op, plm_const_array_t b, plm_const_array_t q, double sigma,
+                                        double alpha, int qgrad, int64_t niter, double tol, plm_const_array_t x0,
+                                        int warm, plm_l2_solver_t solver, plm_prox_t *out)
+{
+    return make(out, [&](solvers::Prox &p) {
+        PLM_REQUIRE(std::isfinite(sigma) && std::isfinite(alpha), PLM_ERR_INVALID_ARG, "sigma %g or alpha %g is not finite",
+                    sigma, alpha);
+        PLM_REQUIRE(niter >= 0 && tol >= 0, PLM_ERR_INVALID_ARG, "niter %lld or tol %g is negative",
+                    static_cast<long long>(niter), tol);
+        const int s = enum_value(solver);
+        PLM_REQUIRE(s == PLM_L2_CGLS || s == PLM_L2_CG, PLM_ERR_INVALID_ARG, "unknown L2 solver %d", s);
+        solvers::L2 &l = p.l2;
+        if (op) {
+            l.op = detail::op_of(op);
+            PLM_REQUIRE(!l.op->is_local() && !l.op->stacked(), PLM_ERR_INVALID_ARG,
+                        "the L2 operator must be a plain distributed operator");
+            PLM_REQUIRE(b, PLM_ERR_INVALID_ARG, "L2 with an operator needs b (PyLops-MPI ignores the operator then)");
+            PLM_REQUIRE(x0, PLM_ERR_INVALID_ARG, "L2 with an operator needs x0");
+            const DType dt = l.op->dtype();
+            l.b = l2_copy(b, l.op->range(), dt, "L2: b and the operator's range");
+            l.q = l2_copy(q, l.op->domain(), dt, "L2: q and the operator's domain");
+            l.x0 = l2_copy(x0, l.op->domain(), dt, "L2: x0 and the operator's domain");
+            PLM_REQUIRE(l.b->space() == l.x0->space() && (!l.q || l.q->space() == l.x0->space()), PLM_ERR_INVALID_ARG,
+                        "L2: b, q and x0 must be in one memory space");
+        } else {
+            PLM_REQUIRE(!x0, PLM_ERR_INVALID_ARG, "L2 without an operator takes no x0");
+            if (b) l.b = array_of(b).duplicate();
+            if (q) {
+                const DistributedArray &qa = array_of(q);
+                if (l.b) l.b->require_compatible(qa, "L2: b and q");
+                l.q = qa.duplicate();
+            }
+        }
+        p.kind = solvers::Prox::Kind::l2;
+        p.sigma = sigma;
+        l.alpha = alpha;
+        l.qgrad = qgrad != 0;
+        l.niter = niter;
+        l.tol = tol;
+        l.warm = warm != 0;
+        l.cg = s == PLM_L2_CG;
+    });
+}
+
+PLM_API plm_status_t plm_prox_create_callback(plm_prox_fn prox, plm_prox_value_fn value, plm_prox_grad_fn grad,
+                                              void *ctx, void (*destroy)(void *ctx), plm_prox_t *out)
+{
+    return make(out, [&](solvers::Prox &p) {
+        PLM_REQUIRE(prox, PLM_ERR_INVALID_ARG, "a user proximal operator needs its prox function");
+        p.kind = solvers::Prox::Kind::user;
+        p.user = {prox, value, grad, ctx, destroy};
+    });
 }
 
 PLM_API plm_status_t plm_prox_apply(plm_const_prox_t prox, plm_const_array_t x, double tau, plm_array_t out)
@@ -57,7 +135,7 @@ PLM_API plm_status_t plm_prox_apply(plm_const_prox_t prox, plm_const_array_t x, 
         const solvers::Prox *p = nullptr;
         DistributedArray *o = nullptr;
         ag.check([&] {
-            p = &prox_of(prox);
+            p = &detail::prox_of(prox);
             o = &array_of(out);
         });
         // A failed check leaves p or o unset: apply() still joins the agreement (with placeholders;
@@ -74,7 +152,7 @@ PLM_API plm_status_t plm_prox_value(plm_const_prox_t prox, plm_const_array_t x, 
         comm::Agreement ag(a.base(), "prox_value");
         const solvers::Prox *p = nullptr;
         ag.check([&] {
-            p = &prox_of(prox);
+            p = &detail::prox_of(prox);
             PLM_REQUIRE(value, PLM_ERR_INVALID_ARG, "prox_value: value is NULL");
         });
         static const solvers::Prox none;
@@ -83,11 +161,29 @@ PLM_API plm_status_t plm_prox_value(plm_const_prox_t prox, plm_const_array_t x, 
     });
 }
 
+PLM_API plm_status_t plm_prox_grad(plm_const_prox_t prox, plm_const_array_t x, plm_array_t out)
+{
+    return guard([&] {
+        const DistributedArray &a = array_of(x);
+        comm::Agreement ag(a.base(), "prox_grad");
+        const solvers::Prox *p = nullptr;
+        DistributedArray *o = nullptr;
+        ag.check([&] {
+            p = &detail::prox_of(prox);
+            o = &array_of(out);
+        });
+        static const solvers::Prox none;  // L1: no gradient, fails the check and joins
+        (p ? *p : none).grad(ag, a, o ? *o : const_cast<DistributedArray &>(a));
+    });
+}
+
 PLM_API plm_status_t plm_prox_destroy(plm_prox_t *prox)
 {
     return guard([&] {
         if (!prox || !*prox) return;
-        prox_of(*prox);
+        detail::prox_of(*prox);
+        const solvers::UserProx &u = (*prox)->prox.user;
+        if ((*prox)->prox.kind == solvers::Prox::Kind::user && u.destroy) u.destroy(u.ctx);
         (*prox)->magic = 0;
         delete *prox;
         *prox = nullptr;

@@ -9,6 +9,7 @@
 #include "array/stacked_array.hpp"
 #include "core/alloc.hpp"
 #include "ops/operator.hpp"
+#include "solvers/proximal.hpp"
 #include "solvers/solvers.hpp"
 
 struct plm_comm_s {
@@ -45,6 +46,11 @@ struct plm_solver_info_s {
     plm_solver_callback_fn callback = nullptr;
     void *callback_ctx = nullptr;
     void (*callback_destroy)(void *) = nullptr;  // runs on callback_ctx when it is replaced or info goes
+};
+
+struct plm_prox_s {
+    uint32_t magic;
+    plm::solvers::Prox prox;
 };
 
 struct plm_comm_config_s {
@@ -100,6 +106,7 @@ StackedArray &stack_of(const plm_stacked_s *h);
 plm_array_s *new_array_handle(DistributedArray::Ptr a);
 const ArrayLayout::Ptr &layout_of(const plm_layout_s *h);
 const ops::Operator::Ptr &op_of(const plm_op_s *h);
+const solvers::Prox &prox_of(const plm_prox_s *h);
 plm_layout_s *new_layout_handle(ArrayLayout::Ptr l);
 void fill_layout_handle(plm_layout_s *h, ArrayLayout::Ptr l);
 

@@ -128,6 +128,14 @@ template <typename T> struct Thresh {
     __device__ void operator()(int64_t i) const { x[i] = el::threshold(x[i], a); }
 };
 
+template <typename R> struct BoxMap {
+    const R *x;
+    R *y;
+    bool mark;
+    double lo, hi;
+    __device__ void operator()(int64_t i) const { y[i] = el::box(x[i], mark, lo, hi); }
+};
+
 // Zeros of any floating dtype are all-zero bytes.
 void zero(const Exec &e, DType dt, int64_t n, void *x)
 {
@@ -731,6 +739,16 @@ void threshold(const Exec &e, DType dt, const el::ThresholdArgs &a, int64_t n, v
         using T = decltype(t);
         launch_map(e, n, Thresh<T>{static_cast<T *>(x), a}, "threshold kernel");
     });
+}
+
+void box(const Exec &e, DType dt, bool mark, double lo, double hi, int64_t n, const void *x, void *y)
+{
+    cuda::activate(e);
+    if (dt == DType::f32)
+        launch_map(e, n, BoxMap<float>{static_cast<const float *>(x), static_cast<float *>(y), mark, lo, hi}, "box kernel");
+    else
+        launch_map(e, n, BoxMap<double>{static_cast<const double *>(x), static_cast<double *>(y), mark, lo, hi},
+                   "box kernel");
 }
 
 void stencil(const Exec &e, DType dt, const StencilPlan &p, const void *x, const void *ghost_before,

@@ -210,6 +210,16 @@ template <typename V> PLM_HD inline V threshold(V v, const ThresholdArgs &a)
     return v;
 }
 
+// Box (kernels.hpp): the projection onto [lo, hi], max first then min, or 1 outside / 0 inside.
+template <typename R> PLM_HD inline R box(R v, bool mark, double lo, double hi)
+{
+    if (mark) return (widen(v) >= lo && widen(v) <= hi) ? R(0) : R(1);
+    if (v != v) return v;
+    const R l = R(lo), h = R(hi);
+    const R t = v < l ? l : v;
+    return t > h ? h : t;
+}
+
 // ---------------------------------------------------------------------------------------
 // Stencils (kernels.hpp): the value of one output element, as the device computes every
 // element and the host its reference path.

@@ -605,6 +605,20 @@ void threshold(const Exec &e, DType dt, Threshold kind, double t, int64_t n, voi
     });
 }
 
+void box(const Exec &e, DType dt, bool mark, double lo, double hi, int64_t n, const void *x, void *y)
+{
+    PLM_REQUIRE(!is_complex(dt), PLM_ERR_INTERNAL, "box on a complex dtype");
+    if (e.space == Space::device) return device::box(e, dt, mark, lo, hi, n, x, y);
+    dispatch_float(dt, [&](auto z) {
+        using T = decltype(z);
+        if constexpr (!is_complex_v<T>) {
+            const T *a = static_cast<const T *>(x);
+            T *b = static_cast<T *>(y);
+            for (int64_t i = 0; i < n; ++i) b[i] = el::box(a[i], mark, lo, hi);
+        }
+    });
+}
+
 // ---------------------------------------------------------------------------------------
 // Reductions into slots
 // ---------------------------------------------------------------------------------------

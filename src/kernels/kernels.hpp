@@ -81,6 +81,12 @@ void roll(const Exec &e, DType dt, int ndim, const int64_t *shape, int axis, int
 enum class Threshold { soft, hard, half };
 void threshold(const Exec &e, DType dt, Threshold kind, double t, int64_t n, void *x);
 
+// Box (pyproximal's Box and BoxProj), on real dtypes, from x into y (y may be x):
+//   project: y = min(max(x, lo), hi) (NaN stays NaN, as np.maximum / np.minimum; lo > hi
+//            gives hi); the bounds are rounded to the dtype
+//   mark:    y = 0 where lo <= x <= hi, else 1 (NaN is outside: numpy's comparisons)
+void box(const Exec &e, DType dt, bool mark, double lo, double hi, int64_t n, const void *x, void *y);
+
 // ---------------------------------------------------------------------------------------
 // A sum of banded stencils along several axes of an N-D block, in one pass over the data.
 //

@@ -708,6 +708,36 @@ static plm_status_t row_prox_value_null(int bad)
     return st;
 }
 
+/* The proximal layer on a block-diagonal: L2 (with the operator) and L1. */
+static plm_status_t row_prox2(int bad, int what)
+{
+    plm_op_t op = block_op();
+    plm_array_t x = on_space(op, 0), y = on_space(op, 1), z = on_space(op, 1), g = on_space(op, 0);
+    plm_prox_t f = NULL, l1 = NULL;
+    TU_OK(plm_prox_create_l2(op, y, NULL, 1.0, 1.0, 1, 3, 0.0, x, 1, PLM_L2_CGLS, &f));
+    TU_OK(plm_prox_create_l1(0.1, &l1));
+    plm_status_t st;
+    const double eps = 0.5;
+    if (what == 0) {
+        st = plm_prox_grad(f, x, bad ? NULL : g); /* NULL out */
+    } else if (what == 1) {
+        st = plm_solve_proximal_gradient(f, l1, x, bad ? 0.2 : 0.1, &eps, 1, 1.0, 3, PLM_ACCEL_FISTA, 0.0, NULL);
+    } else {
+        st = plm_solve_admml2(l1, op, y, op, x, z, 0, 1.0, bad ? 3 : 2, 0, 2, 0.0, NULL); /* niter differs */
+    }
+    plm_prox_destroy(&f);
+    plm_prox_destroy(&l1);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_array_destroy(&z);
+    plm_array_destroy(&g);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_prox_grad(int bad) { return row_prox2(bad, 0); }
+static plm_status_t row_proximal_gradient(int bad) { return row_prox2(bad, 1); }
+static plm_status_t row_admml2(int bad) { return row_prox2(bad, 2); }
+
 static const row_t ROWS[] = {
     {"plm_comm_create", "NULL out", A, 0, row_comm_create},
     {"plm_comm_create_f", "bad config magic", A, 0, row_comm_create_f},
@@ -778,6 +808,9 @@ static const row_t ROWS[] = {
     {"plm_op_fftnd", "norm differs", A, 1, row_fftnd},
     {"plm_op_fftnd", "a repeated axis", A, 0, row_fftnd_axis},
     {"plm_array_fftshift", "inverse differs", A, 1, row_fftshift},
+    {"plm_prox_grad", "NULL out", A, 0, row_prox_grad},
+    {"plm_solve_proximal_gradient", "tau differs", A, 1, row_proximal_gradient},
+    {"plm_solve_admml2", "niter differs", A, 1, row_admml2},
 };
 #define NROWS ((int)(sizeof ROWS / sizeof ROWS[0]))
 

@@ -826,6 +826,36 @@ static plm_status_t row_prox_value(void)
     return st;
 }
 
+/* The proximal layer on a Laplacian: L2 with the operator (inner CGLS), L1, Box. */
+static plm_status_t prox2_row(int what)
+{
+    plm_op_t op = laplacian();
+    plm_array_t x = on_space(op, 0), y = on_space(op, 1), z = on_space(op, 1), g = on_space(op, 0);
+    plm_prox_t f = NULL, l1 = NULL;
+    TU_OK(plm_prox_create_l2(op, y, NULL, 1.0, 1.0, 1, 3, 0.0, x, 1, what == 3 ? PLM_L2_CG : PLM_L2_CGLS, &f));
+    TU_OK(plm_prox_create_l1(0.1, &l1));
+    const double eps = 0.5;
+    plm_status_t st;
+    switch (what) {
+    case 0: UNDER_TEST(st, plm_prox_grad(f, x, g)); break;
+    case 1: UNDER_TEST(st, plm_solve_proximal_gradient(f, l1, x, 0.05, &eps, 1, 0.8, 3, PLM_ACCEL_FISTA, 1e-12, NULL)); break;
+    case 2: UNDER_TEST(st, plm_solve_admml2(l1, op, y, op, x, z, 0, 1.0, 2, 1, 2, 0.0, NULL)); break;
+    default: UNDER_TEST(st, plm_prox_apply(f, x, 0.5, g)); break;
+    }
+    plm_prox_destroy(&f);
+    plm_prox_destroy(&l1);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_array_destroy(&z);
+    plm_array_destroy(&g);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_prox_grad(void) { return prox2_row(0); }
+static plm_status_t row_proximal_gradient(void) { return prox2_row(1); }
+static plm_status_t row_admml2(void) { return prox2_row(2); }
+static plm_status_t row_prox_apply_l2(void) { return prox2_row(3); }
+
 static const row_t ROWS[] = {
     {"plm_comm_create", "duplicate and agree", row_comm_create},
     {"plm_comm_create_f", "from a Fortran handle", row_comm_create_f},
@@ -899,6 +929,10 @@ static const row_t ROWS[] = {
     {"plm_op_apply", "fftnd, every axis, shifts", row_apply_fftnd},
     {"plm_op_apply_adjoint", "real fftnd, shifts", row_apply_adjoint_fftnd_real},
     {"plm_array_fftshift", "every axis, distributed one included", row_fftshift},
+    {"plm_prox_apply", "L2 with an operator, inner CG", row_prox_apply_l2},
+    {"plm_prox_grad", "L2 with an operator", row_prox_grad},
+    {"plm_solve_proximal_gradient", "L2 + L1, fista, eta < 1, tol", row_proximal_gradient},
+    {"plm_solve_admml2", "L1, gfirst", row_admml2},
 };
 #define NROWS ((int)(sizeof ROWS / sizeof ROWS[0]))
 

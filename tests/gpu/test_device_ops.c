@@ -489,6 +489,91 @@ static void test_solvers(plm_comm_t comm, plm_dtype_t t)
     plm_op_destroy(&d);
 }
 
+/* The proximal layer on device arrays against the same calls on host arrays (real dtypes):
+ * Box and L1 proxes and values, L2 with the Laplacian (CG and CGLS, its value and gradient),
+ * ProximalGradient (FISTA, tol) and ADMML2; no host twin is made. */
+static void test_proximal(plm_comm_t comm, plm_dtype_t t)
+{
+    if (is_cplx(t)) return;
+    const int64_t dims[2] = {24, 11};
+    const int axes[2] = {0, 1};
+    const double tol = is_single(t) ? 1e-3 : 1e-9, eps = 0.5;
+    char what[128];
+    plm_op_t lap = NULL;
+    OK(plm_op_laplacian(comm, t, 2, dims, -1, 2, axes, NULL, NULL, PLM_DERIV_CENTERED, 0, &lap));
+    plm_array_t x[2], y[2], o[2], z[2];
+    plm_prox_t box = NULL, l1 = NULL, l2[2][2];
+    double v[2][4];
+    OK(plm_prox_create_box(-0.3, 0.4, &box));
+    OK(plm_prox_create_l1(0.2, &l1));
+    for (int dev = 0; dev < 2; ++dev) {
+        const plm_memory_t m = dev ? PLM_MEMORY_DEVICE : PLM_MEMORY_HOST;
+        OK(plm_op_new_domain_array(lap, m, &x[dev]));
+        OK(plm_op_new_domain_array(lap, m, &o[dev]));
+        OK(plm_op_new_range_array(lap, m, &y[dev]));
+        OK(plm_op_new_range_array(lap, m, &z[dev]));
+        fill_seeded(x[dev], t, 2);
+        fill_seeded(y[dev], t, 3);
+        for (int cg = 0; cg < 2; ++cg)
+            OK(plm_prox_create_l2(lap, y[dev], NULL, 0.7, 1.0, 1, 6, 0.0, x[dev], 1, cg ? PLM_L2_CG : PLM_L2_CGLS,
+                                  &l2[dev][cg]));
+    }
+    const long long twins = plm_test_twins();
+    plm_prox_t simple[2] = {box, l1};
+    for (int k = 0; k < 2; ++k) {
+        for (int dev = 0; dev < 2; ++dev) {
+            OK(plm_prox_apply(simple[k], x[dev], 0.5, o[dev]));
+            OK(plm_prox_value(simple[k], x[dev], &v[dev][k]));
+        }
+        snprintf(what, sizeof what, "%s prox, %s", k ? "L1" : "Box", is_single(t) ? "float32" : "float64");
+        compare(o[0], o[1], t, tol, what);
+        CHECK(fabs(v[0][k] - v[1][k]) <= tol * (fabs(v[0][k]) + 1), "%s: value host %.17g device %.17g", what,
+              v[0][k], v[1][k]);
+    }
+    for (int cg = 0; cg < 2; ++cg) {
+        for (int dev = 0; dev < 2; ++dev) OK(plm_prox_apply(l2[dev][cg], x[dev], 0.5, o[dev]));
+        snprintf(what, sizeof what, "L2 prox (%s), %s", cg ? "CG" : "CGLS", is_single(t) ? "float32" : "float64");
+        compare(o[0], o[1], t, tol, what);
+    }
+    for (int dev = 0; dev < 2; ++dev) {
+        OK(plm_prox_grad(l2[dev][0], x[dev], o[dev]));
+        OK(plm_prox_value(l2[dev][0], x[dev], &v[dev][2]));
+    }
+    compare(o[0], o[1], t, tol, "L2 gradient");
+    CHECK(fabs(v[0][2] - v[1][2]) <= tol * fabs(v[0][2]), "L2 value host %.17g device %.17g", v[0][2], v[1][2]);
+    int64_t its[2] = {0, 0};
+    for (int dev = 0; dev < 2; ++dev) {
+        plm_solver_info_t info = NULL;
+        OK(plm_solver_info_create(&info));
+        OK(plm_array_fill(o[dev], 0, 0));
+        OK(plm_solve_proximal_gradient(l2[dev][0], l1, o[dev], 0.05, &eps, 1, 1.0, 12, PLM_ACCEL_FISTA, 1e-12, info));
+        OK(plm_solver_info_iterations(info, &its[dev]));
+        plm_solver_info_destroy(&info);
+    }
+    CHECK(its[0] == its[1], "ProximalGradient: %lld iterations on host, %lld on device", (long long)its[0],
+          (long long)its[1]);
+    compare(o[0], o[1], t, tol, "ProximalGradient");
+    for (int dev = 0; dev < 2; ++dev) {
+        OK(plm_array_fill(o[dev], 0, 0));
+        OK(plm_solve_admml2(l1, lap, y[dev], lap, o[dev], z[dev], 0, 1.0, 5, 0, 4, 0.0, NULL));
+    }
+    compare(o[0], o[1], t, tol, "ADMML2 x");
+    compare(z[0], z[1], t, tol, "ADMML2 z");
+    CHECK(plm_test_twins() == twins, "the proximal layer made %lld host twins on device arrays",
+          plm_test_twins() - twins);
+    for (int dev = 0; dev < 2; ++dev) {
+        plm_array_destroy(&x[dev]);
+        plm_array_destroy(&y[dev]);
+        plm_array_destroy(&o[dev]);
+        plm_array_destroy(&z[dev]);
+        plm_prox_destroy(&l2[dev][0]);
+        plm_prox_destroy(&l2[dev][1]);
+    }
+    plm_prox_destroy(&box);
+    plm_prox_destroy(&l1);
+    plm_op_destroy(&lap);
+}
+
 static plm_backend_t parse_backend(const char *s)
 {
     if (!s || !strcmp(s, "auto")) return PLM_BACKEND_AUTO;
@@ -546,6 +631,7 @@ int main(int argc, char **argv)
         test_matmul(comm, types[i]);
         test_signal(comm, types[i]);
         test_solvers(comm, types[i]);
+        test_proximal(comm, types[i]);
     }
     test_callbacks(comm);
     plm_backend_t got;

@@ -1,4 +1,4 @@
-/* Proximal operators (L1, L0): prox and value against serial float64 references computed here,
+/* Proximal operators (L1, L0, Box, user callbacks): prox and value against serial float64 references computed here,
  * for every dtype, SCATTER and BROADCAST, the shapes of TU_CASES (uneven splits, fewer elements
  * than ranks), in place and out of place; NaN data; bad arguments fail on every rank. */
 #include "array/array_test_util.h"
@@ -122,6 +122,246 @@ static void test_prox_errors(void **state)
     TU_DONE();
 }
 
+/* ---- Box ----------------------------------------------------------------------------------- */
+
+static void test_box_vs_serial(void **state)
+{
+    (void)state;
+    const double bounds[2][2] = {{-0.5, 0.7}, {-INFINITY, INFINITY}};
+    for (int bi = 0; bi < 2; bi++) {
+        const double lo = bounds[bi][0], hi = bounds[bi][1];
+        plm_prox_t p = NULL;
+        TU_OK(plm_prox_create_box(lo, hi, &p));
+        for (int c = 0; c < TU_NCASES; c++)
+            for (int d = 0; d < 2; d++) /* the real dtypes */
+                for (int pi = 0; pi < 2; pi++) {
+                    const tu_case_t *k = &TU_CASES[c];
+                    const plm_dtype_t dt = TU_DTYPES[d];
+                    const int64_t n = tu_prod(k->shape, 0, k->ndim);
+                    double *g = tu_alloc(n), *want = tu_alloc(n);
+                    tu_gen(g, n, c + 2 * d, dt, 1);
+                    int inside = 1;
+                    for (int64_t i = 0; i < n; i++) {
+                        want[2 * i] = fmin(fmax(g[2 * i], lo), hi);
+                        tu_round(dt, &want[2 * i], &want[2 * i + 1]);
+                        inside = inside && g[2 * i] >= lo && g[2 * i] <= hi;
+                    }
+                    char what[160];
+                    snprintf(what, sizeof what, "Box [%g, %g] %s %s %s", lo, hi, k->name, tu_dtname(dt),
+                             tu_partname(TU_PARTS[pi]));
+                    plm_array_t x = tu_make(k->ndim, k->shape, k->axis, TU_PARTS[pi], dt, NULL, NULL, g);
+                    plm_array_t y = tu_make(k->ndim, k->shape, k->axis, TU_PARTS[pi], dt, NULL, NULL, NULL);
+                    double v = -1;
+                    TU_CHECK_OK(plm_prox_value(p, x, &v));
+                    TU_EXPECT(v == (inside ? 1.0 : 0.0), "%s: value %g, inside %d", what, v, inside);
+                    TU_CHECK_OK(plm_prox_apply(p, x, 0.3, y));
+                    tu_check_local(y, want, 0, what); /* a projection is exact */
+                    TU_CHECK_OK(plm_prox_value(p, y, &v));
+                    TU_EXPECT(v == 1.0, "%s: the projection is inside: %g", what, v);
+                    TU_CHECK_OK(plm_prox_apply(p, x, 0.3, x)); /* in place */
+                    tu_check_local(x, want, 0, what);
+                    plm_array_destroy(&x);
+                    plm_array_destroy(&y);
+                    free(g);
+                    free(want);
+                }
+        plm_prox_destroy(&p);
+    }
+    TU_DONE();
+}
+
+/* NaN stays NaN and is outside; infinities inside infinite bounds are inside; complex refused. */
+static void test_box_edges(void **state)
+{
+    (void)state;
+    const int64_t shape[1] = {9};
+    double g[18] = {0};
+    for (int i = 0; i < 9; i++) g[2 * i] = 0.1 * i - 0.4;
+    g[2 * 2] = INFINITY;
+    g[2 * 6] = -INFINITY;
+    plm_prox_t open = NULL, half = NULL, bad = (plm_prox_t)1;
+    TU_OK(plm_prox_create_box(-INFINITY, INFINITY, &open));
+    TU_OK(plm_prox_create_box(-1.0, INFINITY, &half));
+    TU_EXPECT_ERR(plm_prox_create_box(NAN, 1.0, &bad), PLM_ERR_INVALID_ARG);
+    TU_EXPECT(bad == NULL, "out cleared on failure");
+    plm_array_t x = tu_make(1, shape, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, g);
+    double v = -1, out[9];
+    TU_CHECK_OK(plm_prox_value(open, x, &v));
+    TU_EXPECT(v == 1.0, "infinities inside (-inf, inf): %g", v);
+    TU_CHECK_OK(plm_prox_value(half, x, &v));
+    TU_EXPECT(v == 0.0, "-inf outside [-1, inf): %g", v);
+    TU_CHECK_OK(plm_prox_apply(half, x, 1.0, x));
+    TU_CHECK_OK(plm_array_asarray(x, 0, out, sizeof out));
+    TU_EXPECT(out[6] == -1.0 && out[2] == INFINITY && out[0] == g[0], "projection of infinities: %g %g", out[6], out[2]);
+    g[2 * 4] = NAN;
+    plm_array_t y = tu_make(1, shape, 0, PLM_PARTITION_BROADCAST, PLM_FLOAT64, NULL, NULL, g);
+    TU_CHECK_OK(plm_prox_value(open, y, &v));
+    TU_EXPECT(v == 0.0, "NaN is outside: %g", v);
+    TU_CHECK_OK(plm_prox_apply(open, y, 1.0, y));
+    TU_CHECK_OK(plm_array_asarray(y, 0, out, sizeof out));
+    TU_EXPECT(isnan(out[4]), "NaN stays: %g", out[4]);
+    plm_array_t z = tu_make(1, shape, 0, PLM_PARTITION_SCATTER, PLM_COMPLEX128, NULL, NULL, g);
+    TU_EXPECT_ERR(plm_prox_apply(open, z, 1.0, z), PLM_ERR_DTYPE_MISMATCH);
+    TU_EXPECT_ERR(plm_prox_value(open, z, &v), PLM_ERR_DTYPE_MISMATCH);
+    plm_prox_destroy(&open);
+    plm_prox_destroy(&half);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_array_destroy(&z);
+    TU_DONE();
+}
+
+/* ---- user callbacks ------------------------------------------------------------------------ */
+
+static int g_destroyed = 0;
+static int g_fail_rank = -1; /* the rank whose callbacks fail */
+
+static void user_destroy(void *ctx)
+{
+    (void)ctx;
+    g_destroyed++;
+}
+
+/* pyproximal's L1 (sigma in ctx): soft threshold, sum |x|, and the gradient 2 x. */
+static int user_prox(void *ctx, const void *x, int64_t n, double tau, void *out, plm_dtype_t dt)
+{
+    const double t = tau * *(const double *)ctx;
+    if (tu_rank == g_fail_rank) return 3;
+    for (int64_t i = 0; i < n; i++) {
+        double re, im;
+        tu_get(dt, x, i, &re, &im);
+        const double m = fabs(re), f = m == 0 ? 0 : fmax(m - t, 0) / m;
+        tu_set(dt, out, i, re * f, 0);
+    }
+    return 0;
+}
+
+static int user_value(void *ctx, const void *x, int64_t n, double *value, plm_dtype_t dt)
+{
+    if (tu_rank == g_fail_rank) return 4;
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double re, im;
+        tu_get(dt, x, i, &re, &im);
+        s += fabs(re);
+    }
+    *value = *(const double *)ctx * s;
+    return 0;
+}
+
+static int user_grad(void *ctx, const void *x, int64_t n, void *grad, plm_dtype_t dt)
+{
+    (void)ctx;
+    if (tu_rank == g_fail_rank) return 5;
+    for (int64_t i = 0; i < n; i++) {
+        double re, im;
+        tu_get(dt, x, i, &re, &im);
+        tu_set(dt, grad, i, 2 * re, 0);
+    }
+    return 0;
+}
+
+static void test_user_prox(void **state)
+{
+    (void)state;
+    static double sigma = 0.7;
+    plm_prox_t u = NULL, l1 = NULL;
+    g_destroyed = 0;
+    TU_OK(plm_prox_create_callback(user_prox, user_value, user_grad, &sigma, user_destroy, &u));
+    TU_OK(plm_prox_create_l1(sigma, &l1));
+    for (int c = 0; c < TU_NCASES; c++)
+        for (int d = 0; d < 2; d++)
+            for (int pi = 0; pi < 2; pi++) {
+                const tu_case_t *k = &TU_CASES[c];
+                const plm_dtype_t dt = TU_DTYPES[d];
+                const int64_t n = tu_prod(k->shape, 0, k->ndim);
+                double *g = tu_alloc(n), *want = tu_alloc(n), *grad = tu_alloc(n);
+                tu_gen(g, n, c + d, dt, 1);
+                ref_prox(1, 0.25 * sigma, g, n, dt, want);
+                for (int64_t i = 0; i < n; i++) grad[2 * i] = 2 * g[2 * i];
+                char what[160];
+                snprintf(what, sizeof what, "user %s %s %s", k->name, tu_dtname(dt), tu_partname(TU_PARTS[pi]));
+                plm_array_t x = tu_make(k->ndim, k->shape, k->axis, TU_PARTS[pi], dt, NULL, NULL, g);
+                plm_array_t y = tu_make(k->ndim, k->shape, k->axis, TU_PARTS[pi], dt, NULL, NULL, NULL);
+                TU_CHECK_OK(plm_prox_apply(u, x, 0.25, y));
+                tu_check_local(y, want, tu_rtol(dt), what);
+                TU_CHECK_OK(plm_prox_grad(u, x, y));
+                tu_check_local(y, grad, tu_rtol(dt), what);
+                double v = -1, vref = -2;
+                TU_CHECK_OK(plm_prox_value(u, x, &v));
+                TU_CHECK_OK(plm_prox_value(l1, x, &vref));
+                TU_EXPECT(fabs(v - vref) <= 1e-12 * (fabs(vref) + 1), "%s: value %.17g, L1's %.17g", what, v, vref);
+                TU_CHECK_OK(plm_prox_apply(u, x, 0.25, x)); /* in place */
+                tu_check_local(x, want, tu_rtol(dt), what);
+                if (tu_size > 1) { /* a failure on rank 0 (never without a share) is agreed on every rank */
+                    g_fail_rank = 0;
+                    double v2 = 0;
+                    TU_EXPECT_ERR(plm_prox_apply(u, x, 0.25, y), PLM_ERR_CALLBACK);
+                    TU_EXPECT_ERR(plm_prox_value(u, x, &v2), PLM_ERR_CALLBACK);
+                    TU_EXPECT_ERR(plm_prox_grad(u, x, y), PLM_ERR_CALLBACK);
+                    g_fail_rank = -1;
+                }
+                plm_array_destroy(&x);
+                plm_array_destroy(&y);
+                free(g);
+                free(want);
+                free(grad);
+            }
+    /* Without value and grad functions those calls are refused on every rank. */
+    plm_prox_t bare = NULL, bad = (plm_prox_t)1;
+    TU_OK(plm_prox_create_callback(user_prox, NULL, NULL, &sigma, NULL, &bare));
+    TU_EXPECT_ERR(plm_prox_create_callback(NULL, user_value, NULL, &sigma, NULL, &bad), PLM_ERR_INVALID_ARG);
+    TU_EXPECT(bad == NULL, "out cleared on failure");
+    const int64_t shape[1] = {5};
+    plm_array_t x = tu_make(1, shape, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
+    plm_array_t y = tu_make(1, shape, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
+    double v;
+    TU_EXPECT_ERR(plm_prox_value(bare, x, &v), PLM_ERR_NOT_SUPPORTED);
+    TU_EXPECT_ERR(plm_prox_grad(bare, x, y), PLM_ERR_NOT_SUPPORTED);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_prox_destroy(&bare);
+    plm_prox_destroy(&l1);
+    TU_EXPECT(g_destroyed == 0, "destroy ran early");
+    plm_prox_destroy(&u);
+    TU_EXPECT(g_destroyed == 1, "destroy(ctx) ran %d times", g_destroyed);
+    TU_DONE();
+}
+
+/* ProximalGradient with the user L1 as g and a closed-form L2 as f gives L1's iterates. */
+static void test_user_prox_in_solver(void **state)
+{
+    (void)state;
+    static double sigma = 0.3;
+    const int64_t shape[1] = {23};
+    double g[46];
+    tu_gen(g, 23, 2, PLM_FLOAT64, 0);
+    plm_prox_t u = NULL, l1 = NULL, f = NULL;
+    plm_array_t b = tu_make(1, shape, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, g);
+    plm_array_t x1 = tu_make(1, shape, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
+    plm_array_t x2 = tu_make(1, shape, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
+    TU_OK(plm_prox_create_callback(user_prox, user_value, NULL, &sigma, NULL, &u));
+    TU_OK(plm_prox_create_l1(sigma, &l1));
+    TU_OK(plm_prox_create_l2(NULL, b, NULL, 1.0, 1.0, 1, 10, 0, NULL, 1, PLM_L2_CGLS, &f));
+    const double eps = 1;
+    TU_CHECK_OK(plm_array_fill(x1, 0, 0));
+    TU_CHECK_OK(plm_array_fill(x2, 0, 0));
+    TU_CHECK_OK(plm_solve_proximal_gradient(f, u, x1, 0.5, &eps, 1, 1.0, 15, PLM_ACCEL_FISTA, 1e-9, NULL));
+    TU_CHECK_OK(plm_solve_proximal_gradient(f, l1, x2, 0.5, &eps, 1, 1.0, 15, PLM_ACCEL_FISTA, 1e-9, NULL));
+    double a1[23], a2[23], err = 0;
+    TU_CHECK_OK(plm_array_asarray(x1, 0, a1, sizeof a1));
+    TU_CHECK_OK(plm_array_asarray(x2, 0, a2, sizeof a2));
+    for (int i = 0; i < 23; i++) err = fmax(err, fabs(a1[i] - a2[i]));
+    TU_EXPECT(err <= 1e-12, "user L1 against L1 in ProximalGradient: %g", err);
+    plm_prox_destroy(&u);
+    plm_prox_destroy(&l1);
+    plm_prox_destroy(&f);
+    plm_array_destroy(&b);
+    plm_array_destroy(&x1);
+    plm_array_destroy(&x2);
+    TU_DONE();
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -130,6 +370,10 @@ int main(int argc, char **argv)
         TU_TEST(test_prox_vs_serial),
         TU_TEST(test_prox_nan),
         TU_TEST(test_prox_errors),
+        TU_TEST(test_box_vs_serial),
+        TU_TEST(test_box_edges),
+        TU_TEST(test_user_prox),
+        TU_TEST(test_user_prox_in_solver),
     };
     return plm_run_group_tests_mpi(tests);
 }

@@ -1,0 +1,323 @@
+// ProximalGradient and ADMML2 (PyLops-MPI's proximal/optimization/primal.py), iterate for
+// iterate. Every work vector, composite operator and the history's room are made before the
+// solve's agreement; each iteration is then a sequence of agreed collective steps (operator
+// applies, proximal steps and values, the inner CGLS of ADMML2, the callback's answer), each
+// with its own agreement on the solve's communicator.
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "core/alloc.hpp"
+#include "solvers/proximal.hpp"
+#include "solvers/proximal_util.hpp"
+
+namespace plm::solvers {
+
+using namespace prox_util;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// x[0] of rank 0's block (0 when empty), read back from device memory if need be.
+double first(const DistributedArray &a)
+{
+    double x0 = 0;
+    if (a.local_size() == 0) return 0;
+    dispatch_float(a.dtype(), [&](auto t) {
+        using T = decltype(t);
+        T v{};
+        copy_bytes(Space::host, &v, a.space(), a.data(), sizeof v, a.exec().stream);
+        x0 = static_cast<double>(std::real(v));
+    });
+    return x0;
+}
+
+// PyLops-MPI's rule for a table row after iteration it (from 0).
+bool row(int64_t it, int64_t niter)
+{
+    return it < 10 || niter - it < 10 || (niter >= 10 && it % (niter / 10) == 0);
+}
+
+void require_plain_distributed(const ops::Operator::Ptr &op, const char *what)
+{
+    PLM_REQUIRE(op, PLM_ERR_INVALID_ARG, "%s is NULL", what);
+    PLM_REQUIRE(!op->is_local() && !op->stacked(), PLM_ERR_INVALID_ARG, "%s must be a plain distributed operator", what);
+}
+
+// The per-iteration callback: called on the ranks that set one, its answer (stop, or its
+// failure) agreed when some rank has a callback.
+class Callback {
+public:
+    Callback(const Monitor &m, const comm::Communicator &c, const char *what) : m_(m), c_(c), what_(what) {}
+    // Adds the "some rank has a callback or shows" lanes to the solve's agreement.
+    void add(comm::Agreement &ag)
+    {
+        lane_ = ag.add_lanes(2, comm::LaneOp::max);
+        ag.set(lane_, m_.stop ? 1 : 0);
+        ag.set(lane_ + 1, m_.show ? 1 : 0);
+    }
+    void read(const comm::Agreement &ag)
+    {
+        any_ = ag.get(lane_) > 0;
+        any_show_ = ag.get(lane_ + 1) > 0;
+    }
+    bool any_show() const { return any_show_; }
+    // True when some rank's callback asks to stop; a failure on any rank throws on every rank.
+    bool stop(int64_t it, double cost)
+    {
+        if (!any_) return false;
+        bool stop = false;
+        std::optional<Error> err;
+        if (m_.stop) {
+            alloc::Allowed user_code;
+            err = comm::capture([&] { stop = m_.stop(it, cost); });
+        }
+        comm::Agreement a(c_, what_);
+        a.add_error(err);
+        const size_t l = a.add_lanes(1, comm::LaneOp::max);
+        a.set(l, stop ? 1 : 0);
+        a.run();
+        return a.get(l) > 0;
+    }
+
+private:
+    const Monitor &m_;
+    const comm::Communicator &c_;
+    const char *what_;
+    size_t lane_ = 0;
+    bool any_ = false, any_show_ = false;
+};
+
+const char *accel_name(int a)
+{
+    return a == PLM_ACCEL_VANDENBERGHE ? "vandenberghe" : a == PLM_ACCEL_FISTA ? "fista" : "None";
+}
+
+}  // namespace
+
+void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, DistributedArray &x, const ProxGrad &o,
+                       Info &info, const Monitor &mon)
+{
+    DistributedArray::Ptr y, xold, gr, w;
+    ag.check([&] {
+        PLM_REQUIRE(f.has_grad(), PLM_ERR_NOT_SUPPORTED, "ProximalGradient: proxf (%s) has no gradient", prox_name(f));
+        PLM_REQUIRE(std::isfinite(o.tau) && o.tau > 0, PLM_ERR_INVALID_ARG,
+                    "ProximalGradient: tau %g is not finite and > 0 (tau is required: no backtracking)", o.tau);
+        PLM_REQUIRE(o.eta > 0 && o.eta <= 1, PLM_ERR_INVALID_ARG, "ProximalGradient: eta %g is not in (0, 1]", o.eta);
+        PLM_REQUIRE(o.niter >= 0, PLM_ERR_INVALID_ARG, "ProximalGradient: niter %lld is negative",
+                    static_cast<long long>(o.niter));
+        PLM_REQUIRE(o.accel == PLM_ACCEL_NONE || o.accel == PLM_ACCEL_VANDENBERGHE || o.accel == PLM_ACCEL_FISTA,
+                    PLM_ERR_INVALID_ARG, "ProximalGradient: unknown acceleration %d", o.accel);
+        PLM_REQUIRE(o.epsg.size() == 1 || static_cast<int64_t>(o.epsg.size()) == o.niter, PLM_ERR_SIZE_MISMATCH,
+                    "ProximalGradient: epsg has %zu values: 1 or niter (%lld) are needed", o.epsg.size(),
+                    static_cast<long long>(o.niter));
+        PLM_REQUIRE(!x.has_mask(), PLM_ERR_NOT_SUPPORTED, "ProximalGradient: masked arrays are not supported");
+        y = x.empty_like();
+        xold = x.empty_like();
+        gr = x.empty_like();
+        w = x.empty_like();
+        info = Info{};
+        info.cost.reserve(static_cast<size_t>(o.niter));
+    });
+    x.fold_layout(ag);
+    for (double v : {o.tau, o.eta, o.tol}) ag.fold_double(v);
+    ag.fold(o.niter);
+    ag.fold(o.accel);
+    ag.fold(static_cast<int64_t>(o.epsg.size()));
+    for (double v : o.epsg) ag.fold_double(v);
+    Callback cb(mon, x.base(), "ProximalGradient callback");
+    cb.add(ag);
+    ag.run();
+    cb.read(ag);
+    // J is computed when the tolerance needs it or some rank prints the table.
+    const bool values = o.tol > 0 || cb.any_show();
+    const bool print = mon.show && x.base().rank() == 0;
+    const comm::Communicator &c = x.base();
+    if (print) {
+        std::printf("Accelerated Proximal Gradient (pylopsmpi)\n"
+                    "---------------------------------------------------------\n"
+                    "Proximal operator (f): %s\nProximal operator (g): %s\n",
+                    prox_name(f), prox_name(g));
+        if (o.epsg.size() == 1) std::printf("tau = %g\tepsg = %g\n", o.tau, o.epsg[0]);
+        else std::printf("tau = %g\tepsg = Multi\n", o.tau);
+        std::printf("niter = %lld\ttol = %g\tacceleration = %s\n\n", static_cast<long long>(o.niter), o.tol,
+                    accel_name(o.accel));
+        std::printf("   Itn       x[0]          f           g       J=f+eps*g       tau\n");
+    }
+    copy(x, *y);
+    double t = 1, pfg = std::numeric_limits<double>::infinity();
+    int64_t it = 0;
+    Stop why = Stop::none;
+    while (it < o.niter && why == Stop::none) {
+        const double eps = o.epsg.size() == 1 ? o.epsg[0] : o.epsg[static_cast<size_t>(it)];
+        copy(x, *xold);
+        DistributedArray &base = o.eta == 1.0 ? *y : x;
+        {
+            comm::Agreement a(c, "ProximalGradient grad");
+            f.grad(a, base, *gr);
+        }
+        copy(base, *w);
+        axpby(-o.tau, *gr, 1, *w);  // w = base - tau grad f(base)
+        {
+            comm::Agreement a(c, "ProximalGradient prox");
+            g.apply(a, *w, eps * o.tau, o.eta == 1.0 ? x : *w);
+        }
+        if (o.eta != 1.0) {
+            axpby(-1, x, 1, *w);     // prox - x
+            axpby(o.eta, *w, 1, x);  // x + eta (prox - x)
+        }
+        double omega = 0;
+        if (o.accel == PLM_ACCEL_VANDENBERGHE) {
+            omega = static_cast<double>(it) / static_cast<double>(it + 3);
+        } else if (o.accel == PLM_ACCEL_FISTA) {
+            const double told = t;
+            t = (1.0 + std::sqrt(1.0 + 4.0 * t * t)) / 2.0;
+            omega = (told - 1.0) / t;
+        }
+        axpby(1, x, -1, *xold);  // x - x_old
+        copy(x, *y);
+        axpby(omega, *xold, 1, *y);  // y = x + omega (x - x_old)
+        double pf = kNaN, pg = kNaN, J = kNaN;
+        if (values) {
+            comm::Agreement a1(c, "ProximalGradient f");
+            pf = f.value(a1, x);
+            comm::Agreement a2(c, "ProximalGradient g");
+            pg = g.value(a2, x);
+            J = pf + eps * pg;
+            info.cost.push_back(J);
+        }
+        ++it;
+        if (cb.stop(it, J)) why = Stop::callback;
+        if (o.tol > 0) {
+            const double old = pfg;
+            pfg = J;
+            if (std::abs(1.0 - pfg / old) < o.tol && why == Stop::none) why = Stop::tolerance;
+        }
+        if (print && row(it - 1, o.niter))
+            std::printf("%6lld  %12.5e  %10.3e  %10.3e  %10.3e  %10.3e\n", static_cast<long long>(it), first(x), pf, pg,
+                        J, o.tau);
+    }
+    if (print) std::printf("\n---------------------------------------------------------\n");
+    info.iterations = it;
+    info.reason = why == Stop::none ? Stop::iterations : why;
+    info.r1norm = info.cost.empty() ? kNaN : info.cost.back();
+    info.r2norm = info.r1norm;
+}
+
+void admml2(comm::Agreement &ag, const Prox &g, const ops::Operator::Ptr &op, const DistributedArray &b,
+            const ops::Operator::Ptr &A, DistributedArray &x, DistributedArray &z, const Admm &o, Info &info,
+            const Monitor &mon)
+{
+    DistributedArray::Ptr u, ax, w, bz, r;
+    ops::Operator::Ptr reg;
+    Info inner;
+    // Operand lists of the applies and the x-step, made before the agreement.
+    ops::Operator::In in_x;
+    ops::Operator::Out out_z, out_ax, out_r;
+    Parts ys, xs;
+    ag.check([&] {
+        require_plain_distributed(op, "ADMML2: Op");
+        require_plain_distributed(A, "ADMML2: A");
+        PLM_REQUIRE(std::isfinite(o.tau) && o.tau > 0, PLM_ERR_INVALID_ARG, "ADMML2: tau %g is not finite and > 0",
+                    o.tau);
+        PLM_REQUIRE(o.niter >= 0 && o.inner_niter >= 0, PLM_ERR_INVALID_ARG, "ADMML2: niter or inner_niter is negative");
+        PLM_REQUIRE(!x.has_mask() && !z.has_mask(), PLM_ERR_NOT_SUPPORTED, "ADMML2: masked arrays are not supported");
+        op->check_parts({&x}, {const_cast<DistributedArray *>(&b)}, false);
+        A->check_parts({&x}, {&z}, false);
+        u = z.empty_like();
+        ax = z.empty_like();
+        w = z.empty_like();
+        bz = z.empty_like();
+        r = b.empty_like();
+        in_x = {&x};
+        out_z = {&z};
+        out_ax = {ax.get()};
+        out_r = {r.get()};
+        ys = {const_cast<DistributedArray *>(&b), bz.get()};
+        xs = {&x};
+        reg = ops::stacked_vstack({op, ops::scaled(A, make_scalar(A->dtype(), 1.0 / std::sqrt(o.tau), 0, "ADMML2"))});
+        info = Info{};
+        info.cost.reserve(static_cast<size_t>(o.niter));
+    });
+    x.fold_layout(ag);
+    z.fold_layout(ag);
+    for (double v : {o.tau, o.inner_tol}) ag.fold_double(v);
+    ag.fold(o.niter);
+    ag.fold(o.inner_niter);
+    ag.fold(o.gfirst);
+    ag.fold(o.use_z0);
+    Callback cb(mon, x.base(), "ADMML2 callback");
+    cb.add(ag);
+    ag.run();
+    cb.read(ag);
+    const comm::Communicator &c = x.base();
+    const bool values = cb.any_show();
+    const bool print = mon.show && c.rank() == 0;
+    if (print) {
+        std::printf("ADMM (pylopsmpi)\n"
+                    "---------------------------------------------------------\n"
+                    "Proximal operator (g): %s\ntau = %10e\tniter = %lld\n\n",
+                    prox_name(g), o.tau, static_cast<long long>(o.niter));
+        std::printf("   Itn       x[0]          f           g       J = f + g\n");
+    }
+    const auto apply = [&](const ops::Operator &opr, const ops::Operator::Out &out, const char *what) {
+        comm::Agreement a(c, what);
+        ops::apply(a, opr, in_x, out, false);
+    };
+    if (!o.use_z0) apply(*A, out_z, "ADMML2 z0 = A x0");
+    u->fill(make_scalar(u->dtype(), 0, 0, "ADMML2"));
+    const double sqrttau = 1.0 / std::sqrt(o.tau);
+    const auto xstep = [&] {  // CGLS on [Op; A / sqrt(tau)] x = [b; (z - u) / sqrt(tau)], from x
+        copy(z, *bz);
+        axpby(-1, *u, 1, *bz);
+        scale(sqrttau, *bz);
+        comm::Agreement a(c, "ADMML2 x-step");
+        cgls(a, *reg, ys, xs, o.inner_niter, 0, o.inner_tol, inner, Monitor{});
+    };
+    const auto zstep = [&] {  // Ax = A x; z = prox_{tau g}(Ax + u)
+        apply(*A, out_ax, "ADMML2 A x");
+        copy(*ax, *w);
+        axpby(1, *u, 1, *w);
+        comm::Agreement a(c, "ADMML2 z-step");
+        g.apply(a, *w, o.tau, z);
+    };
+    int64_t it = 0;
+    Stop why = Stop::none;
+    while (it < o.niter && why == Stop::none) {
+        if (o.gfirst) {
+            zstep();
+            xstep();
+        } else {
+            xstep();
+            zstep();
+        }
+        axpby(1, *ax, 1, *u);  // u + Ax
+        axpby(-1, z, 1, *u);   // - z
+        double pf = kNaN, pg = kNaN, J = kNaN;
+        if (values) {  // 0.5 ||Op x - b||^2 and g(Ax)
+            apply(*op, out_r, "ADMML2 Op x");
+            axpby(-1, b, 1, *r);
+            comm::Agreement a1(c, "ADMML2 f");
+            const double n = r->norm(a1, 2.0);
+            pf = 0.5 * (n * n);
+            comm::Agreement a2(c, "ADMML2 g");
+            pg = g.value(a2, *ax);
+            J = pf + pg;
+            info.cost.push_back(J);
+        }
+        ++it;
+        if (cb.stop(it, J)) why = Stop::callback;
+        if (print && row(it - 1, o.niter))
+            std::printf("%6lld  %12.5e  %10.3e  %10.3e  %10.3e\n", static_cast<long long>(it), first(x), pf, pg, J);
+    }
+    if (print) std::printf("\n---------------------------------------------------------\n");
+    info.iterations = it;
+    info.reason = why == Stop::none ? Stop::iterations : why;
+    info.r1norm = info.cost.empty() ? kNaN : info.cost.back();
+    info.r2norm = info.r1norm;
+}
+
+}  // namespace plm::solvers
