@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 from mpi4py import MPI
 
-from ._core import ffi, lib, call, Handle, plm_comm, plm_dtype, np_dtype, new_ctx
+from ._core import ffi, lib, call, checks, agree, Handle, plm_comm, plm_dtype, np_dtype, new_ctx
 from .DistributedArray import DistributedArray, StackedDistributedArray, Partition, _Layout
 
 __all__ = ["MPILinearOperator", "asmpilinearoperator", "local_operator"]
@@ -173,14 +173,19 @@ class MPILinearOperator:
         self.rank = base_comm.Get_rank()
         self.Op = Op
         if Op is not None:
-            shape = tuple(Op.shape) if shape is None else shape
-            dtype = Op.dtype if dtype is None else dtype
-            dims = getattr(Op, "dims", None) if dims is None else dims
-            dimsd = getattr(Op, "dimsd", None) if dimsd is None else dimsd
-            local = local_operator(Op, dtype)
+            local = None
+            with checks() as c:     # agreed: plm_op_broadcast is collective
+                shape = tuple(Op.shape) if shape is None else shape
+                dtype = Op.dtype if dtype is None else dtype
+                dims = getattr(Op, "dims", None) if dims is None else dims
+                dimsd = getattr(Op, "dimsd", None) if dimsd is None else dimsd
+                local = local_operator(Op, dtype)
+            agree(base_comm, c)
             hd = Handle("plm_op_t", "plm_op_destroy")
-            call(lib.plm_op_broadcast, plm_comm(base_comm), local.h, hd.ptr)
-            local.destroy()
+            try:
+                call(lib.plm_op_broadcast, plm_comm(base_comm), local.h, hd.ptr)
+            finally:
+                local.destroy()
             self._plm = hd
         self.dtype = np.dtype(dtype) if dtype is not None else None
         self._shape = tuple(int(s) for s in shape) if shape is not None else None

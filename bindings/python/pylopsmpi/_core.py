@@ -72,6 +72,51 @@ def call(fn, *args):
     check(fn(*args))
 
 
+class _Checks:
+    """Collects the exception of Python-side argument checks for `agree`."""
+
+    def __init__(self):
+        self.exc = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, exc, tb):
+        if exc is not None and isinstance(exc, Exception) and self.exc is None:
+            exc.__plm_traceback__ = traceback.format_exc()
+            self.exc = exc
+            return True             # kept for agree(); every rank must reach it
+        return False
+
+
+def checks():
+    """`with checks() as c: <local checks>` then `agree(comm, c)`."""
+    return _Checks()
+
+
+def agree(comm, checked):
+    """Agree over `comm` on the outcome of Python-side checks that ran on every rank before a
+    collective call: one allreduce. When a rank failed, it re-raises its own exception and every
+    other rank raises the same class with the first failing rank's message ("on rank r: ...")."""
+    exc = checked.exc if isinstance(checked, _Checks) else checked
+    size = comm.Get_size()
+    first = comm.allreduce(comm.Get_rank() if exc is not None else size, op=MPI.MIN)
+    if first == size:
+        return
+    info = comm.bcast((type(exc), str(exc), getattr(exc, "status", None))
+                      if comm.Get_rank() == first else None, root=first)
+    if exc is not None:
+        raise exc
+    cls, msg, status = info
+    text = msg if msg.startswith("on rank") else f"on rank {first}: {msg}"
+    try:
+        err = cls(status, text) if status is not None else cls(text)
+    except Exception:   # a class that cannot be made from a message: the closest generic one
+        err = (ValueError if issubclass(cls, ValueError) else TypeError
+               if issubclass(cls, TypeError) else RuntimeError)(text)
+    raise err
+
+
 # --- handles --------------------------------------------------------------------------------------
 _live = weakref.WeakSet()       # every live Handle, destroyed explicitly at exit
 _finalizing = False
