@@ -495,6 +495,11 @@ class DistributedArray:
                                 dtype=self.dtype)
 
 
+# `pylops_mpi.DistributedArray.Partition`: the module attribute PyLops-MPI scripts reach through
+# the package, where the class shadows the module
+DistributedArray.Partition = Partition
+
+
 class StackedDistributedArray:
     """A list of DistributedArrays (or nested stacks) seen as one vector."""
 

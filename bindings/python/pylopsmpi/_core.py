@@ -144,8 +144,9 @@ class Handle:
         self.keep = None
 
     def __del__(self):
-        # Never a collective free from the garbage collector (it may run on one rank only).
-        if self._collective or _finalizing or self.ptr is None:
+        # Never a collective free from the garbage collector (it may run on one rank only), and
+        # nothing once MPI is finalized (a free could reach MPI_Comm_free).
+        if self._collective or _finalizing or self.ptr is None or MPI.Is_finalized():
             return
         try:
             if self.ptr[0] != ffi.NULL:
@@ -175,8 +176,12 @@ def plm_comm(comm):
 
 def _at_exit():
     """Free everything while MPI is still initialised: local handles first, then communicators
-    (collective, the same order on every rank)."""
+    (collective, the same order on every rank: their creation order). When the script finalized
+    MPI itself (MPI.Finalize()), nothing can be freed any more: the handles are left to the OS."""
     global _finalizing
+    if MPI.Is_finalized():
+        _finalizing = True
+        return
     comms = [hd for _, hd in _comms.values()]
     for hd in list(_live):
         if not hd._collective:

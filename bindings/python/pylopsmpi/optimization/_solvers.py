@@ -9,8 +9,8 @@ import time
 
 import numpy as np
 
-from ._core import ffi, lib, call, Handle
-from .DistributedArray import DistributedArray, StackedDistributedArray
+from .._core import ffi, lib, call, Handle
+from ..DistributedArray import DistributedArray, StackedDistributedArray
 
 __all__ = ["CG", "CGLS", "ISTA", "FISTA", "cg", "cgls", "ista", "fista", "power_iteration"]
 
@@ -203,7 +203,7 @@ def _info_cost(info, n):
 
 
 def _native_solve(Op, y, x0, niter, tol, damp=None):
-    from .LinearOperator import _conform, _layout_of
+    from ..LinearOperator import _conform, _layout_of
     x = _conform(x0, _layout_of(lib.plm_op_domain, Op.handle), Op.dtype, Op.base_comm)
     x = x.copy() if x is x0 else x
     y = _conform(y, _layout_of(lib.plm_op_range, Op.handle), Op.dtype, Op.base_comm)

@@ -9,8 +9,8 @@ import numbers
 import numpy as np
 from mpi4py import MPI
 
-from ._core import ffi, lib, call, checks, agree, Handle, plm_comm, plm_dtype
-from .LinearOperator import MPILinearOperator, local_operator
+from .._core import ffi, lib, call, checks, agree, Handle, plm_comm, plm_dtype
+from ..LinearOperator import MPILinearOperator, local_operator
 
 __all__ = ["MPIBlockDiag", "MPIStackedBlockDiag", "MPIVStack", "MPIStackedVStack", "MPIHStack",
            "MPIFirstDerivative", "MPISecondDerivative", "MPILaplacian", "MPIGradient", "MPIHalo",
