@@ -21,7 +21,8 @@ import cffi
 
 
 # (callback typedef, suffixes): one trampoline per suffix, named _plm_py_<typedef><suffix>.
-TRAMPOLINES = [("plm_op_fn", ["_matvec", "_rmatvec"]), ("plm_solver_callback_fn", [""])]
+TRAMPOLINES = [("plm_op_fn", ["_matvec", "_rmatvec"]), ("plm_op_shell_fn", ["_matvec", "_rmatvec"]),
+               ("plm_solver_callback_fn", [""])]
 
 
 def trampolines(api):

@@ -195,6 +195,39 @@ class DistributedArray:
         return new
 
     @classmethod
+    def _borrow(cls, h, base_comm):
+        """A read-only view of an array the library lends for one callback (no copy); `release()`
+        ends it. Its local_array is the C array's local block."""
+        lay = Handle("plm_layout_t", "plm_layout_destroy")
+        call(lib.plm_array_layout, h, lay.ptr)
+        dt = ffi.new("plm_dtype_t *")
+        call(lib.plm_array_dtype, h, dt)
+        new = cls.__new__(cls)
+        new._layout = _Layout(lay, base_comm)
+        new._base_comm = base_comm
+        new._dtype = np_dtype(dt[0])
+        new._sub_comm = None
+        shape = new._layout.local_shape
+        nbytes = int(np.prod(shape)) * new._dtype.itemsize
+        new._data = ffi.new("void **")
+        call(lib.plm_array_get_local_read, h, new._data)
+        local = np.frombuffer(ffi.buffer(new._data[0], nbytes), dtype=new._dtype) if nbytes \
+            else np.zeros(0, new._dtype)
+        local = local.reshape(shape)
+        local.flags.writeable = False
+        new._local = local
+        new._h = Handle("plm_array_t", "plm_array_destroy")
+        new._h.ptr[0] = h
+        return new
+
+    def _release(self):
+        """End a borrowed view: the handle goes back to the library (never destroyed here)."""
+        h = self._h.h
+        if h != ffi.NULL:
+            lib.plm_array_restore_local_read(h, self._data)
+            self._h.ptr[0] = ffi.NULL
+
+    @classmethod
     def _from_handle(cls, h, base_comm, dtype):
         """Copy a C-owned array (redistribute's result) into a new Python-owned one."""
         tmp = Handle("plm_array_t", "plm_array_destroy")

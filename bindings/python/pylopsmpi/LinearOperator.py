@@ -13,7 +13,7 @@ from mpi4py import MPI
 from ._core import ffi, lib, call, checks, agree, Handle, plm_comm, plm_dtype, np_dtype, new_ctx
 from .DistributedArray import DistributedArray, StackedDistributedArray, Partition, _Layout
 
-__all__ = ["MPILinearOperator", "asmpilinearoperator", "local_operator"]
+__all__ = ["MPILinearOperator", "MPIShellOperator", "asmpilinearoperator", "local_operator"]
 
 
 # --- local blocks ---------------------------------------------------------------------------------
@@ -425,6 +425,90 @@ def _power(op, x, p, adjoint):
     for _ in range(p):
         y = op.rmatvec(y) if adjoint else op.matvec(y)
     return y
+
+
+class MPIShellOperator(MPILinearOperator):
+    """A distributed operator defined in Python on whole DistributedArrays, which the library
+    applies like its own (plm_op_shell): subclass it and override `_matvec(x)` / `_rmatvec(y)`
+    (the equivalent of subclassing PyLops-MPI's MPILinearOperator), or pass `matvec` / `rmatvec`
+    functions. Unlike a plain MPILinearOperator subclass, it composes in the library
+    (+ - * @ .H .T with library operators) and runs in the library's solvers.
+
+    `domain` / `range` are DistributedArrays (any: only their layouts are used) giving the
+    layouts of x and y; by default 1-D SCATTER arrays of shape[1] / shape[0] on base_comm.
+    x is lent for the call, read-only; the function returns a DistributedArray on the other
+    layout (or with the same local sizes), copied into the library's y. The functions run on
+    every rank: each rank must make the same collective calls in the same order (an exception
+    before any collective is safe: the library agrees on it after the call, and every rank
+    raises CallbackError).
+    """
+
+    def __init__(self, shape=None, dtype=np.float64, base_comm=MPI.COMM_WORLD, domain=None,
+                 range=None, matvec=None, rmatvec=None, dims=None, dimsd=None):
+        with checks() as c:
+            dtype = np.dtype(dtype)
+            code = plm_dtype(dtype)
+            if shape is None:
+                if domain is None or range is None:
+                    raise ValueError("MPIShellOperator needs a shape or both domain and range")
+                shape = (int(np.prod(range.global_shape)), int(np.prod(domain.global_shape)))
+            shape = tuple(int(s) for s in shape)
+        agree(base_comm, c)
+        self._mv, self._rmv = matvec, rmatvec
+        dom = domain if domain is not None else DistributedArray(shape[1], base_comm=base_comm,
+                                                                 dtype=dtype)
+        ran = range if range is not None else DistributedArray(shape[0], base_comm=base_comm,
+                                                               dtype=dtype)
+        ctx = new_ctx(self)
+        hd = Handle("plm_op_t", "plm_op_destroy")
+        try:
+            call(lib.plm_op_shell, dom._layout.handle.h, ran._layout.handle.h, code,
+                 lib._plm_py_plm_op_shell_fn_matvec, lib._plm_py_plm_op_shell_fn_rmatvec, ctx,
+                 lib._plm_py_ctx_destroy, hd.ptr)
+        except Exception:
+            lib._plm_py_ctx_destroy(ctx)      # the call failed: ctx stays ours
+            raise
+        MPILinearOperator._native(hd, base_comm, dims, dimsd, obj=self)
+
+    def _matvec(self, x):
+        if self._mv is None:
+            raise NotImplementedError(f"{type(self).__name__} has no _matvec")
+        return self._mv(x)
+
+    def _rmatvec(self, x):
+        if self._rmv is None:
+            raise NotImplementedError(f"{type(self).__name__} has no _rmatvec")
+        return self._rmv(x)
+
+    def _shell_apply(self, x, y, adjoint):
+        """The library's call: y = A x (or A^H x), x and y lent arrays."""
+        xin = DistributedArray._borrow(x, self.base_comm)
+        try:
+            r = self._rmatvec(xin) if adjoint else self._matvec(xin)
+        finally:
+            xin._release()
+        if not isinstance(r, DistributedArray):
+            raise TypeError(f"{'_rmatvec' if adjoint else '_matvec'} of {type(self).__name__} "
+                            f"returned {type(r).__name__}, expected a DistributedArray")
+        yl = _layout_of(lib.plm_array_layout, y)
+        if _equal(r._layout.handle, yl) and r.dtype == self.dtype:
+            call(lib.plm_array_copy, r.handle, y)
+            return
+        # another layout with this rank's element count: copy the local block (no communication,
+        # so a failure stays this rank's and the library agrees on it)
+        n = ffi.new("int64_t *")
+        call(lib.plm_array_local_size, y, n)
+        if r.local_array.size != n[0]:
+            raise ValueError(f"{type(self).__name__} returned {r.local_array.size} local elements "
+                             f"on this rank, expected {n[0]}")
+        data = ffi.new("void **")
+        call(lib.plm_array_get_local_write, y, data)
+        try:
+            if n[0]:
+                out = np.frombuffer(ffi.buffer(data[0], n[0] * self.dtype.itemsize), dtype=self.dtype)
+                out[:] = r.local_array.ravel()
+        finally:
+            call(lib.plm_array_restore_local_write, y, data)
 
 
 def asmpilinearoperator(Op):

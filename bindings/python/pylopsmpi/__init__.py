@@ -18,10 +18,11 @@ def version():
     v = ffi.new("int[3]")
     check(lib.plm_version(v, v + 1, v + 2))
     return (v[0], v[1], v[2])
-from .LinearOperator import MPILinearOperator, asmpilinearoperator
+from .LinearOperator import MPILinearOperator, MPIShellOperator, asmpilinearoperator
 from .basicoperators import (MPIBlockDiag, MPIStackedBlockDiag, MPIVStack, MPIStackedVStack,
                              MPIHStack, MPIFirstDerivative, MPISecondDerivative, MPILaplacian,
                              MPIGradient, MPIHalo, MPIMatrixMult)
-from . import optimization, utils, basicoperators
+from . import optimization, utils, basicoperators, proximal
+from .proximal import MPIProxOperator
 from .optimization import CG, CGLS, ISTA, FISTA, cg, cgls, ista, fista, power_iteration
 from .utils import dottest

@@ -250,6 +250,25 @@ def _plm_py_plm_op_fn_rmatvec(ctx, x, n_in, out, n_out, dtype, memory):
     return _op_call(ctx, x, n_in, out, n_out, dtype, True)
 
 
+def _shell_call(ctx, x, y, adjoint):
+    try:
+        ffi.from_handle(ctx)._shell_apply(x, y, adjoint)
+        return 0
+    except BaseException as e:  # noqa: B902 - agreed by the library after the call
+        _remember_exception(e)
+        return 1
+
+
+@ffi.def_extern()
+def _plm_py_plm_op_shell_fn_matvec(ctx, x, y):
+    return _shell_call(ctx, x, y, False)
+
+
+@ffi.def_extern()
+def _plm_py_plm_op_shell_fn_rmatvec(ctx, x, y):
+    return _shell_call(ctx, x, y, True)
+
+
 @ffi.def_extern()
 def _plm_py_plm_solver_callback_fn(ctx, iteration, x, cost):
     try:
