@@ -52,10 +52,12 @@ def local_operator(op, dtype=None):
     dt = _supported_dtype(dtype if dtype is not None else op.dtype)
     mat = op if isinstance(op, np.ndarray) else getattr(op, "A", None)
     if isinstance(mat, np.ndarray) and mat.ndim == 2 and tuple(mat.shape) == tuple(op.shape):
+        # copied (wrap = 0): the distributed operators and composites holding this block may
+        # outlive every Python object that would keep a wrapped matrix alive
         a = np.ascontiguousarray(mat, dtype=dt)
-        hd = Handle("plm_op_t", "plm_op_destroy", keep=a)
+        hd = Handle("plm_op_t", "plm_op_destroy")
         call(lib.plm_op_dense, plm_dtype(dt), a.shape[0], a.shape[1],
-             ffi.from_buffer(a) if a.nbytes else ffi.NULL, a.nbytes, 0, 1, hd.ptr)
+             ffi.from_buffer(a) if a.nbytes else ffi.NULL, a.nbytes, 0, 0, hd.ptr)
         return hd
     rows, cols = (int(s) for s in op.shape)
     ctx = new_ctx(_Block(op, dt))
