@@ -125,15 +125,21 @@ def _stack_handle(s):
 def _apply_native(op, x, adjoint):
     """y = op x (or op^H x) through the library, with PyLops-MPI's array types in and out."""
     h = op._plm.h
-    ndom, nran = _parts(h)
+    io = op.__dict__.get("_io")
+    if io is None or io[0] != h:
+        # the operator's parts and layouts, asked once (operators are immutable)
+        parts = _parts(h)
+        io = (h, parts) + ((_layout_of(lib.plm_op_domain, h), _layout_of(lib.plm_op_range, h))
+                           if parts == (1, 1) else (None, None))
+        op._io = io
+    ndom, nran = io[1]
     n_in, n_out = (nran, ndom) if adjoint else (ndom, nran)
     in_part = lib.plm_op_range_part if adjoint else lib.plm_op_domain_part
     out_part = lib.plm_op_domain_part if adjoint else lib.plm_op_range_part
     comm = op.base_comm
     dtype = np.dtype(op.dtype)
     if n_in == 1 and n_out == 1 and isinstance(x, DistributedArray):
-        in_l = _layout_of(lib.plm_op_range if adjoint else lib.plm_op_domain, h)
-        out_l = _layout_of(lib.plm_op_domain if adjoint else lib.plm_op_range, h)
+        in_l, out_l = (io[3], io[2]) if adjoint else (io[2], io[3])
         xin = _conform(x, in_l, dtype, comm)
         y = _new_on(out_l, dtype, comm)
         call(lib.plm_op_apply_adjoint if adjoint else lib.plm_op_apply, h, xin.handle, y.handle)
