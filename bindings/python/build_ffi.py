@@ -21,7 +21,8 @@ import cffi
 
 
 # (callback typedef, suffixes): one trampoline per suffix, named _plm_py_<typedef><suffix>.
-TRAMPOLINES = [("plm_op_fn", ["_matvec", "_rmatvec"]), ("plm_solver_callback_fn", [""])]
+TRAMPOLINES = [("plm_op_fn", ["_matvec", "_rmatvec"]), ("plm_op_shell_fn", ["_matvec", "_rmatvec"]),
+               ("plm_solver_callback_fn", [""])]
 
 
 def trampolines(api):
@@ -64,7 +65,9 @@ def main():
         include_dirs=a.include_dir,
         library_dirs=[a.lib_dir],
         libraries=["pylopsmpi"],
-        extra_link_args=["-Wl,-rpath," + (a.rpath or a.lib_dir)],
+        # no run path by default: pylopsmpi/_load.py loads the library the package was built or
+        # installed with (see there)
+        extra_link_args=["-Wl,-rpath," + a.rpath] if a.rpath else [],
     )
     os.makedirs(os.path.join(a.out_dir, "pylopsmpi"), exist_ok=True)
     collective = sorted(f["name"] for f in api["functions"] if f.get("collective") == "yes")

@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 from mpi4py import MPI
 
-from ._core import ffi, lib, call, Handle, plm_comm, plm_dtype, np_dtype
+from ._core import ffi, lib, call, check, checks, agree, Handle, plm_comm, plm_dtype, np_dtype
 
 __all__ = ["Partition", "local_split", "DistributedArray", "StackedDistributedArray"]
 
@@ -47,6 +47,19 @@ def local_split(global_shape, base_comm, partition, axis):
     return tuple(shape)
 
 
+def _local_shapes(local_shapes, ndim):
+    """local_shapes as a list of tuples of ndim ints (or None)."""
+    if local_shapes is None:
+        return None
+    out = []
+    for s in local_shapes:
+        s = (int(s),) if isinstance(s, numbers.Integral) else tuple(int(v) for v in s)
+        if len(s) != ndim:
+            raise ValueError(f"local shape {s} does not have {ndim} dimensions")
+        out.append(s)
+    return out
+
+
 def _i64(values):
     return ffi.new("int64_t[]", [int(v) for v in values]) if len(values) else ffi.NULL
 
@@ -61,13 +74,7 @@ class _Layout:
     @classmethod
     def create(cls, global_shape, base_comm, partition, axis, local_shapes, mask):
         ndim = len(global_shape)
-        ls = []
-        if local_shapes is not None:
-            for s in local_shapes:
-                s = (s,) if isinstance(s, numbers.Integral) else tuple(s)
-                if len(s) != ndim:
-                    raise ValueError(f"local shape {s} does not have {ndim} dimensions")
-                ls.extend(s)
+        ls = [v for s in local_shapes for v in s] if local_shapes is not None else []
         nlocal = len(local_shapes) if local_shapes is not None else 0
         hd = Handle("plm_layout_t", "plm_layout_destroy")
         call(lib.plm_layout_create, plm_comm(base_comm), ndim, _i64(global_shape), axis,
@@ -129,16 +136,32 @@ class DistributedArray:
     def __init__(self, global_shape, base_comm=MPI.COMM_WORLD, base_comm_nccl=None,
                  partition=Partition.SCATTER, axis=0, local_array=None, local_shapes=None,
                  mask=None, engine="numpy", dtype=np.float64):
-        if base_comm_nccl is not None or engine != "numpy":
-            raise NotImplementedError("pylopsmpi's Python package has the numpy engine only")
-        global_shape = (int(global_shape),) if isinstance(global_shape, numbers.Integral) \
-            else tuple(int(s) for s in global_shape)
-        if axis >= len(global_shape):
-            raise IndexError(f"Axis {axis} out of range for DistributedArray of shape {global_shape}")
-        partition = _partition(partition)
-        if local_array is not None:
-            dtype = local_array.dtype
-        layout = _Layout.create(global_shape, base_comm, partition, axis, local_shapes, mask)
+        # Python-side checks run on every rank, then one agreement: a bad argument on one rank
+        # raises on every rank instead of leaving the others in the layout's collective.
+        with checks() as c:
+            if base_comm_nccl is not None or engine != "numpy":
+                raise NotImplementedError("pylopsmpi's Python package has the numpy engine only")
+            global_shape = (int(global_shape),) if isinstance(global_shape, numbers.Integral) \
+                else tuple(int(s) for s in global_shape)
+            if axis >= len(global_shape):
+                raise IndexError(f"Axis {axis} out of range for DistributedArray of shape "
+                                 f"{global_shape}")
+            partition = _partition(partition)
+            if local_array is not None:
+                local_array = np.asarray(local_array)
+                dtype = local_array.dtype
+            plm_dtype(dtype)
+            lshapes = _local_shapes(local_shapes, len(global_shape))
+            mask = [int(m) for m in mask] if mask is not None else None
+            # (a local_shapes list of the wrong length is the library's to report)
+            if local_array is not None and (lshapes is None or len(lshapes) == base_comm.Get_size()):
+                mine = lshapes[base_comm.Get_rank()] if lshapes is not None else \
+                    local_split(global_shape, base_comm, partition, axis)
+                if tuple(local_array.shape) != tuple(mine):
+                    raise ValueError(f"Local array shape {local_array.shape} does not match the "
+                                     f"local shape {tuple(mine)} of this rank")
+        agree(base_comm, c)
+        layout = _Layout.create(global_shape, base_comm, partition, axis, lshapes, mask)
         self._init(layout, np.dtype(dtype), local_array)
 
     # every array is made here: a layout, a dtype and (optionally) the caller's local array
@@ -170,6 +193,39 @@ class DistributedArray:
         new = cls.__new__(cls)
         new._init(other._layout, other.dtype if dtype is None else dtype, local_array)
         return new
+
+    @classmethod
+    def _borrow(cls, h, base_comm):
+        """A read-only view of an array the library lends for one callback (no copy); `release()`
+        ends it. Its local_array is the C array's local block."""
+        lay = Handle("plm_layout_t", "plm_layout_destroy")
+        call(lib.plm_array_layout, h, lay.ptr)
+        dt = ffi.new("plm_dtype_t *")
+        call(lib.plm_array_dtype, h, dt)
+        new = cls.__new__(cls)
+        new._layout = _Layout(lay, base_comm)
+        new._base_comm = base_comm
+        new._dtype = np_dtype(dt[0])
+        new._sub_comm = None
+        shape = new._layout.local_shape
+        nbytes = int(np.prod(shape)) * new._dtype.itemsize
+        new._data = ffi.new("void **")
+        call(lib.plm_array_get_local_read, h, new._data)
+        local = np.frombuffer(ffi.buffer(new._data[0], nbytes), dtype=new._dtype) if nbytes \
+            else np.zeros(0, new._dtype)
+        local = local.reshape(shape)
+        local.flags.writeable = False
+        new._local = local
+        new._h = Handle("plm_array_t", "plm_array_destroy")
+        new._h.ptr[0] = h
+        return new
+
+    def _release(self):
+        """End a borrowed view: the handle goes back to the library (never destroyed here)."""
+        h = self._h.h
+        if h != ffi.NULL:
+            lib.plm_array_restore_local_read(h, self._data)
+            self._h.ptr[0] = ffi.NULL
 
     @classmethod
     def _from_handle(cls, h, base_comm, dtype):
@@ -272,9 +328,11 @@ class DistributedArray:
     def __setitem__(self, index, value):
         if self.partition == Partition.BROADCAST:
             # every write is made consistent with rank 0's value (PyLops-MPI's rule)
-            buf = np.empty_like(self._local[index])
-            if self.rank == 0:
-                buf[...] = value
+            with checks() as c:
+                buf = np.empty_like(self._local[index])
+                if self.rank == 0:
+                    buf[...] = value
+            agree(self._base_comm, c)
             self._base_comm.Bcast(buf, root=0)
             self._local[index] = buf
         else:
@@ -449,7 +507,11 @@ class DistributedArray:
         `cells_back` slices of the next rank after it (a plain numpy array)."""
         f, b = int(cells_front or 0), int(cells_back or 0)
         shape = ffi.new("int64_t[]", self.ndim)
-        call(lib.plm_array_ghost_shape, self.handle, f, b, shape)
+        st = lib.plm_array_ghost_shape(self.handle, f, b, shape)
+        if st != lib.PLM_SUCCESS:
+            # bad counts on this rank: the collective call reports them on every rank
+            call(lib.plm_array_add_ghost_cells, self.handle, f, b, ffi.NULL, 0)
+            check(st)
         out = np.empty([shape[i] for i in range(self.ndim)], dtype=self.dtype)
         call(lib.plm_array_add_ghost_cells, self.handle, f, b,
              ffi.from_buffer(out) if out.nbytes else ffi.NULL, out.nbytes)
@@ -464,6 +526,11 @@ class DistributedArray:
                                 partition=self.partition, axis=0, local_shapes=shapes,
                                 mask=self.mask, local_array=self._local.reshape(local_shape).copy(),
                                 dtype=self.dtype)
+
+
+# `pylops_mpi.DistributedArray.Partition`: the module attribute PyLops-MPI scripts reach through
+# the package, where the class shadows the module
+DistributedArray.Partition = Partition
 
 
 class StackedDistributedArray:

@@ -10,10 +10,10 @@ import numbers
 import numpy as np
 from mpi4py import MPI
 
-from ._core import ffi, lib, call, Handle, plm_comm, plm_dtype, np_dtype, new_ctx
+from ._core import ffi, lib, call, checks, agree, Handle, plm_comm, plm_dtype, np_dtype, new_ctx
 from .DistributedArray import DistributedArray, StackedDistributedArray, Partition, _Layout
 
-__all__ = ["MPILinearOperator", "asmpilinearoperator", "local_operator"]
+__all__ = ["MPILinearOperator", "MPIShellOperator", "asmpilinearoperator", "local_operator"]
 
 
 # --- local blocks ---------------------------------------------------------------------------------
@@ -52,10 +52,12 @@ def local_operator(op, dtype=None):
     dt = _supported_dtype(dtype if dtype is not None else op.dtype)
     mat = op if isinstance(op, np.ndarray) else getattr(op, "A", None)
     if isinstance(mat, np.ndarray) and mat.ndim == 2 and tuple(mat.shape) == tuple(op.shape):
+        # copied (wrap = 0): the distributed operators and composites holding this block may
+        # outlive every Python object that would keep a wrapped matrix alive
         a = np.ascontiguousarray(mat, dtype=dt)
-        hd = Handle("plm_op_t", "plm_op_destroy", keep=a)
+        hd = Handle("plm_op_t", "plm_op_destroy")
         call(lib.plm_op_dense, plm_dtype(dt), a.shape[0], a.shape[1],
-             ffi.from_buffer(a) if a.nbytes else ffi.NULL, a.nbytes, 0, 1, hd.ptr)
+             ffi.from_buffer(a) if a.nbytes else ffi.NULL, a.nbytes, 0, 0, hd.ptr)
         return hd
     rows, cols = (int(s) for s in op.shape)
     ctx = new_ctx(_Block(op, dt))
@@ -123,15 +125,21 @@ def _stack_handle(s):
 def _apply_native(op, x, adjoint):
     """y = op x (or op^H x) through the library, with PyLops-MPI's array types in and out."""
     h = op._plm.h
-    ndom, nran = _parts(h)
+    io = op.__dict__.get("_io")
+    if io is None or io[0] != h:
+        # the operator's parts and layouts, asked once (operators are immutable)
+        parts = _parts(h)
+        io = (h, parts) + ((_layout_of(lib.plm_op_domain, h), _layout_of(lib.plm_op_range, h))
+                           if parts == (1, 1) else (None, None))
+        op._io = io
+    ndom, nran = io[1]
     n_in, n_out = (nran, ndom) if adjoint else (ndom, nran)
     in_part = lib.plm_op_range_part if adjoint else lib.plm_op_domain_part
     out_part = lib.plm_op_domain_part if adjoint else lib.plm_op_range_part
     comm = op.base_comm
     dtype = np.dtype(op.dtype)
     if n_in == 1 and n_out == 1 and isinstance(x, DistributedArray):
-        in_l = _layout_of(lib.plm_op_range if adjoint else lib.plm_op_domain, h)
-        out_l = _layout_of(lib.plm_op_domain if adjoint else lib.plm_op_range, h)
+        in_l, out_l = (io[3], io[2]) if adjoint else (io[2], io[3])
         xin = _conform(x, in_l, dtype, comm)
         y = _new_on(out_l, dtype, comm)
         call(lib.plm_op_apply_adjoint if adjoint else lib.plm_op_apply, h, xin.handle, y.handle)
@@ -173,14 +181,19 @@ class MPILinearOperator:
         self.rank = base_comm.Get_rank()
         self.Op = Op
         if Op is not None:
-            shape = tuple(Op.shape) if shape is None else shape
-            dtype = Op.dtype if dtype is None else dtype
-            dims = getattr(Op, "dims", None) if dims is None else dims
-            dimsd = getattr(Op, "dimsd", None) if dimsd is None else dimsd
-            local = local_operator(Op, dtype)
+            local = None
+            with checks() as c:     # agreed: plm_op_broadcast is collective
+                shape = tuple(Op.shape) if shape is None else shape
+                dtype = Op.dtype if dtype is None else dtype
+                dims = getattr(Op, "dims", None) if dims is None else dims
+                dimsd = getattr(Op, "dimsd", None) if dimsd is None else dimsd
+                local = local_operator(Op, dtype)
+            agree(base_comm, c)
             hd = Handle("plm_op_t", "plm_op_destroy")
-            call(lib.plm_op_broadcast, plm_comm(base_comm), local.h, hd.ptr)
-            local.destroy()
+            try:
+                call(lib.plm_op_broadcast, plm_comm(base_comm), local.h, hd.ptr)
+            finally:
+                local.destroy()
             self._plm = hd
         self.dtype = np.dtype(dtype) if dtype is not None else None
         self._shape = tuple(int(s) for s in shape) if shape is not None else None
@@ -420,6 +433,90 @@ def _power(op, x, p, adjoint):
     for _ in range(p):
         y = op.rmatvec(y) if adjoint else op.matvec(y)
     return y
+
+
+class MPIShellOperator(MPILinearOperator):
+    """A distributed operator defined in Python on whole DistributedArrays, which the library
+    applies like its own (plm_op_shell): subclass it and override `_matvec(x)` / `_rmatvec(y)`
+    (the equivalent of subclassing PyLops-MPI's MPILinearOperator), or pass `matvec` / `rmatvec`
+    functions. Unlike a plain MPILinearOperator subclass, it composes in the library
+    (+ - * @ .H .T with library operators) and runs in the library's solvers.
+
+    `domain` / `range` are DistributedArrays (any: only their layouts are used) giving the
+    layouts of x and y; by default 1-D SCATTER arrays of shape[1] / shape[0] on base_comm.
+    x is lent for the call, read-only; the function returns a DistributedArray on the other
+    layout (or with the same local sizes), copied into the library's y. The functions run on
+    every rank: each rank must make the same collective calls in the same order (an exception
+    before any collective is safe: the library agrees on it after the call, and every rank
+    raises CallbackError).
+    """
+
+    def __init__(self, shape=None, dtype=np.float64, base_comm=MPI.COMM_WORLD, domain=None,
+                 range=None, matvec=None, rmatvec=None, dims=None, dimsd=None):
+        with checks() as c:
+            dtype = np.dtype(dtype)
+            code = plm_dtype(dtype)
+            if shape is None:
+                if domain is None or range is None:
+                    raise ValueError("MPIShellOperator needs a shape or both domain and range")
+                shape = (int(np.prod(range.global_shape)), int(np.prod(domain.global_shape)))
+            shape = tuple(int(s) for s in shape)
+        agree(base_comm, c)
+        self._mv, self._rmv = matvec, rmatvec
+        dom = domain if domain is not None else DistributedArray(shape[1], base_comm=base_comm,
+                                                                 dtype=dtype)
+        ran = range if range is not None else DistributedArray(shape[0], base_comm=base_comm,
+                                                               dtype=dtype)
+        ctx = new_ctx(self)
+        hd = Handle("plm_op_t", "plm_op_destroy")
+        try:
+            call(lib.plm_op_shell, dom._layout.handle.h, ran._layout.handle.h, code,
+                 lib._plm_py_plm_op_shell_fn_matvec, lib._plm_py_plm_op_shell_fn_rmatvec, ctx,
+                 lib._plm_py_ctx_destroy, hd.ptr)
+        except Exception:
+            lib._plm_py_ctx_destroy(ctx)      # the call failed: ctx stays ours
+            raise
+        MPILinearOperator._native(hd, base_comm, dims, dimsd, obj=self)
+
+    def _matvec(self, x):
+        if self._mv is None:
+            raise NotImplementedError(f"{type(self).__name__} has no _matvec")
+        return self._mv(x)
+
+    def _rmatvec(self, x):
+        if self._rmv is None:
+            raise NotImplementedError(f"{type(self).__name__} has no _rmatvec")
+        return self._rmv(x)
+
+    def _shell_apply(self, x, y, adjoint):
+        """The library's call: y = A x (or A^H x), x and y lent arrays."""
+        xin = DistributedArray._borrow(x, self.base_comm)
+        try:
+            r = self._rmatvec(xin) if adjoint else self._matvec(xin)
+        finally:
+            xin._release()
+        if not isinstance(r, DistributedArray):
+            raise TypeError(f"{'_rmatvec' if adjoint else '_matvec'} of {type(self).__name__} "
+                            f"returned {type(r).__name__}, expected a DistributedArray")
+        yl = _layout_of(lib.plm_array_layout, y)
+        if _equal(r._layout.handle, yl) and r.dtype == self.dtype:
+            call(lib.plm_array_copy, r.handle, y)
+            return
+        # another layout with this rank's element count: copy the local block (no communication,
+        # so a failure stays this rank's and the library agrees on it)
+        n = ffi.new("int64_t *")
+        call(lib.plm_array_local_size, y, n)
+        if r.local_array.size != n[0]:
+            raise ValueError(f"{type(self).__name__} returned {r.local_array.size} local elements "
+                             f"on this rank, expected {n[0]}")
+        data = ffi.new("void **")
+        call(lib.plm_array_get_local_write, y, data)
+        try:
+            if n[0]:
+                out = np.frombuffer(ffi.buffer(data[0], n[0] * self.dtype.itemsize), dtype=self.dtype)
+                out[:] = r.local_array.ravel()
+        finally:
+            call(lib.plm_array_restore_local_write, y, data)
 
 
 def asmpilinearoperator(Op):

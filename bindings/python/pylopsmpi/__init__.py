@@ -4,6 +4,7 @@ Change one import line (``import pylopsmpi as pylops_mpi``) in a PyLops-MPI scri
 layer (`pylopsmpi.lib`, `pylopsmpi.ffi`) is cffi, generated from the library's API description.
 See docs/getting-started-python.md for the differences from PyLops-MPI.
 """
+from . import _load  # noqa: F401  (the C library, before the cffi module that links it)
 from ._plm import ffi, lib
 from .errors import (PylopsMPIError, InvalidArgumentError, SizeMismatchError, DtypeMismatchError,
                      NotSupportedError, OutOfMemoryError, NotConvergedError, CommunicationError,
@@ -17,10 +18,11 @@ def version():
     v = ffi.new("int[3]")
     check(lib.plm_version(v, v + 1, v + 2))
     return (v[0], v[1], v[2])
-from .LinearOperator import MPILinearOperator, asmpilinearoperator
+from .LinearOperator import MPILinearOperator, MPIShellOperator, asmpilinearoperator
 from .basicoperators import (MPIBlockDiag, MPIStackedBlockDiag, MPIVStack, MPIStackedVStack,
                              MPIHStack, MPIFirstDerivative, MPISecondDerivative, MPILaplacian,
                              MPIGradient, MPIHalo, MPIMatrixMult)
-from . import optimization, utils
+from . import optimization, utils, basicoperators, proximal
+from .proximal import MPIProxOperator
 from .optimization import CG, CGLS, ISTA, FISTA, cg, cgls, ista, fista, power_iteration
 from .utils import dottest

@@ -72,6 +72,51 @@ def call(fn, *args):
     check(fn(*args))
 
 
+class _Checks:
+    """Collects the exception of Python-side argument checks for `agree`."""
+
+    def __init__(self):
+        self.exc = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, exc, tb):
+        if exc is not None and isinstance(exc, Exception) and self.exc is None:
+            exc.__plm_traceback__ = traceback.format_exc()
+            self.exc = exc
+            return True             # kept for agree(); every rank must reach it
+        return False
+
+
+def checks():
+    """`with checks() as c: <local checks>` then `agree(comm, c)`."""
+    return _Checks()
+
+
+def agree(comm, checked):
+    """Agree over `comm` on the outcome of Python-side checks that ran on every rank before a
+    collective call: one allreduce. When a rank failed, it re-raises its own exception and every
+    other rank raises the same class with the first failing rank's message ("on rank r: ...")."""
+    exc = checked.exc if isinstance(checked, _Checks) else checked
+    size = comm.Get_size()
+    first = comm.allreduce(comm.Get_rank() if exc is not None else size, op=MPI.MIN)
+    if first == size:
+        return
+    info = comm.bcast((type(exc), str(exc), getattr(exc, "status", None))
+                      if comm.Get_rank() == first else None, root=first)
+    if exc is not None:
+        raise exc
+    cls, msg, status = info
+    text = msg if msg.startswith("on rank") else f"on rank {first}: {msg}"
+    try:
+        err = cls(status, text) if status is not None else cls(text)
+    except Exception:   # a class that cannot be made from a message: the closest generic one
+        err = (ValueError if issubclass(cls, ValueError) else TypeError
+               if issubclass(cls, TypeError) else RuntimeError)(text)
+    raise err
+
+
 # --- handles --------------------------------------------------------------------------------------
 _live = weakref.WeakSet()       # every live Handle, destroyed explicitly at exit
 _finalizing = False
@@ -99,8 +144,9 @@ class Handle:
         self.keep = None
 
     def __del__(self):
-        # Never a collective free from the garbage collector (it may run on one rank only).
-        if self._collective or _finalizing or self.ptr is None:
+        # Never a collective free from the garbage collector (it may run on one rank only), and
+        # nothing once MPI is finalized (a free could reach MPI_Comm_free).
+        if self._collective or _finalizing or self.ptr is None or MPI.Is_finalized():
             return
         try:
             if self.ptr[0] != ffi.NULL:
@@ -130,8 +176,12 @@ def plm_comm(comm):
 
 def _at_exit():
     """Free everything while MPI is still initialised: local handles first, then communicators
-    (collective, the same order on every rank)."""
+    (collective, the same order on every rank: their creation order). When the script finalized
+    MPI itself (MPI.Finalize()), nothing can be freed any more: the handles are left to the OS."""
     global _finalizing
+    if MPI.Is_finalized():
+        _finalizing = True
+        return
     comms = [hd for _, hd in _comms.values()]
     for hd in list(_live):
         if not hd._collective:
@@ -198,6 +248,25 @@ def _plm_py_plm_op_fn_matvec(ctx, x, n_in, out, n_out, dtype, memory):
 @ffi.def_extern()
 def _plm_py_plm_op_fn_rmatvec(ctx, x, n_in, out, n_out, dtype, memory):
     return _op_call(ctx, x, n_in, out, n_out, dtype, True)
+
+
+def _shell_call(ctx, x, y, adjoint):
+    try:
+        ffi.from_handle(ctx)._shell_apply(x, y, adjoint)
+        return 0
+    except BaseException as e:  # noqa: B902 - agreed by the library after the call
+        _remember_exception(e)
+        return 1
+
+
+@ffi.def_extern()
+def _plm_py_plm_op_shell_fn_matvec(ctx, x, y):
+    return _shell_call(ctx, x, y, False)
+
+
+@ffi.def_extern()
+def _plm_py_plm_op_shell_fn_rmatvec(ctx, x, y):
+    return _shell_call(ctx, x, y, True)
 
 
 @ffi.def_extern()

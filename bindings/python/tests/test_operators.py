@@ -137,3 +137,17 @@ def test_matrixmult_summa_and_block():
     yloc = Y[row * bn:(row + 1) * bn, col * bm:(col + 1) * bm]
     np.testing.assert_allclose(y.local_array, yloc.ravel(), rtol=1e-12)
     assert pm.dottest(Op, x, y.copy())
+
+
+def test_dense_block_outlives_the_matrix():
+    # a float32 block for a float64 operator is converted (a temporary); the operator that
+    # remains (an adjoint of the block-diagonal) must not depend on it
+    import gc
+    A = (np.arange(6, dtype=np.float32).reshape(2, 3) + rank)
+    ref = sl.block_diag(*comm.allgather(A.astype(np.float64))).T
+    Op = pm.MPIBlockDiag([A], dtype=np.float64).H
+    del A
+    gc.collect()
+    junk = [np.full((2, 3), 1e9) for _ in range(100)]   # reuse freed memory  # noqa: F841
+    y = pm.DistributedArray.to_dist(np.ones(ref.shape[1]))
+    np.testing.assert_allclose((Op @ y).asarray(), ref @ np.ones(ref.shape[1]))

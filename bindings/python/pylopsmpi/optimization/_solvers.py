@@ -9,8 +9,8 @@ import time
 
 import numpy as np
 
-from ._core import ffi, lib, call, Handle
-from .DistributedArray import DistributedArray, StackedDistributedArray
+from .._core import ffi, lib, call, Handle
+from ..DistributedArray import DistributedArray, StackedDistributedArray
 
 __all__ = ["CG", "CGLS", "ISTA", "FISTA", "cg", "cgls", "ista", "fista", "power_iteration"]
 
@@ -203,7 +203,7 @@ def _info_cost(info, n):
 
 
 def _native_solve(Op, y, x0, niter, tol, damp=None):
-    from .LinearOperator import _conform, _layout_of
+    from ..LinearOperator import _conform, _layout_of
     x = _conform(x0, _layout_of(lib.plm_op_domain, Op.handle), Op.dtype, Op.base_comm)
     x = x.copy() if x is x0 else x
     y = _conform(y, _layout_of(lib.plm_op_range, Op.handle), Op.dtype, Op.base_comm)
@@ -433,13 +433,26 @@ def fista(Op, y, x0, niter=10, SOp=None, eps=0.1, alpha=None, eigsdict=None, tol
                    monitorres, show, itershow, callback)
 
 
-def power_iteration(Op, b_k, niter=10, tol=1e-5, dtype="float64", backend="numpy"):
+def _random_fill(b, rng, cmpx):
+    """b's global vector drawn from rng, the same on every rank (so it does not depend on the
+    rank count, and BROADCAST arrays stay equal on every rank)."""
+    if isinstance(b, StackedDistributedArray):
+        for d in b.distarrays:
+            _random_fill(d, rng, cmpx)
+        return
+    shape = tuple(b.global_shape)
+    g = rng.random(shape) + (1j * rng.random(shape) if cmpx and np.iscomplexobj(b.local_array) else 0)
+    g = np.ascontiguousarray(g, dtype=b.dtype)
+    call(lib.plm_array_set_global, b.handle, ffi.from_buffer(g) if g.nbytes else ffi.NULL, g.nbytes)
+
+
+def power_iteration(Op, b_k, niter=10, tol=1e-5, dtype="float64", backend="numpy", seed=0):
     """Largest eigenvalue of Op by power iterations; returns (maxeig, b_k, iterations).
-    b_k is overwritten with uniform random numbers (different on each rank) and normalised."""
-    rng = np.random.default_rng()
+    b_k is overwritten with uniform random numbers and normalised. Unlike PyLops-MPI (a different
+    unseeded draw on each rank), the start vector is one global draw from `seed`, the same at
+    every rank count: results are reproducible (ISTA/FISTA's automatic step included)."""
     cmpx = np.iscomplexobj(np.ones(1, dtype=dtype))
-    loc = b_k.local_array
-    loc[...] = rng.random(loc.shape) + (1j * rng.random(loc.shape) if cmpx else 0)
+    _random_fill(b_k, np.random.default_rng(seed), cmpx)
     b_k = b_k * (1.0 / float(_scalar(b_k.norm())))
     maxeig_old = 0.0
     iiter = 0

@@ -9,8 +9,8 @@ import numbers
 import numpy as np
 from mpi4py import MPI
 
-from ._core import ffi, lib, call, Handle, plm_comm, plm_dtype
-from .LinearOperator import MPILinearOperator, local_operator
+from .._core import ffi, lib, call, checks, agree, Handle, plm_comm, plm_dtype
+from ..LinearOperator import MPILinearOperator, local_operator
 
 __all__ = ["MPIBlockDiag", "MPIStackedBlockDiag", "MPIVStack", "MPIStackedVStack", "MPIHStack",
            "MPIFirstDerivative", "MPISecondDerivative", "MPILaplacian", "MPIGradient", "MPIHalo",
@@ -41,15 +41,19 @@ def _dtype_of(ops, dtype):
     return np.result_type(*[np.dtype(op.dtype) for op in ops]) if ops else np.dtype(np.float64)
 
 
-def _local_handles(ops, dtype):
-    hs = [local_operator(op, dtype) for op in ops]
-    return hs, ffi.new("plm_const_op_t[]", [h.h for h in hs]) if hs else ffi.NULL
-
-
 def _new(fn, *args):
     hd = Handle("plm_op_t", "plm_op_destroy")
     call(fn, *args, hd.ptr)
     return hd
+
+
+def _new_agreed(fn, base_comm, args):
+    """The C operator fn(comm, *args()): args() runs the Python-side checks and conversions on
+    every rank, agreed over base_comm before the library's collective constructor."""
+    with checks() as c:
+        a = args()
+    agree(base_comm, c)
+    return _new(fn, plm_comm(base_comm), *a)
 
 
 class _Stack(MPILinearOperator):
@@ -59,13 +63,21 @@ class _Stack(MPILinearOperator):
 
     def __init__(self, ops, base_comm=MPI.COMM_WORLD, dtype=None, mask=None):
         self.ops = list(ops)
-        dt = _dtype_of(self.ops, dtype)
-        hs, arr = _local_handles(self.ops, dt)
-        extra = () if mask is None and self._fn is not lib.plm_op_blockdiag else \
-            ((len(mask), ffi.new("int[]", list(mask))) if mask is not None else (0, ffi.NULL))
-        hd = _new(self._fn, plm_comm(base_comm), len(hs), arr, *extra)
-        for h in hs:
-            h.destroy()
+        hs = []
+
+        def args():
+            dt = _dtype_of(self.ops, dtype)
+            hs.extend(local_operator(op, dt) for op in self.ops)
+            arr = ffi.new("plm_const_op_t[]", [h.h for h in hs]) if hs else ffi.NULL
+            extra = () if mask is None and self._fn is not lib.plm_op_blockdiag else \
+                ((len(mask), ffi.new("int[]", [int(m) for m in mask])) if mask is not None
+                 else (0, ffi.NULL))
+            return (len(hs), arr) + extra
+        try:
+            hd = _new_agreed(self._fn, base_comm, args)
+        finally:
+            for h in hs:
+                h.destroy()
         self.mask = mask
         MPILinearOperator._native(hd, base_comm, obj=self)
 
@@ -116,11 +128,14 @@ class MPIFirstDerivative(MPILinearOperator):
     def __init__(self, dims, sampling=1.0, kind="centered", edge=False, order=3,
                  base_comm=MPI.COMM_WORLD, dtype=np.float64):
         dims = _tuple(dims)
-        if kind == "centered" and order not in (3, 5):
-            raise NotImplementedError("'order' must be '3, or '5'")
         self.sampling, self.kind, self.edge, self.order = sampling, kind, edge, order
-        hd = _new(lib.plm_op_first_derivative, plm_comm(base_comm), plm_dtype(dtype), len(dims),
-                  _i64(dims), -1, 0, float(sampling), _kind(kind), int(order), int(bool(edge)))
+
+        def args():
+            if kind == "centered" and order not in (3, 5):
+                raise NotImplementedError("'order' must be '3, or '5'")
+            return (plm_dtype(dtype), len(dims), _i64(dims), -1, 0, float(sampling), _kind(kind),
+                    int(order), int(bool(edge)))
+        hd = _new_agreed(lib.plm_op_first_derivative, base_comm, args)
         MPILinearOperator._native(hd, base_comm, dims, dims, obj=self)
 
 
@@ -131,8 +146,9 @@ class MPISecondDerivative(MPILinearOperator):
                  base_comm=MPI.COMM_WORLD, dtype=np.float64):
         dims = _tuple(dims)
         self.sampling, self.kind, self.edge = sampling, kind, edge
-        hd = _new(lib.plm_op_second_derivative, plm_comm(base_comm), plm_dtype(dtype), len(dims),
-                  _i64(dims), -1, 0, float(sampling), _kind(kind), int(bool(edge)))
+        hd = _new_agreed(lib.plm_op_second_derivative, base_comm, lambda: (
+            plm_dtype(dtype), len(dims), _i64(dims), -1, 0, float(sampling), _kind(kind),
+            int(bool(edge))))
         MPILinearOperator._native(hd, base_comm, dims, dims, obj=self)
 
 
@@ -142,14 +158,17 @@ class MPILaplacian(MPILinearOperator):
     def __init__(self, dims, axes=(-2, -1), weights=(1, 1), sampling=(1, 1), edge=False,
                  kind="centered", base_comm=MPI.COMM_WORLD, dtype=np.float64):
         dims = _tuple(dims)
-        axes = tuple(int(a) % len(dims) for a in axes)
-        if not (len(axes) == len(weights) == len(sampling)):
-            raise ValueError("axes, weights, and sampling have different size")
         self.axes, self.weights, self.sampling, self.edge, self.kind = axes, weights, sampling, edge, kind
-        hd = _new(lib.plm_op_laplacian, plm_comm(base_comm), plm_dtype(dtype), len(dims), _i64(dims),
-                  -1, len(axes), ffi.new("int[]", list(axes)),
-                  ffi.new("double[]", [float(w) for w in weights]),
-                  ffi.new("double[]", [float(s) for s in sampling]), _kind(kind), int(bool(edge)))
+
+        def args():
+            ax = tuple(int(a) % len(dims) for a in axes)
+            if not (len(ax) == len(weights) == len(sampling)):
+                raise ValueError("axes, weights, and sampling have different size")
+            self.axes = ax
+            return (plm_dtype(dtype), len(dims), _i64(dims), -1, len(ax), ffi.new("int[]", list(ax)),
+                    ffi.new("double[]", [float(w) for w in weights]),
+                    ffi.new("double[]", [float(s) for s in sampling]), _kind(kind), int(bool(edge)))
+        hd = _new_agreed(lib.plm_op_laplacian, base_comm, args)
         MPILinearOperator._native(hd, base_comm, dims, dims, obj=self)
 
 
@@ -161,8 +180,9 @@ class MPIGradient(MPILinearOperator):
         dims = _tuple(dims)
         sampling = [float(sampling)] * len(dims) if np.isscalar(sampling) else [float(s) for s in sampling]
         self.sampling, self.edge, self.kind = sampling, edge, kind
-        hd = _new(lib.plm_op_gradient, plm_comm(base_comm), plm_dtype(dtype), len(dims), _i64(dims),
-                  -1, ffi.new("double[]", sampling), _kind(kind), int(bool(edge)))
+        hd = _new_agreed(lib.plm_op_gradient, base_comm, lambda: (
+            plm_dtype(dtype), len(dims), _i64(dims), -1, ffi.new("double[]", sampling), _kind(kind),
+            int(bool(edge))))
         MPILinearOperator._native(hd, base_comm, dims, (len(dims),) + dims, obj=self)
 
 
@@ -172,11 +192,11 @@ class MPIHalo(MPILinearOperator):
     def __init__(self, dims, halo, proc_grid_shape=None, comm=MPI.COMM_WORLD, dtype=np.float64):
         dims = _tuple(dims)
         halo = [int(halo)] if np.isscalar(halo) else [int(h) for h in halo]
-        grid = ffi.new("int[]", [int(g) for g in proc_grid_shape]) if proc_grid_shape is not None \
-            else ffi.NULL
         self.halo, self.proc_grid_shape = halo, proc_grid_shape
-        hd = _new(lib.plm_op_halo, plm_comm(comm), plm_dtype(dtype), len(dims), _i64(dims), grid,
-                  len(halo), _i64(halo))
+        hd = _new_agreed(lib.plm_op_halo, comm, lambda: (
+            plm_dtype(dtype), len(dims), _i64(dims),
+            ffi.new("int[]", [int(g) for g in proc_grid_shape]) if proc_grid_shape is not None
+            else ffi.NULL, len(halo), _i64(halo)))
         MPILinearOperator._native(hd, comm, dims, None, obj=self)
 
 
@@ -189,15 +209,21 @@ class MPIMatrixMult(MPILinearOperator):
 
     def __init__(self, A, M, saveAt=False, base_comm=MPI.COMM_WORLD, kind="summa",
                  dtype="float64", base_comm_nccl=None):
-        if kind not in ("summa", "block"):
-            raise NotImplementedError("kind must be summa or block")
-        if base_comm_nccl is not None:
-            raise NotImplementedError("pylopsmpi's Python package has the numpy engine only")
         size, rank = base_comm.Get_size(), base_comm.Get_rank()
         p = math.isqrt(size)
-        if p * p != size:
-            raise Exception(f"Number of processes must be a square number, provided {size} instead...")
-        A = np.ascontiguousarray(A, dtype=dtype)
+        with checks() as c:
+            if kind not in ("summa", "block"):
+                raise NotImplementedError("kind must be summa or block")
+            if base_comm_nccl is not None:
+                raise NotImplementedError("pylopsmpi's Python package has the numpy engine only")
+            if p * p != size:
+                raise Exception(f"Number of processes must be a square number, provided {size} "
+                                "instead...")
+            A = np.ascontiguousarray(A, dtype=dtype)
+            plm_dtype(A.dtype)
+            if A.ndim != 2:
+                raise ValueError(f"A must be a 2-D block, got {A.ndim} dimensions")
+        agree(base_comm, c)
         shapes = base_comm.allgather(A.shape)
         row, col = rank // p, rank % p
         if kind == "summa":

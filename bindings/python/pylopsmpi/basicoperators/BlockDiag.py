@@ -1,0 +1,4 @@
+"""pylops_mpi.basicoperators.BlockDiag: MPIBlockDiag, MPIStackedBlockDiag."""
+from ._basic import MPIBlockDiag, MPIStackedBlockDiag
+
+__all__ = ["MPIBlockDiag", "MPIStackedBlockDiag"]

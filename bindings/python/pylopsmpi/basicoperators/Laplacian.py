@@ -1,0 +1,4 @@
+"""pylops_mpi.basicoperators.Laplacian: MPILaplacian."""
+from ._basic import MPILaplacian
+
+__all__ = ["MPILaplacian"]

@@ -1,0 +1,4 @@
+"""pylops_mpi.basicoperators.MatrixMult: MPIMatrixMult."""
+from ._basic import MPIMatrixMult
+
+__all__ = ["MPIMatrixMult"]

@@ -1,0 +1,4 @@
+"""pylops_mpi.basicoperators.SecondDerivative: MPISecondDerivative."""
+from ._basic import MPISecondDerivative
+
+__all__ = ["MPISecondDerivative"]
