@@ -545,7 +545,7 @@ static void test_solver_callback_and_errors(void **state)
     plm_solver_info_t info = NULL;
     TU_OK(plm_solver_info_create(&info));
     TU_OK(plm_solver_info_set_callback(info, stop_at_3, NULL, NULL));
-    const double eps = 1;
+    const double eps = 1, eps2[2] = {1, 1}; /* eps2: n_epsg = 2 must point at 2 values */
     TU_CHECK_OK(plm_solve_proximal_gradient(f, g, xa, 0.1, &eps, 1, 1.0, 20, PLM_ACCEL_FISTA, 0, info));
     int64_t its = 0;
     plm_stop_reason_t why = PLM_STOP_NONE;
@@ -563,7 +563,7 @@ static void test_solver_callback_and_errors(void **state)
                   PLM_ERR_INVALID_ARG);
     TU_EXPECT_ERR(plm_solve_proximal_gradient(f, g, xa, 0.1, &eps, 1, last ? 1.5 : 1.0, 5, PLM_ACCEL_NONE, 0, NULL),
                   PLM_ERR_INVALID_ARG);
-    TU_EXPECT_ERR(plm_solve_proximal_gradient(f, g, xa, 0.1, &eps, last ? 2 : 1, 1.0, 5, PLM_ACCEL_NONE, 0, NULL),
+    TU_EXPECT_ERR(plm_solve_proximal_gradient(f, g, xa, 0.1, eps2, last ? 2 : 1, 1.0, 5, PLM_ACCEL_NONE, 0, NULL),
                   PLM_ERR_SIZE_MISMATCH);
     TU_EXPECT_ERR(plm_solve_proximal_gradient(f, g, xa, 0.1, &eps, 1, 1.0, 5, (plm_accel_t)(last ? 7 : 0), 0, NULL),
                   PLM_ERR_INVALID_ARG);
