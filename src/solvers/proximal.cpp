@@ -9,26 +9,7 @@
 
 namespace plm::solvers {
 
-// ---- local arithmetic on arrays of one layout ------------------------------------------------
-
 namespace prox_util {
-
-void copy(const DistributedArray &x, DistributedArray &y)
-{
-    if (&x != &y) kernels::copy(y.exec(), y.dtype(), y.local_size(), x.data(), y.data());
-}
-
-void axpby(double a, const DistributedArray &x, double b, DistributedArray &y)
-{
-    const Scalar sa = make_scalar(y.dtype(), a, 0, "prox"), sb = make_scalar(y.dtype(), b, 0, "prox");
-    kernels::axpby(y.exec(), y.dtype(), y.local_size(), sa.data(), x.data(), sb.data(), y.data());
-}
-
-void scale(double a, DistributedArray &y)
-{
-    const Scalar sa = make_scalar(y.dtype(), a, 0, "prox");
-    kernels::scale(y.exec(), y.dtype(), y.local_size(), sa.data(), y.data());
-}
 
 // The array a failed check left unset: a placeholder the agreement may still read (its run()
 // throws before anything is computed with it).
@@ -40,6 +21,7 @@ const DistributedArray &or_else(const DistributedArray::Ptr &p, const Distribute
 }  // namespace prox_util
 
 using namespace prox_util;
+using namespace local;
 
 namespace {
 

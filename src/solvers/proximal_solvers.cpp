@@ -16,24 +16,11 @@
 namespace plm::solvers {
 
 using namespace prox_util;
+using namespace local;
 
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// x[0] of rank 0's block (0 when empty), read back from device memory if need be.
-double first(const DistributedArray &a)
-{
-    double x0 = 0;
-    if (a.local_size() == 0) return 0;
-    dispatch_float(a.dtype(), [&](auto t) {
-        using T = decltype(t);
-        T v{};
-        copy_bytes(Space::host, &v, a.space(), a.data(), sizeof v, a.exec().stream);
-        x0 = static_cast<double>(std::real(v));
-    });
-    return x0;
-}
 
 // PyLops-MPI's rule for a table row after iteration it (from 0).
 bool row(int64_t it, int64_t niter)

@@ -11,6 +11,7 @@
 
 #include "core/alloc.hpp"
 #include "kernels/kernels.hpp"
+#include "solvers/local_math.hpp"
 
 namespace plm::solvers {
 
@@ -55,17 +56,12 @@ Vec on(const ops::Operator &op, bool range, DType dt, Space s)
 // y = a x + b y on the local blocks (real coefficients).
 void axpby(double a, const Vec &x, double b, Vec &y)
 {
-    for (size_t i = 0; i < y.p.size(); ++i) {
-        DistributedArray &yi = *y.p[i];
-        const Scalar sa = make_scalar(yi.dtype(), a, 0, "solver"), sb = make_scalar(yi.dtype(), b, 0, "solver");
-        kernels::axpby(yi.exec(), yi.dtype(), yi.local_size(), sa.data(), x.p[i]->data(), sb.data(), yi.data());
-    }
+    for (size_t i = 0; i < y.p.size(); ++i) local::axpby(a, *x.p[i], b, *y.p[i]);
 }
 
 void copy(const Vec &x, Vec &y)
 {
-    for (size_t i = 0; i < y.p.size(); ++i)
-        kernels::copy(y.p[i]->exec(), y.p[i]->dtype(), y.p[i]->local_size(), x.p[i]->data(), y.p[i]->data());
+    for (size_t i = 0; i < y.p.size(); ++i) local::copy(*x.p[i], *y.p[i]);
 }
 
 // ---- the mask groups of a solve -------------------------------------------------------------
@@ -291,19 +287,7 @@ public:
     std::optional<Error> take_error() { return std::exchange(err_, std::nullopt); }
 
 private:
-    double first() const
-    {
-        const DistributedArray &a = x_.front();
-        double x0 = 0;
-        if (a.local_size() == 0) return 0;
-        dispatch_float(a.dtype(), [&](auto t) {
-            using T = decltype(t);
-            T v{};
-            copy_bytes(Space::host, &v, a.space(), a.data(), sizeof v, a.exec().stream);
-            x0 = static_cast<double>(std::real(v));
-        });
-        return x0;
-    }
+    double first() const { return local::first(x_.front()); }
     const Monitor &m_;
     const Vec &x_;
     int64_t niter_;
