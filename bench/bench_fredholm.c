@@ -22,17 +22,9 @@
 #include "pylopsmpi.h"
 
 #include "bench_timing.h"
+#include "bench_util.h"
 
 static int g_rank = 0, g_size = 1;
-
-#define CHECK(call)                                                                                  \
-    do {                                                                                             \
-        plm_status_t st_ = (call);                                                                   \
-        if (st_ != PLM_SUCCESS) {                                                                    \
-            fprintf(stderr, "[rank %d] %s: %s\n  %s\n", g_rank, #call, plm_status_string(st_), plm_last_error()); \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                            \
-        }                                                                                            \
-    } while (0)
 
 typedef struct {
     int64_t nsl, nx, ny, nz, mine, first;
@@ -68,16 +60,6 @@ static void f_apply(void *p)
     bench_t *b = p;
     if (b->adjoint) CHECK(plm_op_apply_adjoint(b->op, b->y, b->x));
     else CHECK(plm_op_apply(b->op, b->x, b->y));
-}
-
-static void fill(plm_array_t x, double s)
-{
-    int64_t n = 0;
-    double *d = NULL;
-    CHECK(plm_array_local_size(x, &n));
-    CHECK(plm_array_get_local_write(x, (void **)&d));
-    for (int64_t i = 0; i < n; ++i) d[i] = sin(s + 0.001 * (double)i);
-    CHECK(plm_array_restore_local_write(x, (void **)&d));
 }
 
 int main(int argc, char **argv)
@@ -116,8 +98,8 @@ int main(int argc, char **argv)
                            b.mine * b.nx * b.ny * (int64_t)sizeof(double), 0, 1, &b.op));
     CHECK(plm_op_new_domain_array(b.op, PLM_MEMORY_HOST, &b.x));
     CHECK(plm_op_new_range_array(b.op, PLM_MEMORY_HOST, &b.y));
-    fill(b.x, 1.0);
-    fill(b.y, 2.0);
+    bench_fill(b.x, 1.0);
+    bench_fill(b.y, 2.0);
     const double flops = 2.0 * (double)b.nx * (double)b.ny * (double)b.nz * (double)b.nsl / g_size; /* per rank */
     if (g_rank == 0) {
         printf("bench_fredholm: %d ranks, float64, %lld slices of %lld x %lld, nz = %lld, median of %d reps\n\n",

@@ -20,17 +20,9 @@
 #include "pylopsmpi.h"
 
 #include "bench_timing.h"
+#include "bench_util.h"
 
 static int g_rank = 0;
-
-#define CHECK(call)                                                                                  \
-    do {                                                                                             \
-        plm_status_t st_ = (call);                                                                   \
-        if (st_ != PLM_SUCCESS) {                                                                    \
-            fprintf(stderr, "[rank %d] %s: %s\n  %s\n", g_rank, #call, plm_status_string(st_), plm_last_error()); \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                            \
-        }                                                                                            \
-    } while (0)
 
 typedef struct {
     int64_t n, k, m, mloc;
@@ -56,16 +48,6 @@ static void f_apply_adj(void *p)
     CHECK(plm_op_apply_adjoint(b->op, b->y, b->x));
 }
 
-static void fill(plm_array_t x, double s)
-{
-    int64_t n = 0;
-    double *d = NULL;
-    CHECK(plm_array_local_size(x, &n));
-    CHECK(plm_array_get_local_write(x, (void **)&d));
-    for (int64_t i = 0; i < n; ++i) d[i] = sin(s + 0.001 * (double)i);
-    CHECK(plm_array_restore_local_write(x, (void **)&d));
-}
-
 static void run(plm_comm_t comm, bench_t *b, plm_matmul_kind_t kind, int size, int reps)
 {
     const int64_t n = b->n, k = b->k, m = b->m;
@@ -79,8 +61,8 @@ static void run(plm_comm_t comm, bench_t *b, plm_matmul_kind_t kind, int size, i
     free(a);
     CHECK(plm_op_new_domain_array(b->op, PLM_MEMORY_HOST, &b->x));
     CHECK(plm_op_new_range_array(b->op, PLM_MEMORY_HOST, &b->y));
-    fill(b->x, 1.0);
-    fill(b->y, 2.0);
+    bench_fill(b->x, 1.0);
+    bench_fill(b->y, 2.0);
     const double flops = 2.0 * (double)n * (double)k * (double)m / size; /* per rank */
     const char *name = kind == PLM_MATMUL_SUMMA ? "summa" : "block";
     for (int adj = 0; adj < 2; ++adj) {

@@ -27,17 +27,9 @@
 #include "pylopsmpi.h"
 
 #include "bench_timing.h"
+#include "bench_util.h"
 
 static int g_rank = 0, g_size = 1;
-
-#define CHECK(call)                                                                                  \
-    do {                                                                                             \
-        plm_status_t st_ = (call);                                                                   \
-        if (st_ != PLM_SUCCESS) {                                                                    \
-            fprintf(stderr, "[rank %d] %s: %s\n  %s\n", g_rank, #call, plm_status_string(st_), plm_last_error()); \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                            \
-        }                                                                                            \
-    } while (0)
 
 typedef struct {
     int64_t nt, ns, nr, nv, nfreq, nf, f0;
@@ -116,16 +108,6 @@ static double median(bench_fn f, void *ctx, int reps)
     return 0.5 * (a + b);
 }
 
-static void fill(plm_array_t x, double s)
-{
-    int64_t n = 0;
-    double *d = NULL;
-    CHECK(plm_array_local_size(x, &n));
-    CHECK(plm_array_get_local_write(x, (void **)&d));
-    for (int64_t i = 0; i < n; ++i) d[i] = sin(s + 0.001 * (double)i);
-    CHECK(plm_array_restore_local_write(x, (void **)&d));
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -178,8 +160,8 @@ int main(int argc, char **argv)
                      b.nf * b.ns * b.nr * (int64_t)sizeof(double complex), &b.op));
     CHECK(plm_op_new_domain_array(b.op, PLM_MEMORY_HOST, &b.x));
     CHECK(plm_op_new_range_array(b.op, PLM_MEMORY_HOST, &b.y));
-    fill(b.x, 1.0);
-    fill(b.y, 2.0);
+    bench_fill(b.x, 1.0);
+    bench_fill(b.y, 2.0);
     if (g_rank == 0) {
         printf("bench_mdc: %d ranks, complex128 G, nt = %lld (twosided), ns = %lld, nr = %lld, nv = %lld, "
                "nfreq = %lld, median of %d reps\n\n",

@@ -21,17 +21,10 @@
 
 #include "pylopsmpi.h"
 
+#include "bench_util.h"
+
 static int g_rank = 0;
 static volatile double g_sink;
-
-#define CHECK(call)                                                                                  \
-    do {                                                                                             \
-        plm_status_t st_ = (call);                                                                   \
-        if (st_ != PLM_SUCCESS) {                                                                    \
-            fprintf(stderr, "[rank %d] %s: %s\n  %s\n", g_rank, #call, plm_status_string(st_), plm_last_error()); \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                            \
-        }                                                                                            \
-    } while (0)
 
 typedef void (*op_fn)(void *ctx);
 
