@@ -102,7 +102,7 @@ static TU_UNUSED void check_against(plm_const_op_t op, const double complex *G, 
     TU_CHECK_OK(plm_op_apply_adjoint(op, y, ahy));
     double complex *xg = gathered(x, dt, N), *yg = gathered(y, dt, M);
     double complex *got = gathered(ax, dt, M), *want = matvec(G, M, N, xg, 0);
-    char buf[128];
+    char buf[192]; /* room for the callers' descriptions (up to 160) and the suffix */
     snprintf(buf, sizeof buf, "%s forward", what);
     expect_close(got, want, M, dt, buf);
     free(got);
@@ -125,6 +125,23 @@ static TU_UNUSED void check_against(plm_const_op_t op, const double complex *G, 
     plm_array_destroy(&ahy);
     plm_layout_destroy(&dom);
     plm_layout_destroy(&ran);
+}
+
+/* Row splits of axis 0 for the operators on the stencil model (stencils, NonStationaryConvolve1D). */
+enum { ROWS_DEFAULT, ROWS_THIN, ROWS_EMPTY, NROW_SPLITS };
+static TU_UNUSED const char *const ROW_SPLIT_NAMES[NROW_SPLITS] = {"default", "thin", "empty"};
+
+/* This rank's rows of axis 0 for a split kind (-1: the library's default split). */
+static TU_UNUSED int64_t rows_for(int split, int64_t n, int P, int r)
+{
+    if (split == ROWS_DEFAULT) return -1;
+    if (split == ROWS_THIN) { /* one row per rank while they last, the rest on the last rank */
+        if (r < P - 1) return r < n ? 1 : 0;
+        return n > P - 1 ? n - (P - 1) : 0;
+    }
+    if (P == 1) return n; /* ROWS_EMPTY: rank 1 holds nothing, the others share n */
+    if (r == 1) return 0;
+    return tu_split(n, P - 1, r == 0 ? 0 : r - 1);
 }
 
 /* Serial CGLS with PyLops' rules (damp squared throughout), on the global dense G. */

@@ -13,22 +13,6 @@
  *   that differ on one rank, rows that do not add up) fail on every rank. */
 #include "ops/ops_test_util.h"
 
-enum { SPLIT_DEFAULT, SPLIT_THIN, SPLIT_EMPTY, NSPLITS };
-static const char *SPLIT_NAMES[NSPLITS] = {"default", "thin", "empty"};
-
-/* This rank's rows of axis 0 for a split kind (-1: the library's default split). */
-static int64_t rows_for(int split, int64_t n, int P, int r)
-{
-    if (split == SPLIT_DEFAULT) return -1;
-    if (split == SPLIT_THIN) { /* one row per rank while they last, the rest on the last rank */
-        if (r < P - 1) return r < n ? 1 : 0;
-        return n > P - 1 ? n - (P - 1) : 0;
-    }
-    if (P == 1) return n; /* SPLIT_EMPTY: rank 1 holds nothing, the others share n */
-    if (r == 1) return 0;
-    return tu_split(n, P - 1, r == 0 ? 0 : r - 1);
-}
-
 /* ---- PyLops' NonStationaryConvolve1D on one line of n samples ---------------------------- */
 
 typedef struct {
@@ -174,7 +158,7 @@ static void check_case(const case_t *c, plm_dtype_t dt, int split)
     char what[100];
     snprintf(what, sizeof what, "%dD n0 %lld ax %d, %lld x %lld taps at %lld+k%lld, %s",
              c->ndim, (long long)c->dims[0], c->axis, (long long)c->nfilt, (long long)c->nh, (long long)c->oh,
-             (long long)c->dh, SPLIT_NAMES[split]);
+             (long long)c->dh, ROW_SPLIT_NAMES[split]);
     check_against(op, G, N, N, dt, what);
     free(G);
     free(hs);
@@ -187,7 +171,7 @@ static void test_against_serial(void **state)
     (void)state;
     for (int t = 0; t < 4; t++)
         for (int k = 0; k < NCASES; k++)
-            for (int split = 0; split < NSPLITS; split++) check_case(&CASES[k], TU_DTYPES[t], split);
+            for (int split = 0; split < NROW_SPLITS; split++) check_case(&CASES[k], TU_DTYPES[t], split);
     TU_DONE();
 }
 

@@ -12,22 +12,6 @@
  * - bad arguments (kinds, orders, short axes, splits, halos that do not match) fail on every rank. */
 #include "ops/ops_test_util.h"
 
-enum { SPLIT_DEFAULT, SPLIT_THIN, SPLIT_EMPTY, NSPLITS };
-static const char *SPLIT_NAMES[NSPLITS] = {"default", "thin", "empty"};
-
-/* This rank's rows of axis 0 for a split kind (-1: the library's default split). */
-static int64_t rows_for(int split, int64_t n, int P, int r)
-{
-    if (split == SPLIT_DEFAULT) return -1;
-    if (split == SPLIT_THIN) { /* one row per rank while they last, the rest on the last rank */
-        if (r < P - 1) return r < n ? 1 : 0;
-        return n > P - 1 ? n - (P - 1) : 0;
-    }
-    if (P == 1) return n; /* SPLIT_EMPTY: rank 1 holds nothing, the others share n */
-    if (r == 1) return 0;
-    return tu_split(n, P - 1, r == 0 ? 0 : r - 1);
-}
-
 /* ---- PyLops' formulas on one line of n points ------------------------------------------------ */
 
 static void serial_line(int deriv, int kind, int order, int edge, int64_t n, const double complex *x,
@@ -129,7 +113,7 @@ static void check_derivatives(const stencil_t *set, int nset)
     const double sampling = 0.7;
     for (int t = 0; t < 4; t++)
         for (int k = 0; k < NSHAPES; k++)
-            for (int split = 0; split < NSPLITS; split++)
+            for (int split = 0; split < NROW_SPLITS; split++)
                 for (int a = 0; a < SHAPES[k].ndim; a++)
                     for (int c = 0; c < nset; c++) {
                         const plm_dtype_t dt = TU_DTYPES[t];
@@ -145,7 +129,7 @@ static void check_derivatives(const stencil_t *set, int nset)
                         char what[160];
                         snprintf(what, sizeof what, "d%d kind %d order %d edge %d, %dD dims[0] %lld, axis %d, %s split",
                                  set[c].deriv, set[c].kind, set[c].order, set[c].edge, sh.ndim, (long long)sh.dims[0],
-                                 axis, SPLIT_NAMES[split]);
+                                 axis, ROW_SPLIT_NAMES[split]);
                         check_against(op, G, N, N, dt, what);
                         free(G);
                         plm_op_destroy(&op);
@@ -184,7 +168,7 @@ static void test_laplacian(void **state)
     const double weights[3] = {1.5, -0.5, 2.0}, sampling[3] = {0.7, 1.3, 0.9};
     for (int t = 0; t < 4; t++)
         for (int l = 0; l < NLAPLACE; l++)
-            for (int split = 0; split < NSPLITS; split++)
+            for (int split = 0; split < NROW_SPLITS; split++)
                 for (int c = 0; c < NSECOND; c++) {
                     const plm_dtype_t dt = TU_DTYPES[t];
                     const shape_t sh = SHAPES[LAPLACE[l].k];
@@ -204,7 +188,7 @@ static void test_laplacian(void **state)
                                  plain ? 1.0 : weights[i] / (sampling[i] * sampling[i]));
                     char what[128];
                     snprintf(what, sizeof what, "laplacian set %d kind %d edge %d, %s split", l, SECOND[c].kind,
-                             SECOND[c].edge, SPLIT_NAMES[split]);
+                             SECOND[c].edge, ROW_SPLIT_NAMES[split]);
                     check_against(op, G, N, N, dt, what);
                     free(G);
                     plm_op_destroy(&op);
@@ -220,7 +204,7 @@ static void test_gradient(void **state)
     const int shapes[] = {0, 2, 4};
     for (int t = 0; t < 4; t++)
         for (int k = 0; k < 3; k++)
-            for (int split = 0; split < NSPLITS; split++)
+            for (int split = 0; split < NROW_SPLITS; split++)
                 for (int c = 0; c < 4; c++) {
                     const plm_dtype_t dt = TU_DTYPES[t];
                     const shape_t sh = SHAPES[shapes[k]];
@@ -272,7 +256,7 @@ static void test_many_axes(void **state)
     (void)state;
     const shape_t sh = {10, {5, 1, 2, 1, 3, 1, 1, 2, 1, 3}};
     const int64_t N = tu_prod(sh.dims, 0, sh.ndim);
-    for (int split = 0; split < NSPLITS; split++) {
+    for (int split = 0; split < NROW_SPLITS; split++) {
         const int64_t rows = rows_for(split, sh.dims[0], tu_size, tu_rank);
         const int axes[3] = {0, 4, 9};
         for (int i = 0; i < 3; i++)
@@ -285,7 +269,7 @@ static void test_many_axes(void **state)
                 add_axis(G, sh.ndim, sh.dims, axes[i], s, 1.0 / pow(0.7, s.deriv));
                 char what[128];
                 snprintf(what, sizeof what, "10-D, d%d kind %d order %d edge %d, axis %d, %s split", s.deriv, s.kind,
-                         s.order, s.edge, axes[i], SPLIT_NAMES[split]);
+                         s.order, s.edge, axes[i], ROW_SPLIT_NAMES[split]);
                 check_against(op, G, N, N, PLM_FLOAT64, what);
                 free(G);
                 plm_op_destroy(&op);
@@ -335,7 +319,7 @@ static void test_edge_values(void **state)
     const shape_t sh = {1, {13}};
     const int64_t N = 13, bad = 6;
     for (int c = 0; c < NFIRST; c++)
-        for (int split = 0; split < NSPLITS; split++) {
+        for (int split = 0; split < NROW_SPLITS; split++) {
             const int64_t rows = rows_for(split, N, tu_size, tu_rank);
             plm_op_t op = NULL;
             TU_OK(make_deriv(FIRST[c], PLM_FLOAT64, sh, rows, 0, 1.0, &op));
@@ -545,7 +529,7 @@ static void test_errors(void **state)
     /* An apply on the wrong layout. */
     TU_OK(plm_op_first_derivative(tu_comm, PLM_FLOAT64, 1, d1, -1, 0, 1.0, PLM_DERIV_FORWARD, 3, 0, &op));
     plm_op_t other = NULL;
-    TU_OK(plm_op_first_derivative(tu_comm, PLM_FLOAT64, 1, d1, rows_for(SPLIT_THIN, 13, tu_size, tu_rank), 0, 1.0,
+    TU_OK(plm_op_first_derivative(tu_comm, PLM_FLOAT64, 1, d1, rows_for(ROWS_THIN, 13, tu_size, tu_rank), 0, 1.0,
                                   PLM_DERIV_FORWARD, 3, 0, &other));
     plm_array_t x = NULL, y = NULL;
     TU_OK(plm_op_new_domain_array(other, PLM_MEMORY_HOST, &x));
