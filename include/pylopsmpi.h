@@ -2461,6 +2461,33 @@ PLM_API plm_status_t plm_prox_create_callback(plm_prox_fn prox, plm_prox_value_f
                                               void *ctx, void (*destroy)(void *ctx), plm_prox_t *out);
 
 /**
+ * plm_prox_apply() on a stack, member by member (PyLops-MPI's MPIProxOperator.prox on a
+ * StackedDistributedArray): member i of out = prox_{tau f}(member i of x), for L1, L0, Box
+ * and user proximal operators (a user prox runs once per member); L2 fails with
+ * PLM_ERR_NOT_SUPPORTED on every rank. out may be x. tau must be equal on every rank.
+ * @param[in]  prox the proximal operator
+ * @param[in]  x    the point, a stack
+ * @param[in]  tau  the step, finite and > 0
+ * @param[out] out  the result, a stack matching x member by member (layout, dtype, memory space)
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x} */
+PLM_API plm_status_t plm_prox_apply_stacked(plm_const_prox_t prox, plm_const_stacked_t x, double tau,
+                                            plm_stacked_t out);
+
+/**
+ * plm_prox_value() on a stack (PyLops-MPI's MPIProxOperator on a StackedDistributedArray):
+ * L1, L0 and user values summed over the members, Box 1 when every member lies in
+ * [lower, upper] (the reference's `all`), else 0; every member reduced over its own mask
+ * group, all in one agreement; the same on every rank of a member's group. L2 fails with
+ * PLM_ERR_NOT_SUPPORTED on every rank.
+ * @param[in]  prox  the proximal operator
+ * @param[in]  x     the point, a stack
+ * @param[out] value host memory; f(x)
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x} */
+PLM_API plm_status_t plm_prox_value_stacked(plm_const_prox_t prox, plm_const_stacked_t x, double *value);
+
+/**
  * out = grad f(x) for a proximal operator with a gradient (L2, or a user operator with grad);
  * others fail with PLM_ERR_NOT_SUPPORTED. out must not be x.
  * @param[in]  prox the proximal operator

@@ -161,6 +161,39 @@ PLM_API plm_status_t plm_prox_value(plm_const_prox_t prox, plm_const_array_t x, 
     });
 }
 
+PLM_API plm_status_t plm_prox_apply_stacked(plm_const_prox_t prox, plm_const_stacked_t x, double tau,
+                                            plm_stacked_t out)
+{
+    return guard([&] {
+        const StackedArray &s = detail::stack_of(x);
+        comm::Agreement ag(s.base(), "prox_apply_stacked");
+        const solvers::Prox *p = nullptr;
+        StackedArray *o = nullptr;
+        ag.check([&] {
+            p = &detail::prox_of(prox);
+            o = &detail::stack_of(out);
+        });
+        static const solvers::Prox none;  // as in plm_prox_apply
+        (p ? *p : none).apply_stacked(ag, s, tau, o ? *o : const_cast<StackedArray &>(s));
+    });
+}
+
+PLM_API plm_status_t plm_prox_value_stacked(plm_const_prox_t prox, plm_const_stacked_t x, double *value)
+{
+    return guard([&] {
+        const StackedArray &s = detail::stack_of(x);
+        comm::Agreement ag(s.base(), "prox_value_stacked");
+        const solvers::Prox *p = nullptr;
+        ag.check([&] {
+            p = &detail::prox_of(prox);
+            PLM_REQUIRE(value, PLM_ERR_INVALID_ARG, "prox_value_stacked: value is NULL");
+        });
+        static const solvers::Prox none;
+        const double v = (p ? *p : none).value_stacked(ag, s);
+        *value = v;
+    });
+}
+
 PLM_API plm_status_t plm_prox_grad(plm_const_prox_t prox, plm_const_array_t x, plm_array_t out)
 {
     return guard([&] {

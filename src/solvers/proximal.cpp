@@ -149,142 +149,260 @@ void apply_l2(comm::Agreement &ag, const L2 &p, double sigma, const DistributedA
 
 }  // namespace
 
-void Prox::apply(comm::Agreement &ag, const DistributedArray &x, double tau, DistributedArray &out) const
+namespace {
+
+// A stack's members, or one array, as a list made without allocating (so the agreement's
+// lanes, one set per member, are the same on every rank whatever a check did).
+template <typename A, typename S> struct MemberList {
+    S *stack = nullptr;
+    A *one = nullptr;
+    size_t size() const { return stack ? stack->members().size() : 1; }
+    A &operator[](size_t i) const { return stack ? *stack->members()[i] : *one; }
+};
+using Members = MemberList<const DistributedArray, const StackedArray>;
+using OutMembers = MemberList<DistributedArray, StackedArray>;
+
+void require_tau(double tau)
 {
-    ag.check([&] {
-        PLM_REQUIRE(std::isfinite(tau) && tau > 0, PLM_ERR_INVALID_ARG, "prox: tau %g is not finite and > 0", tau);
-        out.require_compatible(x, "prox");
-    });
-    x.fold_layout(ag);
-    ag.fold(static_cast<int64_t>(kind));
-    ag.fold_double(sigma);
+    PLM_REQUIRE(std::isfinite(tau) && tau > 0, PLM_ERR_INVALID_ARG, "prox: tau %g is not finite and > 0", tau);
+}
+
+void require_real(const DistributedArray &x)
+{
+    PLM_REQUIRE(!is_complex(x.dtype()), PLM_ERR_DTYPE_MISMATCH, "the Box prox needs a real dtype, not %s",
+                dtype_name(x.dtype()));
+}
+
+void require_separable(Prox::Kind k)
+{
+    PLM_REQUIRE(k != Prox::Kind::l2, PLM_ERR_NOT_SUPPORTED,
+                "the L2 proximal operator takes single arrays, not stacks (as PyLops-MPI's MPIL2)");
+}
+
+// The prox of the element-wise kinds (L1, L0, Box, user) on member pairs xs[i] -> outs[i] (a
+// single array is one pair), through one agreement (outs are checked against xs by then).
+void separable_apply(const Prox &p, comm::Agreement &ag, const Members &xs, double tau, const OutMembers &outs)
+{
+    ag.fold(static_cast<int64_t>(p.kind));
+    ag.fold_double(p.sigma);
     ag.fold_double(tau);
-    switch (kind) {
-    case Kind::l1:
-    case Kind::l0: {
+    switch (p.kind) {
+    case Prox::Kind::l1:
+    case Prox::Kind::l0: {
         ag.run();
-        copy(x, out);
         // pyproximal: L1 soft-thresholds by tau sigma, L0 hard-thresholds by tau sigma (zero
         // where |x| <= sqrt(2 tau sigma)), the kernels ISTA uses.
-        const kernels::Threshold t = kind == Kind::l1 ? kernels::Threshold::soft : kernels::Threshold::hard;
-        kernels::threshold(out.exec(), out.dtype(), t, tau * sigma, out.local_size(), out.data());
+        const kernels::Threshold t = p.kind == Prox::Kind::l1 ? kernels::Threshold::soft : kernels::Threshold::hard;
+        for (size_t i = 0; i < xs.size(); ++i) {
+            DistributedArray &out = outs[i];
+            copy(xs[i], out);
+            kernels::threshold(out.exec(), out.dtype(), t, tau * p.sigma, out.local_size(), out.data());
+        }
         return;
     }
-    case Kind::box:
+    case Prox::Kind::box:
         ag.check([&] {
-            PLM_REQUIRE(!is_complex(x.dtype()), PLM_ERR_DTYPE_MISMATCH, "the Box prox needs a real dtype, not %s",
-                        dtype_name(x.dtype()));
+            for (size_t i = 0; i < xs.size(); ++i) require_real(xs[i]);
         });
-        ag.fold_double(lower);
-        ag.fold_double(upper);
+        ag.fold_double(p.lower);
+        ag.fold_double(p.upper);
         ag.run();
-        kernels::box(out.exec(), out.dtype(), false, lower, upper, out.local_size(), x.data(), out.data());
+        for (size_t i = 0; i < xs.size(); ++i) {
+            DistributedArray &out = outs[i];
+            kernels::box(out.exec(), out.dtype(), false, p.lower, p.upper, out.local_size(), xs[i].data(), out.data());
+        }
         return;
-    case Kind::user: {
-        // Into a scratch copy before the agreement (out may be x, and the callback's failure
+    case Prox::Kind::user: {
+        // Into scratch copies before the agreement (out may be x, and the callback's failure
         // is agreed with the rest).
-        DistributedArray::Ptr tmp;
+        std::vector<DistributedArray::Ptr> tmp;
         ag.check([&] {
-            require_user_host(x, user.prox != nullptr, "prox");
-            tmp = x.empty_like();
+            for (size_t i = 0; i < xs.size(); ++i) {
+                const DistributedArray &x = xs[i];
+                require_user_host(x, p.user.prox != nullptr, "prox");
+                tmp.push_back(x.empty_like());
+                int rc = 0;
+                {
+                    alloc::Allowed user_code;
+                    rc = p.user.prox(p.user.ctx, x.data(), x.local_size(), tau, tmp.back()->data(), to_public(x.dtype()));
+                }
+                user_rc(rc, "prox");
+            }
+        });
+        ag.run();
+        for (size_t i = 0; i < tmp.size(); ++i) copy(*tmp[i], outs[i]);
+        return;
+    }
+    case Prox::Kind::l2: break;  // not separable: refused by the callers' checks
+    }
+    ag.check([&] { require_separable(p.kind); });
+    ag.run();
+}
+
+// One member's part of a separable value, in a shared agreement: the lanes added before
+// run(), read after.
+struct MemberValue {
+    DistributedArray::NormLanes norm{};  // L1, L0; Box: the count of elements outside
+    DistributedArray::Ptr outside;       // Box: 1 where an element lies outside [lower, upper]
+    size_t lane = 0;                     // user: the first of the mask groups' lanes
+};
+
+void add_member_value(const Prox &p, comm::Agreement &ag, const DistributedArray &x, MemberValue &v)
+{
+    switch (p.kind) {
+    case Prox::Kind::l1: v.norm = x.add_norm(ag, 1.0); return;
+    case Prox::Kind::l0: v.norm = x.add_norm(ag, 0.0); return;
+    case Prox::Kind::box:
+        ag.check([&] {
+            require_real(x);
+            v.outside = x.empty_like();
+            kernels::box(v.outside->exec(), v.outside->dtype(), true, p.lower, p.upper, x.local_size(), x.data(),
+                         v.outside->data());
+        });
+        v.norm = or_else(v.outside, x).add_norm(ag, 0.0);
+        return;
+    case Prox::Kind::user: {
+        const ArrayLayout &l = *x.layout_object();
+        v.lane = ag.add_lanes(static_cast<size_t>(l.ngroups()), comm::LaneOp::sum);
+        ag.check([&] {
+            require_user_host(x, p.user.value != nullptr, "value");
+            int64_t begin = 0, count = 0;
+            x.reduce_share(&begin, &count);
+            if (count == 0) return;
+            double part = 0;
             int rc = 0;
             {
                 alloc::Allowed user_code;
-                rc = user.prox(user.ctx, x.data(), x.local_size(), tau, tmp->data(), to_public(x.dtype()));
+                rc = p.user.value(p.user.ctx, static_cast<const char *>(x.data()) + begin * dtype_size(x.dtype()),
+                                  count, &part, to_public(x.dtype()));
             }
-            user_rc(rc, "prox");
+            user_rc(rc, "value");
+            ag.set(v.lane + static_cast<size_t>(l.group_index()), part);
         });
-        ag.run();
-        copy(*tmp, out);
         return;
     }
-    case Kind::l2: apply_l2(ag, l2, sigma, x, tau, out); return;
+    case Prox::Kind::l2: return;
     }
+}
+
+// L1: sigma sum |x|; L0: the count of non-zeros, unscaled, as pyproximal's L0.__call__; Box:
+// the count of elements outside (the caller turns 0 into 1); user: the group's sum.
+double read_member_value(const Prox &p, const comm::Agreement &ag, const DistributedArray &x, const MemberValue &v)
+{
+    switch (p.kind) {
+    case Prox::Kind::l1: return p.sigma * x.read_norm(ag, v.norm);
+    case Prox::Kind::l0: return x.read_norm(ag, v.norm);
+    case Prox::Kind::box: return or_else(v.outside, x).read_norm(ag, v.norm);
+    case Prox::Kind::user: return ag.get(v.lane + static_cast<size_t>(x.layout_object()->group_index()));
+    case Prox::Kind::l2: break;
+    }
+    return 0;
+}
+
+// f summed over the members (a single array: one), kinds L1, L0, Box and user, through one
+// agreement; Box gives 1 when no member has an element outside, else 0 (PyLops-MPI's `all`).
+double separable_value(const Prox &p, comm::Agreement &ag, const Members &xs)
+{
+    ag.fold(static_cast<int64_t>(p.kind));
+    ag.fold_double(p.sigma);
+    if (p.kind == Prox::Kind::box) {
+        ag.fold_double(p.lower);
+        ag.fold_double(p.upper);
+    }
+    ag.check([&] { require_separable(p.kind); });
+    std::vector<MemberValue> parts;
+    ag.check([&] { parts.resize(xs.size()); });
+    MemberValue spare;  // after a failed check: the lanes are added all the same
+    for (size_t i = 0; i < xs.size(); ++i) add_member_value(p, ag, xs[i], i < parts.size() ? parts[i] : spare);
+    ag.run();
+    double sum = 0;
+    for (size_t i = 0; i < xs.size(); ++i) sum += read_member_value(p, ag, xs[i], parts[i]);
+    if (p.kind == Prox::Kind::box) return sum == 0 ? 1.0 : 0.0;
+    return sum;
+}
+
+// x's member count and layouts folded (out's are checked against them).
+void fold_stack(comm::Agreement &ag, const StackedArray &x)
+{
+    ag.fold(static_cast<int64_t>(x.members().size()));
+    for (const auto &m : x.members()) m->fold_layout(ag);
+}
+
+}  // namespace
+
+void Prox::apply(comm::Agreement &ag, const DistributedArray &x, double tau, DistributedArray &out) const
+{
+    ag.check([&] {
+        require_tau(tau);
+        out.require_compatible(x, "prox");
+    });
+    x.fold_layout(ag);
+    if (kind != Kind::l2) return separable_apply(*this, ag, Members{nullptr, &x}, tau, OutMembers{nullptr, &out});
+    ag.fold(static_cast<int64_t>(kind));
+    ag.fold_double(sigma);
+    ag.fold_double(tau);
+    apply_l2(ag, l2, sigma, x, tau, out);
+}
+
+void Prox::apply_stacked(comm::Agreement &ag, const StackedArray &x, double tau, StackedArray &out) const
+{
+    ag.check([&] {
+        require_separable(kind);
+        require_tau(tau);
+        out.require_compatible(x, "prox (stacked)");
+    });
+    fold_stack(ag, x);
+    separable_apply(*this, ag, Members{&x, nullptr}, tau, OutMembers{&out, nullptr});
+}
+
+double Prox::value_stacked(comm::Agreement &ag, const StackedArray &x) const
+{
+    fold_stack(ag, x);
+    return separable_value(*this, ag, Members{&x, nullptr});
 }
 
 double Prox::value(comm::Agreement &ag, const DistributedArray &x) const
 {
     x.fold_layout(ag);
+    if (kind != Kind::l2) return separable_value(*this, ag, Members{nullptr, &x});
     ag.fold(static_cast<int64_t>(kind));
     ag.fold_double(sigma);
-    switch (kind) {
-    // L1: sigma sum |x|; L0: the count of non-zeros, unscaled, as pyproximal's L0.__call__.
-    case Kind::l1: return sigma * x.norm(ag, 1.0);
-    case Kind::l0: return x.norm(ag, 0.0);
-    case Kind::box: {
-        // 1 where outside, counted: 1 (true) when none is.
-        DistributedArray::Ptr m;
+    // sigma / 2 ||Op x - b||^2 (x for Op x, 0 for b when absent) + alpha Re(q^T x).
+    const L2 &p = l2;
+    DistributedArray::Ptr r;
+    ops::Operator::In in;
+    ops::Operator::Out out;
+    ag.check([&] {
+        check_l2_operand(p, x);
+        r = p.op ? p.b->empty_like() : x.empty_like();
+        in = {&x};
+        out = {r.get()};
+    });
+    fold_l2(ag, p);
+    comm::Agreement ag2(x.base(), "L2 value");
+    comm::Agreement *red = &ag;
+    if (p.op) {
+        ops::apply(ag, *p.op, in, out, false);
+        axpby(-1, *p.b, 1, *r);
+        red = &ag2;
+    } else if (ag.ok()) {
         ag.check([&] {
-            PLM_REQUIRE(!is_complex(x.dtype()), PLM_ERR_DTYPE_MISMATCH, "the Box prox needs a real dtype, not %s",
-                        dtype_name(x.dtype()));
-            m = x.empty_like();
-            kernels::box(m->exec(), m->dtype(), true, lower, upper, m->local_size(), x.data(), m->data());
+            copy(x, *r);
+            if (p.b) axpby(-1, *p.b, 1, *r);
         });
-        ag.fold_double(lower);
-        ag.fold_double(upper);
-        return or_else(m, x).norm(ag, 0.0) == 0 ? 1.0 : 0.0;
     }
-    case Kind::user: {
-        const ArrayLayout &l = *x.layout_object();
-        const size_t lane = ag.add_lanes(static_cast<size_t>(l.ngroups()), comm::LaneOp::sum);
-        ag.check([&] {
-            require_user_host(x, user.value != nullptr, "value");
-            int64_t begin = 0, count = 0;
-            x.reduce_share(&begin, &count);
-            if (count == 0) return;
-            double v = 0;
-            int rc = 0;
-            {
-                alloc::Allowed user_code;
-                rc = user.value(user.ctx, static_cast<const char *>(x.data()) + begin * dtype_size(x.dtype()), count,
-                                &v, to_public(x.dtype()));
-            }
-            user_rc(rc, "value");
-            ag.set(lane + static_cast<size_t>(l.group_index()), v);
-        });
-        ag.run();
-        return ag.get(lane + static_cast<size_t>(l.group_index()));
+    const DistributedArray &rr = or_else(r, x);
+    const DistributedArray::NormLanes n = rr.add_norm(*red, 2.0);
+    const size_t dl = p.q ? x.add_dot(*red, p.q.get(), false) : 0;
+    red->run();
+    const double nr = rr.read_norm(*red, n);
+    double f = (sigma / 2.0) * (nr * nr);
+    if (p.q) {
+        double re = 0, im = 0;
+        x.read_dot(*red, dl, &re, &im);
+        f += p.alpha * re;
     }
-    case Kind::l2: {
-        // sigma / 2 ||Op x - b||^2 (x for Op x, 0 for b when absent) + alpha Re(q^T x).
-        const L2 &p = l2;
-        DistributedArray::Ptr r;
-        ops::Operator::In in;
-        ops::Operator::Out out;
-        ag.check([&] {
-            check_l2_operand(p, x);
-            r = p.op ? p.b->empty_like() : x.empty_like();
-            in = {&x};
-            out = {r.get()};
-        });
-        fold_l2(ag, p);
-        comm::Agreement ag2(x.base(), "L2 value");
-        comm::Agreement *red = &ag;
-        if (p.op) {
-            ops::apply(ag, *p.op, in, out, false);
-            axpby(-1, *p.b, 1, *r);
-            red = &ag2;
-        } else if (ag.ok()) {
-            ag.check([&] {
-                copy(x, *r);
-                if (p.b) axpby(-1, *p.b, 1, *r);
-            });
-        }
-        const DistributedArray &rr = or_else(r, x);
-        const DistributedArray::NormLanes n = rr.add_norm(*red, 2.0);
-        const size_t dl = p.q ? x.add_dot(*red, p.q.get(), false) : 0;
-        red->run();
-        const double nr = rr.read_norm(*red, n);
-        double f = (sigma / 2.0) * (nr * nr);
-        if (p.q) {
-            double re = 0, im = 0;
-            x.read_dot(*red, dl, &re, &im);
-            f += p.alpha * re;
-        }
-        return f;
-    }
-    }
-    return 0;
+    return f;
 }
 
 void Prox::grad(comm::Agreement &ag, const DistributedArray &x, DistributedArray &out) const

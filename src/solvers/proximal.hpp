@@ -9,6 +9,7 @@
 #pragma once
 
 #include "array/distributed_array.hpp"
+#include "array/stacked_array.hpp"
 #include "ops/operator.hpp"
 #include "solvers/solvers.hpp"
 
@@ -49,6 +50,12 @@ struct Prox {
     void apply(comm::Agreement &ag, const DistributedArray &x, double tau, DistributedArray &out) const;
     // f(x), the same on every rank of x's mask group. Collective (continues ag).
     double value(comm::Agreement &ag, const DistributedArray &x) const;
+    // The same on a stack, member by member (PyLops-MPI's MPIProxOperator on a
+    // StackedDistributedArray): L1, L0, Box and user only (L2 is NOT_SUPPORTED). The value
+    // sums the members' values (Box: 1 when every member is inside). Collective on x's base
+    // communicator (continues ag).
+    void apply_stacked(comm::Agreement &ag, const StackedArray &x, double tau, StackedArray &out) const;
+    double value_stacked(comm::Agreement &ag, const StackedArray &x) const;
     // out = grad f(x); out must not be x. Collective (continues ag).
     void grad(comm::Agreement &ag, const DistributedArray &x, DistributedArray &out) const;
 };

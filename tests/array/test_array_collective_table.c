@@ -708,6 +708,45 @@ static plm_status_t row_prox_value_null(int bad)
     return st;
 }
 
+/* A stack of a SCATTER and a BROADCAST array of ones. */
+static plm_stacked_t ones_stack(plm_array_t m[2])
+{
+    m[0] = ones(PLM_PARTITION_SCATTER, NULL);
+    m[1] = ones(PLM_PARTITION_BROADCAST, NULL);
+    plm_stacked_t s = NULL;
+    TU_OK(plm_stacked_create(2, m, &s));
+    return s;
+}
+
+static plm_status_t row_prox_apply_stacked_tau(int bad)
+{
+    plm_array_t m[2];
+    plm_stacked_t s = ones_stack(m);
+    plm_prox_t p = NULL;
+    plm_status_t st = plm_prox_create_l1(1, &p);
+    if (!st) st = plm_prox_apply_stacked(p, s, bad ? 0.5 : 1.0, s);
+    plm_prox_destroy(&p);
+    plm_stacked_destroy(&s);
+    plm_array_destroy(&m[0]);
+    plm_array_destroy(&m[1]);
+    return st;
+}
+
+static plm_status_t row_prox_value_stacked_null(int bad)
+{
+    plm_array_t m[2];
+    plm_stacked_t s = ones_stack(m);
+    plm_prox_t p = NULL;
+    double v = 0;
+    plm_status_t st = plm_prox_create_box(0, 2, &p);
+    if (!st) st = plm_prox_value_stacked(p, s, bad ? NULL : &v);
+    plm_prox_destroy(&p);
+    plm_stacked_destroy(&s);
+    plm_array_destroy(&m[0]);
+    plm_array_destroy(&m[1]);
+    return st;
+}
+
 /* The proximal layer on a block-diagonal: L2 (with the operator) and L1. */
 static plm_status_t row_prox2(int bad, int what)
 {
@@ -797,6 +836,8 @@ static const row_t ROWS[] = {
     {"plm_stacked_asarray", "out_bytes one element short", A, 0, row_stacked_asarray},
     {"plm_prox_apply", "tau differs", A, 1, row_prox_apply_tau},
     {"plm_prox_value", "NULL value", A, 0, row_prox_value_null},
+    {"plm_prox_apply_stacked", "tau differs", A, 1, row_prox_apply_stacked_tau},
+    {"plm_prox_value_stacked", "NULL value", A, 0, row_prox_value_stacked_null},
     {"plm_op_fredholm1", "nz differs", A, 1, row_fredholm1_nz},
     {"plm_op_fredholm1", "g_bytes one element short", A, 0, row_fredholm1_g_bytes},
 #ifdef PLM_TEST_WITH_FFTW

@@ -826,6 +826,45 @@ static plm_status_t row_prox_value(void)
     return st;
 }
 
+/* A user prox that copies (its scratch copies are the stacked prox's allocations). */
+static int copy_prox(void *ctx, const void *x, int64_t n, double tau, void *out, plm_dtype_t dt)
+{
+    (void)ctx;
+    (void)tau;
+    memcpy(out, x, (size_t)n * (dt == PLM_FLOAT32 ? 4 : dt == PLM_COMPLEX128 ? 16 : 8));
+    return 0;
+}
+
+/* Stacks of a SCATTER and a BROADCAST member: Box value (a mask per member), the user prox
+ * (a scratch copy per member) and L1, out of place. */
+static plm_status_t stacked_prox_row(int what)
+{
+    plm_array_t m[2] = {ones(PLM_PARTITION_SCATTER, NULL), ones(PLM_PARTITION_BROADCAST, NULL)};
+    plm_array_t n[2] = {ones(PLM_PARTITION_SCATTER, NULL), ones(PLM_PARTITION_BROADCAST, NULL)};
+    plm_stacked_t x = NULL, y = NULL;
+    TU_OK(plm_stacked_create(2, m, &x));
+    TU_OK(plm_stacked_create(2, n, &y));
+    plm_prox_t p = NULL;
+    if (what == 0) TU_OK(plm_prox_create_box(0, 2, &p));
+    else if (what == 1) TU_OK(plm_prox_create_callback(copy_prox, NULL, NULL, NULL, NULL, &p));
+    else TU_OK(plm_prox_create_l1(0.5, &p));
+    double v = 0;
+    plm_status_t st;
+    if (what == 0) UNDER_TEST(st, plm_prox_value_stacked(p, x, &v));
+    else UNDER_TEST(st, plm_prox_apply_stacked(p, x, 1.0, y));
+    plm_prox_destroy(&p);
+    plm_stacked_destroy(&x);
+    plm_stacked_destroy(&y);
+    for (int i = 0; i < 2; i++) {
+        plm_array_destroy(&m[i]);
+        plm_array_destroy(&n[i]);
+    }
+    return st;
+}
+static plm_status_t row_prox_value_stacked_box(void) { return stacked_prox_row(0); }
+static plm_status_t row_prox_apply_stacked_user(void) { return stacked_prox_row(1); }
+static plm_status_t row_prox_apply_stacked_l1(void) { return stacked_prox_row(2); }
+
 /* The proximal layer on a Laplacian: L2 with the operator (inner CGLS), L1, Box. */
 static plm_status_t prox2_row(int what)
 {
@@ -918,6 +957,9 @@ static const row_t ROWS[] = {
     {"plm_solve_cg_stacked", "stacked block-diagonal", row_cg_stacked},
     {"plm_prox_apply", "SCATTER, out of place", row_prox_apply},
     {"plm_prox_value", "BROADCAST", row_prox_value},
+    {"plm_prox_value_stacked", "Box, SCATTER and BROADCAST members", row_prox_value_stacked_box},
+    {"plm_prox_apply_stacked", "user prox, out of place", row_prox_apply_stacked_user},
+    {"plm_prox_apply_stacked", "L1, out of place", row_prox_apply_stacked_l1},
     {"plm_op_fredholm1", "uneven slices, G^H kept", row_fredholm1},
     {"plm_op_apply_adjoint", "Fredholm1", row_apply_fredholm_adj},
 #ifdef PLM_TEST_WITH_FFTW
