@@ -2560,6 +2560,36 @@ PLM_API plm_status_t plm_solve_admml2(plm_const_prox_t proxg, plm_const_op_t op,
                                       int64_t niter, int gfirst, int64_t inner_niter, double inner_tol,
                                       plm_solver_info_t info);
 
+/**
+ * plm_solve_admml2() with z a stack (PyLops-MPI's ADMML2 with an MPIStackedVStack A and a
+ * StackedDistributedArray z, as in total-variation problems with A = [D1; D2]): A is a stacked
+ * vstack (plm_op_stacked_vstack(); a plain distributed operator takes a stack of one member)
+ * with op's domain, member i of z on A's range part i; the x-step runs CGLS on
+ * [Op; A_1 / sqrt(tau); ...; A_k / sqrt(tau)], the z-step is plm_prox_apply_stacked() and
+ * g(A x) plm_prox_value_stacked(), so g is L1, L0, Box or a user operator (L2:
+ * PLM_ERR_NOT_SUPPORTED). Everything else as plm_solve_admml2(): x and z's members must not
+ * be masked.
+ * @param[in]     proxg  the proximal term g
+ * @param[in]     op     the misfit operator (plain, distributed)
+ * @param[in]     b      data on op's range
+ * @param[in]     A      the regularisation operator: a stacked vstack with op's domain
+ * @param[in,out] x      x0 on entry, the solution on return; on op's domain
+ * @param[in,out] z      a stack on A's range: z0 on entry when use_z0 = 1 (else overwritten by
+ *                       A x0); the auxiliary variable on return
+ * @param[in]     use_z0 1: z holds z0; 0: z0 = A x0
+ * @param[in]     tau    the step, finite and > 0
+ * @param[in]     niter  iterations, >= 0
+ * @param[in]     gfirst 1: the z-step before the x-step in each iteration
+ * @param[in]     inner_niter CGLS iterations of each x-step (PyLops-MPI's default 10)
+ * @param[in]     inner_tol   CGLS tolerance of each x-step (PyLops-MPI's default 1e-4)
+ * @param[in,out] info   filled with the solve's report; may be NULL
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{x} */
+PLM_API plm_status_t plm_solve_admml2_stacked(plm_const_prox_t proxg, plm_const_op_t op, plm_const_array_t b,
+                                              plm_const_op_t A, plm_array_t x, plm_stacked_t z, int use_z0,
+                                              double tau, int64_t niter, int gfirst, int64_t inner_niter,
+                                              double inner_tol, plm_solver_info_t info);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

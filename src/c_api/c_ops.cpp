@@ -872,7 +872,42 @@ PLM_API plm_status_t plm_solve_admml2(plm_const_prox_t proxg, plm_const_op_t op,
             if (info) inf = &info_of(info);
             mon = monitor_of(info, x);
         });
-        solvers::admml2(ag, *g, o1, *ba, o2, xa, *za, o, *inf, mon);
+        solvers::admml2(ag, *g, o1, *ba, o2, xa, solvers::AdmmZ{za, nullptr}, o, *inf, mon);
+    });
+}
+
+PLM_API plm_status_t plm_solve_admml2_stacked(plm_const_prox_t proxg, plm_const_op_t op, plm_const_array_t b,
+                                              plm_const_op_t A, plm_array_t x, plm_stacked_t z, int use_z0,
+                                              double tau, int64_t niter, int gfirst, int64_t inner_niter,
+                                              double inner_tol, plm_solver_info_t info)
+{
+    return guard([&] {
+        DistributedArray &xa = detail::array_of(x);
+        comm::Agreement ag(xa.base(), "solve_admml2_stacked");
+        static const solvers::Prox none;
+        const solvers::Prox *g = &none;
+        const DistributedArray *ba = &xa;
+        solvers::AdmmZ za{&xa, nullptr};  // a placeholder until z is checked (run() throws first)
+        ops::Operator::Ptr o1, o2;
+        solvers::Admm o;
+        solvers::Info local, *inf = &local;
+        solvers::Monitor mon;
+        ag.check([&] {
+            g = &detail::prox_of(proxg);
+            o1 = op_of(op);
+            o2 = op_of(A);
+            ba = &detail::array_of(b);
+            za = {nullptr, &detail::stack_of(z)};
+            o.tau = tau;
+            o.niter = niter;
+            o.inner_niter = inner_niter;
+            o.inner_tol = inner_tol;
+            o.gfirst = gfirst != 0;
+            o.use_z0 = use_z0 != 0;
+            if (info) inf = &info_of(info);
+            mon = monitor_of(info, x);
+        });
+        solvers::admml2(ag, *g, o1, *ba, o2, xa, za, o, *inf, mon);
     });
 }
 

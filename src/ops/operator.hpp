@@ -219,6 +219,9 @@ Operator::Ptr broadcast(comm::Agreement &ag, const CommPtr &c, Operator::Ptr loc
 // StackedVStack maps one array (every part's domain) to a stack, its adjoint sums.
 Operator::Ptr stacked_block_diag(std::vector<Operator::Ptr> parts);
 Operator::Ptr stacked_vstack(std::vector<Operator::Ptr> parts);
+// The operators whose outputs make a's range members: a stacked vstack's parts, or {a} for
+// a plain distributed operator. Throws INVALID_ARG for other operators. Not collective.
+std::vector<Operator::Ptr> vstack_parts(const Operator::Ptr &a);
 
 // Composites: both local or both distributed. Not collective.
 Operator::Ptr adjoint(Operator::Ptr a);

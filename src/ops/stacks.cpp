@@ -267,6 +267,7 @@ public:
         w->sum = DistributedArray::create_from_layout(domain_, to_public(dtype_), space_to_public(e.space), nullptr, 0);
         return w;
     }
+    const std::vector<Operator::Ptr> &parts() const { return parts_; }
     void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
     {
         if (!adjoint) {
@@ -315,6 +316,15 @@ Operator::Ptr stacked_vstack(std::vector<Operator::Ptr> parts)
         PLM_REQUIRE(p->domain()->same_as(*parts.front()->domain()), PLM_ERR_SIZE_MISMATCH,
                     "the parts of a stacked vstack must share one domain");
     return std::make_shared<StackedVStack>(std::move(parts));
+}
+
+std::vector<Operator::Ptr> vstack_parts(const Operator::Ptr &a)
+{
+    PLM_REQUIRE(a && !a->is_local(), PLM_ERR_INVALID_ARG, "a distributed operator is needed");
+    if (!a->stacked()) return {a};
+    const auto *v = dynamic_cast<const StackedVStack *>(a.get());
+    PLM_REQUIRE(v, PLM_ERR_INVALID_ARG, "a plain distributed operator or a stacked vstack is needed");
+    return v->parts();
 }
 
 Operator::Ptr block_diag(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts,

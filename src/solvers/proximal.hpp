@@ -76,8 +76,14 @@ struct Admm {
     int64_t niter = 10, inner_niter = 10;
     bool gfirst = false, use_z0 = false;
 };
+// ADMML2's z: one array on a plain A's range (any g), or a stack on a stacked vstack A's
+// range (plm_solve_admml2_stacked: g L1, L0, Box or user, applied member by member).
+struct AdmmZ {
+    DistributedArray *array = nullptr;
+    StackedArray *stack = nullptr;
+};
 void admml2(comm::Agreement &ag, const Prox &g, const ops::Operator::Ptr &op, const DistributedArray &b,
-            const ops::Operator::Ptr &A, DistributedArray &x, DistributedArray &z, const Admm &o, Info &info,
+            const ops::Operator::Ptr &A, DistributedArray &x, const AdmmZ &z, const Admm &o, Info &info,
             const Monitor &mon);
 
 }  // namespace plm::solvers

@@ -195,42 +195,66 @@ void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, Distri
 }
 
 void admml2(comm::Agreement &ag, const Prox &g, const ops::Operator::Ptr &op, const DistributedArray &b,
-            const ops::Operator::Ptr &A, DistributedArray &x, DistributedArray &z, const Admm &o, Info &info,
+            const ops::Operator::Ptr &A, DistributedArray &x, const AdmmZ &z, const Admm &o, Info &info,
             const Monitor &mon)
 {
-    DistributedArray::Ptr u, ax, w, bz, r;
+    // z's members and, per member, u, A x, the prox's input w and the x-step's data bz.
+    Parts zs;
+    std::vector<DistributedArray::Ptr> u, ax, w, bz;
+    StackedArray::Ptr ws, axs;  // a stacked z: w and A x as the stacks the prox takes
+    DistributedArray::Ptr r;
     ops::Operator::Ptr reg;
     Info inner;
     // Operand lists of the applies and the x-step, made before the agreement.
     ops::Operator::In in_x;
-    ops::Operator::Out out_z, out_ax, out_r;
+    ops::Operator::Out out_ax, out_r;
     Parts ys, xs;
     ag.check([&] {
         require_plain_distributed(op, "ADMML2: Op");
-        require_plain_distributed(A, "ADMML2: A");
+        PLM_REQUIRE(A, PLM_ERR_INVALID_ARG, "ADMML2: A is NULL");
+        if (!z.stack) require_plain_distributed(A, "ADMML2: A");
         PLM_REQUIRE(std::isfinite(o.tau) && o.tau > 0, PLM_ERR_INVALID_ARG, "ADMML2: tau %g is not finite and > 0",
                     o.tau);
         PLM_REQUIRE(o.niter >= 0 && o.inner_niter >= 0, PLM_ERR_INVALID_ARG, "ADMML2: niter or inner_niter is negative");
-        PLM_REQUIRE(!x.has_mask() && !z.has_mask(), PLM_ERR_NOT_SUPPORTED, "ADMML2: masked arrays are not supported");
+        PLM_REQUIRE(!z.stack || g.kind != Prox::Kind::l2, PLM_ERR_NOT_SUPPORTED,
+                    "ADMML2: a stacked z takes an L1, L0, Box or user g (L2 takes single arrays)");
+        if (z.stack)
+            for (const DistributedArray::Ptr &m : z.stack->members()) zs.push_back(m.get());
+        else
+            zs = {z.array};
+        PLM_REQUIRE(!x.has_mask(), PLM_ERR_NOT_SUPPORTED, "ADMML2: masked arrays are not supported");
+        for (const DistributedArray *m : zs)
+            PLM_REQUIRE(!m->has_mask(), PLM_ERR_NOT_SUPPORTED, "ADMML2: masked arrays are not supported");
         op->check_parts({&x}, {const_cast<DistributedArray *>(&b)}, false);
-        A->check_parts({&x}, {&z}, false);
-        u = z.empty_like();
-        ax = z.empty_like();
-        w = z.empty_like();
-        bz = z.empty_like();
+        A->check_parts({&x}, zs, false);
+        const Scalar s = make_scalar(A->dtype(), 1.0 / std::sqrt(o.tau), 0, "ADMML2");
+        std::vector<ops::Operator::Ptr> rows = {op};
+        for (const ops::Operator::Ptr &p : ops::vstack_parts(A)) rows.push_back(ops::scaled(p, s));
+        reg = ops::stacked_vstack(std::move(rows));
+        ys = {const_cast<DistributedArray *>(&b)};
+        for (const DistributedArray *m : zs) {
+            u.push_back(m->empty_like());
+            ax.push_back(m->empty_like());
+            w.push_back(m->empty_like());
+            bz.push_back(m->empty_like());
+            out_ax.push_back(ax.back().get());
+            ys.push_back(bz.back().get());
+        }
+        if (z.stack) {
+            ws = StackedArray::create(w);
+            axs = StackedArray::create(ax);
+        }
         r = b.empty_like();
         in_x = {&x};
-        out_z = {&z};
-        out_ax = {ax.get()};
         out_r = {r.get()};
-        ys = {const_cast<DistributedArray *>(&b), bz.get()};
         xs = {&x};
-        reg = ops::stacked_vstack({op, ops::scaled(A, make_scalar(A->dtype(), 1.0 / std::sqrt(o.tau), 0, "ADMML2"))});
         info = Info{};
         info.cost.reserve(static_cast<size_t>(o.niter));
     });
     x.fold_layout(ag);
-    z.fold_layout(ag);
+    ag.fold(z.stack != nullptr);
+    ag.fold(static_cast<int64_t>(zs.size()));
+    for (const DistributedArray *m : zs) m->fold_layout(ag);
     for (double v : {o.tau, o.inner_tol}) ag.fold_double(v);
     ag.fold(o.niter);
     ag.fold(o.inner_niter);
@@ -254,22 +278,27 @@ void admml2(comm::Agreement &ag, const Prox &g, const ops::Operator::Ptr &op, co
         comm::Agreement a(c, what);
         ops::apply(a, opr, in_x, out, false);
     };
-    if (!o.use_z0) apply(*A, out_z, "ADMML2 z0 = A x0");
-    u->fill(make_scalar(u->dtype(), 0, 0, "ADMML2"));
+    if (!o.use_z0) apply(*A, zs, "ADMML2 z0 = A x0");
+    for (const DistributedArray::Ptr &m : u) m->fill(make_scalar(m->dtype(), 0, 0, "ADMML2"));
     const double sqrttau = 1.0 / std::sqrt(o.tau);
     const auto xstep = [&] {  // CGLS on [Op; A / sqrt(tau)] x = [b; (z - u) / sqrt(tau)], from x
-        copy(z, *bz);
-        axpby(-1, *u, 1, *bz);
-        scale(sqrttau, *bz);
+        for (size_t i = 0; i < zs.size(); ++i) {
+            copy(*zs[i], *bz[i]);
+            axpby(-1, *u[i], 1, *bz[i]);
+            scale(sqrttau, *bz[i]);
+        }
         comm::Agreement a(c, "ADMML2 x-step");
         cgls(a, *reg, ys, xs, o.inner_niter, 0, o.inner_tol, inner, Monitor{});
     };
     const auto zstep = [&] {  // Ax = A x; z = prox_{tau g}(Ax + u)
         apply(*A, out_ax, "ADMML2 A x");
-        copy(*ax, *w);
-        axpby(1, *u, 1, *w);
+        for (size_t i = 0; i < zs.size(); ++i) {
+            copy(*ax[i], *w[i]);
+            axpby(1, *u[i], 1, *w[i]);
+        }
         comm::Agreement a(c, "ADMML2 z-step");
-        g.apply(a, *w, o.tau, z);
+        if (z.stack) g.apply_stacked(a, *ws, o.tau, *z.stack);
+        else g.apply(a, *w[0], o.tau, *z.array);
     };
     int64_t it = 0;
     Stop why = Stop::none;
@@ -281,8 +310,10 @@ void admml2(comm::Agreement &ag, const Prox &g, const ops::Operator::Ptr &op, co
             xstep();
             zstep();
         }
-        axpby(1, *ax, 1, *u);  // u + Ax
-        axpby(-1, z, 1, *u);   // - z
+        for (size_t i = 0; i < zs.size(); ++i) {
+            axpby(1, *ax[i], 1, *u[i]);  // u + Ax
+            axpby(-1, *zs[i], 1, *u[i]);  // - z
+        }
         double pf = kNaN, pg = kNaN, J = kNaN;
         if (values) {  // 0.5 ||Op x - b||^2 and g(Ax)
             apply(*op, out_r, "ADMML2 Op x");
@@ -291,7 +322,7 @@ void admml2(comm::Agreement &ag, const Prox &g, const ops::Operator::Ptr &op, co
             const double n = r->norm(a1, 2.0);
             pf = 0.5 * (n * n);
             comm::Agreement a2(c, "ADMML2 g");
-            pg = g.value(a2, *ax);
+            pg = z.stack ? g.value_stacked(a2, *axs) : g.value(a2, *ax[0]);
             J = pf + pg;
             info.cost.push_back(J);
         }

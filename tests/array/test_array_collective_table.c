@@ -777,6 +777,29 @@ static plm_status_t row_prox_grad(int bad) { return row_prox2(bad, 0); }
 static plm_status_t row_proximal_gradient(int bad) { return row_prox2(bad, 1); }
 static plm_status_t row_admml2(int bad) { return row_prox2(bad, 2); }
 
+/* ADMML2 with a stacked z on a stacked vstack [op; op]: tau differs. */
+static plm_status_t row_admml2_stacked(int bad)
+{
+    plm_op_t op = block_op(), A = NULL;
+    const plm_const_op_t parts[2] = {op, op};
+    TU_OK(plm_op_stacked_vstack(2, parts, &A));
+    plm_array_t x = on_space(op, 0), y = on_space(op, 1), zm[2] = {on_space(op, 1), on_space(op, 1)};
+    plm_stacked_t z = NULL;
+    TU_OK(plm_stacked_create(2, zm, &z));
+    plm_prox_t l1 = NULL;
+    TU_OK(plm_prox_create_l1(0.1, &l1));
+    plm_status_t st = plm_solve_admml2_stacked(l1, op, y, A, x, z, 0, bad ? 0.5 : 1.0, 2, 0, 2, 0.0, NULL);
+    plm_prox_destroy(&l1);
+    plm_stacked_destroy(&z);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_array_destroy(&zm[0]);
+    plm_array_destroy(&zm[1]);
+    plm_op_destroy(&A);
+    plm_op_destroy(&op);
+    return st;
+}
+
 static const row_t ROWS[] = {
     {"plm_comm_create", "NULL out", A, 0, row_comm_create},
     {"plm_comm_create_f", "bad config magic", A, 0, row_comm_create_f},
@@ -852,6 +875,7 @@ static const row_t ROWS[] = {
     {"plm_prox_grad", "NULL out", A, 0, row_prox_grad},
     {"plm_solve_proximal_gradient", "tau differs", A, 1, row_proximal_gradient},
     {"plm_solve_admml2", "niter differs", A, 1, row_admml2},
+    {"plm_solve_admml2_stacked", "tau differs", A, 1, row_admml2_stacked},
 };
 #define NROWS ((int)(sizeof ROWS / sizeof ROWS[0]))
 

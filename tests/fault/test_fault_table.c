@@ -861,6 +861,29 @@ static plm_status_t stacked_prox_row(int what)
     }
     return st;
 }
+/* ADMML2 with a stacked z on a stacked vstack [L; L] of a Laplacian (gfirst). */
+static plm_status_t row_admml2_stacked(void)
+{
+    plm_op_t op = laplacian(), A = NULL;
+    const plm_const_op_t parts[2] = {op, op};
+    TU_OK(plm_op_stacked_vstack(2, parts, &A));
+    plm_array_t x = on_space(op, 0), y = on_space(op, 1), zm[2] = {on_space(op, 1), on_space(op, 1)};
+    plm_stacked_t z = NULL;
+    TU_OK(plm_stacked_create(2, zm, &z));
+    plm_prox_t l1 = NULL;
+    TU_OK(plm_prox_create_l1(0.1, &l1));
+    plm_status_t st;
+    UNDER_TEST(st, plm_solve_admml2_stacked(l1, op, y, A, x, z, 0, 1.0, 2, 1, 2, 0.0, NULL));
+    plm_prox_destroy(&l1);
+    plm_stacked_destroy(&z);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_array_destroy(&zm[0]);
+    plm_array_destroy(&zm[1]);
+    plm_op_destroy(&A);
+    plm_op_destroy(&op);
+    return st;
+}
 static plm_status_t row_prox_value_stacked_box(void) { return stacked_prox_row(0); }
 static plm_status_t row_prox_apply_stacked_user(void) { return stacked_prox_row(1); }
 static plm_status_t row_prox_apply_stacked_l1(void) { return stacked_prox_row(2); }
@@ -960,6 +983,7 @@ static const row_t ROWS[] = {
     {"plm_prox_value_stacked", "Box, SCATTER and BROADCAST members", row_prox_value_stacked_box},
     {"plm_prox_apply_stacked", "user prox, out of place", row_prox_apply_stacked_user},
     {"plm_prox_apply_stacked", "L1, out of place", row_prox_apply_stacked_l1},
+    {"plm_solve_admml2_stacked", "L1, stacked vstack [L; L], gfirst", row_admml2_stacked},
     {"plm_op_fredholm1", "uneven slices, G^H kept", row_fredholm1},
     {"plm_op_apply_adjoint", "Fredholm1", row_apply_fredholm_adj},
 #ifdef PLM_TEST_WITH_FFTW

@@ -1,6 +1,7 @@
 /* The L2 proximal operator (with and without an operator; inner CG and CGLS; warm start;
  * value and gradient) and the proximal solvers (ProximalGradient with every acceleration, eta
- * and epsg form, tol; ADMML2 with gfirst and z0) against serial float64 implementations of the
+ * and epsg form, tol; ADMML2 with gfirst and z0, and with a stacked z on a stacked vstack A)
+ * against serial float64 implementations of the
  * same iterations written here, on a block-diagonal operator (SCATTER, uneven blocks) and a
  * broadcast one (BROADCAST), to 1e-10. Bad arguments fail on every rank. */
 #include "ops/ops_test_util.h"
@@ -524,6 +525,139 @@ static void test_admml2(void **state)
     TU_DONE();
 }
 
+/* ADMML2 with a stacked z: A = stacked vstack [A1; A2] (N x N and K2 x N), g = L1, against
+ * serial_admm on the dense [A1; A2] (L1 is separable: its prox on the stack is the prox of the
+ * concatenation). Also: a one-member stack with a plain A gives plm_solve_admml2's iterates. */
+static void test_admml2_stacked(void **state)
+{
+    (void)state;
+    const int64_t M = 13, N = 11, K2 = 7, K = N + K2;
+    for (int bc = 0; bc < 2; bc++)
+        for (int gfirst = 0; gfirst < 2; gfirst++)
+            for (int use_z0 = 0; use_z0 < 2; use_z0++) {
+                lin_t L = make_lin(bc, M, N, 5), A1 = make_lin(bc, N, N, 8), A2 = make_lin(bc, K2, N, 9);
+                lin_t Acat = {K, N, calloc((size_t)(K * N), sizeof(double)), NULL};
+                memcpy(Acat.G, A1.G, sizeof(double) * (size_t)(N * N));
+                memcpy(Acat.G + N * N, A2.G, sizeof(double) * (size_t)(K2 * N));
+                plm_op_t A = NULL;
+                const plm_const_op_t parts[2] = {A1.op, A2.op};
+                TU_OK(plm_op_stacked_vstack(2, parts, &A));
+                double *b = seq(M, 1), *x0 = seq(N, 2), *zw = seq(K, 3), *xw = seq(N, 2);
+                double *got = calloc((size_t)K, 8);
+                plm_array_t ba = arr(L.op, 1, b), xa = arr(L.op, 0, x0);
+                plm_array_t zm[2] = {arr(A1.op, 1, zw), arr(A2.op, 1, zw + N)};
+                plm_stacked_t z = NULL;
+                TU_OK(plm_stacked_create(2, zm, &z));
+                plm_prox_t g = NULL;
+                TU_OK(plm_prox_create_l1(0.3, &g));
+                plm_solver_info_t info = NULL;
+                TU_OK(plm_solver_info_create(&info));
+                TU_CHECK_OK(plm_solve_admml2_stacked(g, L.op, ba, A, xa, z, use_z0, 0.8, 12, gfirst, 5, 0.0, info));
+                serial_admm(&L, &Acat, b, 0.3, xw, zw, use_z0, 0.8, 12, gfirst, 5, 0.0);
+                char what[128];
+                snprintf(what, sizeof what, "stacked ADMML2 %s gfirst %d z0 %d: x", bc ? "BROADCAST" : "SCATTER",
+                         gfirst, use_z0);
+                global_of(xa, got, N);
+                expect_vec(got, xw, N, what);
+                global_of(zm[0], got, N);
+                global_of(zm[1], got + N, K2);
+                what[strlen(what) - 1] = 'z';
+                expect_vec(got, zw, K, what);
+                int64_t its = 0;
+                TU_CHECK_OK(plm_solver_info_iterations(info, &its));
+                TU_EXPECT(its == 12, "%s: %lld iterations", what, (long long)its);
+                plm_solver_info_destroy(&info);
+                plm_prox_destroy(&g);
+                plm_stacked_destroy(&z);
+                plm_op_destroy(&A);
+                plm_array_destroy(&ba);
+                plm_array_destroy(&xa);
+                plm_array_destroy(&zm[0]);
+                plm_array_destroy(&zm[1]);
+                free(b), free(x0), free(zw), free(xw), free(got);
+                free(Acat.G);
+                free_lin(&L);
+                free_lin(&A1);
+                free_lin(&A2);
+            }
+    /* One member, a plain A, Box g: the array call's iterates exactly. */
+    lin_t L = make_lin(0, M, N, 5), A1 = make_lin(0, N, N, 8);
+    double *b = seq(M, 1), *x0 = seq(N, 2), *z0 = seq(N, 3), *g1 = calloc((size_t)N, 8), *g2 = calloc((size_t)N, 8);
+    plm_array_t ba = arr(L.op, 1, b), x1 = arr(L.op, 0, x0), x2 = arr(L.op, 0, x0);
+    plm_array_t z1 = arr(A1.op, 1, z0), z2 = arr(A1.op, 1, z0);
+    plm_stacked_t z = NULL;
+    TU_OK(plm_stacked_create(1, &z2, &z));
+    plm_prox_t box = NULL;
+    TU_OK(plm_prox_create_box(-0.2, 0.4, &box));
+    TU_CHECK_OK(plm_solve_admml2(box, L.op, ba, A1.op, x1, z1, 0, 0.8, 6, 0, 5, 0.0, NULL));
+    TU_CHECK_OK(plm_solve_admml2_stacked(box, L.op, ba, A1.op, x2, z, 0, 0.8, 6, 0, 5, 0.0, NULL));
+    global_of(x1, g1, N);
+    global_of(x2, g2, N);
+    TU_EXPECT(memcmp(g1, g2, sizeof(double) * (size_t)N) == 0, "one member: x differs from the array call's");
+    global_of(z1, g1, N);
+    global_of(z2, g2, N);
+    TU_EXPECT(memcmp(g1, g2, sizeof(double) * (size_t)N) == 0, "one member: z differs from the array call's");
+    plm_prox_destroy(&box);
+    plm_stacked_destroy(&z);
+    plm_array_destroy(&ba);
+    plm_array_destroy(&x1);
+    plm_array_destroy(&x2);
+    plm_array_destroy(&z1);
+    plm_array_destroy(&z2);
+    free(b), free(x0), free(z0), free(g1), free(g2);
+    free_lin(&L);
+    free_lin(&A1);
+    TU_DONE();
+}
+
+/* Bad arguments of the stacked ADMML2 fail on every rank. */
+static void test_admml2_stacked_errors(void **state)
+{
+    (void)state;
+    const int64_t M = 13, N = 11;
+    lin_t L = make_lin(0, M, N, 5), A1 = make_lin(0, N, N, 8), A2 = make_lin(0, 5, N, 9);
+    plm_op_t A = NULL, D = NULL;
+    const plm_const_op_t parts[2] = {A1.op, A2.op};
+    TU_OK(plm_op_stacked_vstack(2, parts, &A));
+    TU_OK(plm_op_stacked_blockdiag(2, parts, &D));
+    double *b = seq(M, 1), *x0 = seq(N, 2);
+    plm_array_t ba = arr(L.op, 1, b), xa = arr(L.op, 0, x0);
+    plm_array_t zm[2] = {arr(A1.op, 1, NULL), arr(A2.op, 1, NULL)};
+    plm_stacked_t z = NULL, z1 = NULL;
+    TU_OK(plm_stacked_create(2, zm, &z));
+    TU_OK(plm_stacked_create(1, zm, &z1));
+    plm_prox_t g = NULL, l2 = NULL;
+    TU_OK(plm_prox_create_l1(0.3, &g));
+    TU_OK(plm_prox_create_l2(NULL, NULL, NULL, 1.0, 1.0, 1, 10, 0, NULL, 1, PLM_L2_CGLS, &l2));
+    const int last = tu_rank == tu_size - 1;
+    TU_EXPECT_ERR(plm_solve_admml2_stacked(l2, L.op, ba, A, xa, z, 0, 0.8, 2, 0, 3, 0.0, NULL), PLM_ERR_NOT_SUPPORTED);
+    /* a stacked block-diagonal maps stacks, not x, to z */
+    TU_EXPECT_ERR(plm_solve_admml2_stacked(g, L.op, ba, D, xa, z, 0, 0.8, 2, 0, 3, 0.0, NULL), PLM_ERR_SIZE_MISMATCH);
+    TU_EXPECT_ERR(plm_solve_admml2(g, L.op, ba, A, xa, zm[0], 0, 0.8, 2, 0, 3, 0.0, NULL), PLM_ERR_INVALID_ARG);
+    TU_EXPECT_ERR(plm_solve_admml2_stacked(g, L.op, ba, A, xa, last ? z1 : z, 0, 0.8, 2, 0, 3, 0.0, NULL),
+                  PLM_ERR_SIZE_MISMATCH);
+    TU_EXPECT_ERR(plm_solve_admml2_stacked(g, L.op, ba, A, xa, last ? NULL : z, 0, 0.8, 2, 0, 3, 0.0, NULL),
+                  PLM_ERR_INVALID_ARG);
+    if (tu_size > 1)
+        TU_EXPECT_ERR(plm_solve_admml2_stacked(g, L.op, ba, A, xa, z, 0, last ? 0.5 : 0.8, 2, 0, 3, 0.0, NULL),
+                      PLM_ERR_INVALID_ARG);
+    plm_prox_destroy(&g);
+    plm_prox_destroy(&l2);
+    plm_stacked_destroy(&z);
+    plm_stacked_destroy(&z1);
+    plm_op_destroy(&A);
+    plm_op_destroy(&D);
+    plm_array_destroy(&ba);
+    plm_array_destroy(&xa);
+    plm_array_destroy(&zm[0]);
+    plm_array_destroy(&zm[1]);
+    free(b), free(x0);
+    free_lin(&L);
+    free_lin(&A1);
+    free_lin(&A2);
+    TU_DONE();
+}
+
 /* ---- callbacks and bad arguments --------------------------------------------------------------- */
 
 static int stop_at_3(void *ctx, int64_t it, plm_const_array_t x, double cost)
@@ -601,6 +735,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         TU_TEST(test_l2_with_operator),  TU_TEST(test_l2_closed_form), TU_TEST(test_proximal_gradient),
         TU_TEST(test_admml2),            TU_TEST(test_solver_callback_and_errors),
+        TU_TEST(test_admml2_stacked),    TU_TEST(test_admml2_stacked_errors),
     };
     return plm_run_group_tests_mpi(tests);
 }
