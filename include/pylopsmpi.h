@@ -2464,7 +2464,8 @@ PLM_API plm_status_t plm_prox_create_callback(plm_prox_fn prox, plm_prox_value_f
  * plm_prox_apply() on a stack, member by member (PyLops-MPI's MPIProxOperator.prox on a
  * StackedDistributedArray): member i of out = prox_{tau f}(member i of x), for L1, L0, Box
  * and user proximal operators (a user prox runs once per member); L2 fails with
- * PLM_ERR_NOT_SUPPORTED on every rank. out may be x. tau must be equal on every rank.
+ * PLM_ERR_NOT_SUPPORTED on every rank. out may be x (member i of out may be member i of x,
+ * no other member of x). tau must be equal on every rank.
  * @param[in]  prox the proximal operator
  * @param[in]  x    the point, a stack
  * @param[in]  tau  the step, finite and > 0
