@@ -23,6 +23,7 @@ from .basicoperators import (MPIBlockDiag, MPIStackedBlockDiag, MPIVStack, MPISt
                              MPIHStack, MPIFirstDerivative, MPISecondDerivative, MPILaplacian,
                              MPIGradient, MPIHalo, MPIMatrixMult)
 from . import optimization, utils, basicoperators, proximal
+from . import signalprocessing, waveeqprocessing
 from .proximal import MPIProxOperator
 from .optimization import CG, CGLS, ISTA, FISTA, cg, cgls, ista, fista, power_iteration
 from .utils import dottest
