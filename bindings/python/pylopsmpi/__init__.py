@@ -22,8 +22,7 @@ from .LinearOperator import MPILinearOperator, MPIShellOperator, asmpilinearoper
 from .basicoperators import (MPIBlockDiag, MPIStackedBlockDiag, MPIVStack, MPIStackedVStack,
                              MPIHStack, MPIFirstDerivative, MPISecondDerivative, MPILaplacian,
                              MPIGradient, MPIHalo, MPIMatrixMult)
-from . import optimization, utils, basicoperators, proximal
-from . import signalprocessing, waveeqprocessing
+from . import optimization, utils, basicoperators, proximal, signalprocessing, waveeqprocessing
 from .proximal import MPIProxOperator
 from .optimization import CG, CGLS, ISTA, FISTA, cg, cgls, ista, fista, power_iteration
 from .utils import dottest

@@ -1,0 +1,43 @@
+"""pylops_mpi.signalprocessing.FFTND: MPIFFTND."""
+from mpi4py import MPI
+
+from ._baseffts import _MPIBaseFFTND
+
+__all__ = ["MPIFFTND"]
+
+
+class MPIFFTND(_MPIBaseFFTND):
+    r"""N-dimensional Fast-Fourier Transform (PyLops-MPI's MPIFFTND) over the library's
+    distributed FFT (plm_op_fftnd: FFTW plans and one all-to-all, no mpi4py-fft).
+
+    Parameters, attributes and results as PyLops-MPI's: ``dims``, ``axes``, ``sampling`` (one
+    value or one per axis), ``norm`` ("none": unscaled forward, exact adjoint; "1/n": both
+    scaled by 1/N, N the product of the FFT lengths), ``real`` (r2c along the last of
+    ``axes``, bins ``[1, 1 + (n - 1) // 2)`` times sqrt(2); the adjoint returns real values),
+    ``ifftshift_before`` / ``fftshift_after`` (one flag or one per axis), ``dtype`` (a real
+    dtype keeps the real part of the input; the operator's dtype is always the complex one:
+    complex64 for float32 / complex64, computed in single precision), ``base_comm``.
+    Attributes ``dims``, ``dimsd`` (``dims`` with ``n // 2 + 1`` bins along the last axis when
+    ``real``), ``fs`` (the frequencies along each of ``axes``: ``numpy.fft.fftfreq``, or
+    ``rfftfreq`` for the last axis when ``real``, fftshift-ed where ``fftshift_after``),
+    ``nffts``, ``axes``, ``real``, ``rdtype``, ``cdtype``, ``clinear``. ``Op / y`` is the
+    inverse transform (the adjoint divided by the forward's scale).
+
+    Distribution. The model is the C-order vector of ``dims`` in whole rows of axis 0 (any 1-D
+    SCATTER vector of that size is accepted and re-split). The data ``Op @ x`` is the C-order
+    vector of ``dimsd`` in whole rows of axis 0 with the default split, as in PyLops-MPI.
+    Internally the transform leaves its output split along ``out_axis``: 0 when axis 0 is not
+    among ``axes`` (then nothing is communicated), else the first axis not among ``axes``, or
+    axis 1 when every axis is transformed; in those cases one all-to-all per apply moves the
+    output to whole rows of axis 0 (as PyLops-MPI's ``reshaped`` does after mpi4py-fft).
+
+    Differences from PyLops-MPI: repeated ``axes`` raise ValueError (PyLops-MPI warns and
+    transforms twice); an FFT along axis 0 needs ``len(dims) >= 2`` (slab decomposition).
+    """
+
+    def __init__(self, dims, axes=(0, 1, 2), sampling=1.0, norm="none", real=False,
+                 ifftshift_before=False, fftshift_after=False, dtype="complex128",
+                 base_comm=MPI.COMM_WORLD):
+        super().__init__(dims=dims, axes=axes, sampling=sampling, norm=norm, real=real,
+                         ifftshift_before=ifftshift_before, fftshift_after=fftshift_after,
+                         dtype=dtype, base_comm=base_comm)
