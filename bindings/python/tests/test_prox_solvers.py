@@ -502,3 +502,27 @@ def test_exception_in_a_callback_on_one_rank(where):
     assert f"on rank {size - 1}" in str(e.value)
     if where.endswith("callback") or where == "callback-python":
         assert len(calls) == 3                # stopped after the failing iteration, everywhere
+
+
+def test_proximal_gradient_edges():
+    """niter 0, eta > 1 (Python iterations), stacked x0, an empty local block."""
+    counts = [0 if r == 0 and size > 1 else 3 for r in range(size)]
+    g = np.linspace(-1, 1, sum(counts))
+    x = _vec(g, counts)
+    f = MPIL2(b=x)                                   # 0.5 ||v - g||^2
+    x0 = x.zeros_like()
+    r0 = ProximalGradient(f, L1(0.1), x0, tau=0.5, niter=0)
+    np.testing.assert_array_equal(r0.asarray(), np.zeros_like(g))
+    for eta in (0.5, 1.3):
+        v = np.zeros_like(g)
+        for _ in range(5):
+            v = v + eta * (_soft(v - 0.5 * (v - g), 0.05) - v)
+        r = ProximalGradient(f, L1(0.1), x0, tau=0.5, niter=5, eta=eta)
+        np.testing.assert_allclose(r.asarray(), v, rtol=1e-13)
+    s = pm.StackedDistributedArray([x, x.copy()])
+    rs = ProximalGradient(MPIL2(), MPIProxOperator(L1(0.1)), s, tau=0.5, niter=3)
+    v = np.concatenate([g, g])
+    for _ in range(3):
+        v = _soft(0.5 * v, 0.05)
+    assert isinstance(rs, pm.StackedDistributedArray)
+    np.testing.assert_allclose(rs.asarray(), v, rtol=1e-13)

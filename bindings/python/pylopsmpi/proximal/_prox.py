@@ -5,7 +5,7 @@ proximal solvers (`_primal.py`) can hand it to the library's solvers.
 import numpy as np
 
 from .._core import ffi, lib, call, Handle
-from ..DistributedArray import DistributedArray, StackedDistributedArray
+from ..DistributedArray import StackedDistributedArray
 
 __all__ = ["L1", "L0", "Box", "MPIProxOperator", "MPIL2"]
 
