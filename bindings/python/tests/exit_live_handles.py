@@ -2,9 +2,9 @@
 
     mpiexec -n N python3 exit_live_handles.py live|finalized
 
-live: arrays, layouts, operators (library ones, composites, Python-callback blocks), solver
-state and communicators (COMM_WORLD, a Split and a Dup sub-communicator), some in reference
-cycles, are all alive when the script ends. The package's atexit hook must free them before MPI
+live: arrays, layouts, operators (library ones, composites, Python-callback blocks), proximal
+operators, solver state and communicators (COMM_WORLD, a Split and a Dup sub-communicator), some
+in reference cycles, are all alive when the script ends. The package's atexit hook must free them before MPI
 is finalized: no crash, no hang (ctest's timeout), and nothing left behind: a hook registered
 before the package (so it runs after the package's) checks that every C handle was freed and
 every callback context released, and exits 3 otherwise.
@@ -59,6 +59,11 @@ cycle = [Op, x]
 cycle.append(cycle)                         # a reference cycle: freed by the hook, not the GC
 w = C @ x
 x.norm()
+# proximal operators (an MPIL2 holding operator and array copies) and a solve with a callback
+l2 = pm.proximal.MPIL2(Op=D, b=x, x0=x.zeros_like())
+box = pm.proximal.Box(0.0, 1.0)
+p = pm.proximal.ProximalGradient(l2, pm.proximal.MPIProxOperator(box), x.zeros_like(), tau=0.1,
+                                 niter=2, callback=lambda v: None)
 
 if mode == "finalized":
     world.Barrier()

@@ -1,0 +1,4 @@
+"""pylops_mpi.proximal.ProxOperator: MPIProxOperator."""
+from ._prox import MPIProxOperator
+
+__all__ = ["MPIProxOperator"]
