@@ -5,7 +5,8 @@ proximal solvers (`_primal.py`) can hand it to the library's solvers.
 import numpy as np
 
 from .._core import ffi, lib, call, Handle
-from ..DistributedArray import StackedDistributedArray
+from ..DistributedArray import DistributedArray, StackedDistributedArray
+from ..LinearOperator import _stack_handle
 
 __all__ = ["L1", "L0", "Box", "MPIProxOperator", "MPIL2"]
 
@@ -14,6 +15,7 @@ class _Prox:
     """A C proximal operator applied to whole DistributedArrays (collective calls)."""
     hasgrad = False
     _combine = staticmethod(lambda values: float(np.sum(values)))
+    _stacked_in_c = False   # plm_prox_*_stacked take this operator (one agreement per stack)
 
     def _new_handle(self, create, *args):
         self._h = Handle("plm_prox_t", "plm_prox_destroy")
@@ -40,12 +42,25 @@ class _Prox:
     def __call__(self, x):
         """f(x), the same on every rank (stacked arrays: the members' values combined)."""
         if isinstance(x, StackedDistributedArray):
+            if self._flat_stack(x):
+                v, xs = ffi.new("double *"), _stack_handle(x)   # xs: alive during the call
+                call(lib.plm_prox_value_stacked, self._plm_handle(), xs.h, v)
+                return self._combine([v[0]])
             return self._combine([self(d) for d in x.distarrays])
         return self._value(x)
+
+    def _flat_stack(self, x):
+        return self._stacked_in_c and all(type(d) is DistributedArray for d in x.distarrays)
 
     def prox(self, x, tau, **kwargs):
         """prox_{tau f}(x): a new array of x's layout and dtype."""
         if isinstance(x, StackedDistributedArray):
+            if self._flat_stack(x):
+                out = StackedDistributedArray([d.empty_like() for d in x.distarrays],
+                                              base_comm=x.base_comm)
+                xs, outs = _stack_handle(x), _stack_handle(out)   # alive during the call
+                call(lib.plm_prox_apply_stacked, self._plm_handle(), xs.h, float(tau), outs.h)
+                return out
             return StackedDistributedArray([self.prox(d, tau) for d in x.distarrays],
                                            base_comm=x.base_comm)
         out = x.empty_like()
@@ -68,6 +83,7 @@ class _Prox:
 
 class _Threshold(_Prox):
     _create = None
+    _stacked_in_c = True
 
     def __init__(self, sigma=1.0):
         if callable(sigma) or not np.isscalar(sigma):
@@ -95,6 +111,7 @@ class Box(_Prox):
     over the ranks, as PyLops-MPI's MPIProxOperator reduces Box). Real dtypes only; the bounds are
     numbers (pyproximal also takes arrays: NotImplementedError here)."""
     _combine = staticmethod(all)
+    _stacked_in_c = True
 
     def __init__(self, lower=-np.inf, upper=np.inf):
         for v in (lower, upper):
