@@ -103,8 +103,27 @@ def agree(comm, checked):
     first = comm.allreduce(comm.Get_rank() if exc is not None else size, op=MPI.MIN)
     if first == size:
         return
-    info = comm.bcast((type(exc), str(exc), getattr(exc, "status", None))
-                      if comm.Get_rank() == first else None, root=first)
+    info = comm.bcast(_exc_info(exc) if comm.Get_rank() == first else None, root=first)
+    _raise_agreed(exc, first, info)
+
+
+def agree_gather(comm, checked, value):
+    """`agree` that also gathers: one allgather of this rank's `value` (when its checks passed);
+    returns every rank's value, in rank order, when no rank failed."""
+    exc = checked.exc if isinstance(checked, _Checks) else checked
+    everyone = comm.allgather((False, _exc_info(exc)) if exc is not None else (True, value))
+    for first, (ok, item) in enumerate(everyone):
+        if not ok:
+            _raise_agreed(exc, first, item)
+    return [item for _, item in everyone]
+
+
+def _exc_info(exc):
+    return (type(exc), str(exc), getattr(exc, "status", None))
+
+
+def _raise_agreed(exc, first, info):
+    """This rank's own exception, or the first failing rank's class with its message."""
     if exc is not None:
         raise exc
     cls, msg, status = info
@@ -120,6 +139,7 @@ def agree(comm, checked):
 # --- handles --------------------------------------------------------------------------------------
 _live = weakref.WeakSet()       # every live Handle, destroyed explicitly at exit
 _finalizing = False
+_kinds = {}                     # (ctype, destroy name) -> (pointer type, destroy function, collective)
 
 
 class Handle:
@@ -128,9 +148,13 @@ class Handle:
     __slots__ = ("ptr", "_destroy", "_collective", "keep", "__weakref__")
 
     def __init__(self, ctype, destroy_name, keep=None):
-        self.ptr = ffi.new(ctype + " *")
-        self._destroy = getattr(lib, destroy_name)
-        self._collective = destroy_name in _api.COLLECTIVE
+        kind = _kinds.get((ctype, destroy_name))
+        if kind is None:
+            kind = _kinds[(ctype, destroy_name)] = (ffi.typeof(ctype + " *"), getattr(lib, destroy_name),
+                                                    destroy_name in _api.COLLECTIVE)
+        self.ptr = ffi.new(kind[0])
+        self._destroy = kind[1]
+        self._collective = kind[2]
         self.keep = keep            # Python objects the C object borrows (user buffers, callbacks)
         _live.add(self)
 
