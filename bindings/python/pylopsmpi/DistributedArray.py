@@ -11,7 +11,8 @@ import numbers
 import numpy as np
 from mpi4py import MPI
 
-from ._core import ffi, lib, call, check, checks, agree, Handle, plm_comm, plm_dtype, np_dtype
+from ._core import (ffi, lib, call, check, checks, agree, Handle, array_handle, plm_comm, plm_dtype,
+                    np_dtype)
 
 __all__ = ["Partition", "local_split", "DistributedArray", "StackedDistributedArray"]
 
@@ -59,6 +60,15 @@ def _local_shapes(local_shapes, ndim):
             raise ValueError(f"local shape {s} does not have {ndim} dimensions")
         out.append(s)
     return out
+
+
+# looked up once: the per-apply path (_on_layout) runs them on every new array
+_create_from_layout = lib.plm_array_create_from_layout
+_HOST = lib.PLM_MEMORY_HOST
+_NULL = ffi.NULL
+_from_buffer = ffi.from_buffer
+_empty = np.empty
+_new = object.__new__
 
 
 def _i64(values):
@@ -200,11 +210,10 @@ class DistributedArray:
     def _wrap(self, local_array, code):
         """The C array over local_array (C-contiguous, writeable, of this rank's local shape)."""
         self._local = local_array
-        self._h = hd = Handle("plm_array_t", "plm_array_destroy", keep=local_array)
+        self._h = hd = array_handle(local_array)
         nbytes = local_array.nbytes
-        st = lib.plm_array_create_from_layout(self._layout.handle.ptr[0], code, lib.PLM_MEMORY_HOST,
-                                              ffi.from_buffer(local_array) if nbytes else ffi.NULL,
-                                              nbytes, hd.ptr)
+        st = _create_from_layout(self._layout.handle.ptr[0], code, _HOST,
+                                 _from_buffer(local_array) if nbytes else _NULL, nbytes, hd.ptr)
         if st:
             check(st)
 
@@ -212,12 +221,12 @@ class DistributedArray:
     def _on_layout(cls, layout, dtype, code):
         """A new array on a layout (an operator's output): the fast path of _init for a dtype
         known to be supported (code: its plm_dtype) and no user data."""
-        new = cls.__new__(cls)
+        new = _new(cls)
         new._layout = layout
         new._base_comm = layout.base_comm
         new._dtype = dtype
         new._sub_comm = None
-        new._wrap(np.empty(layout.local_shape, dtype), code)
+        new._wrap(_empty(layout.local_shape, dtype), code)
         return new
 
     @classmethod

@@ -14,6 +14,9 @@ from ._core import (ffi, lib, call, check, checks, agree, agree_gather, Handle, 
                     np_dtype, new_ctx)
 from .DistributedArray import DistributedArray, StackedDistributedArray, Partition, _Layout
 
+_on_layout = DistributedArray._on_layout
+_NULL = ffi.NULL
+
 __all__ = ["MPILinearOperator", "MPIShellOperator", "asmpilinearoperator", "local_operator"]
 
 
@@ -183,6 +186,9 @@ class _IO:
             cls._rmatvec is MPILinearOperator._rmatvec
         self.fast = (nd, nr) == (1, 1) and self.domain[0].global_shape == (op.shape[1],) \
             and self.range[0].global_shape == (op.shape[0],)
+        # the fast path's pieces, by adjoint (0 or 1): output layout and library function
+        self.out = (self.range[0], self.domain[0]) if self.fast else None
+        self.fn = (lib.plm_op_apply, lib.plm_op_apply_adjoint)
 
 
 def _apply_native(op, io, x, adjoint):
@@ -190,10 +196,10 @@ def _apply_native(op, io, x, adjoint):
     Collective. The fast path (a DistributedArray on the operator's layout) makes the output and
     calls the library, which agrees on x's layout; any other x takes the agreed slow path."""
     if io.fast:
-        y = DistributedArray._on_layout(io.domain[0] if adjoint else io.range[0], io.dtype, io.code)
-        xh = x._h.ptr[0] if isinstance(x, DistributedArray) else ffi.NULL
-        st = (lib.plm_op_apply_adjoint if adjoint else lib.plm_op_apply)(io.hd.ptr[0], xh, y._h.ptr[0])
-        if st == lib.PLM_SUCCESS:
+        y = _on_layout(io.out[adjoint], io.dtype, io.code)
+        st = io.fn[adjoint](io.hd.ptr[0], x._h.ptr[0] if isinstance(x, DistributedArray) else _NULL,
+                            y._h.ptr[0])
+        if not st:
             return y
         try:            # failed on every rank (agreed): x conformed, else the library's error
             check(st)
@@ -368,18 +374,22 @@ class MPILinearOperator:
         return io if io.native else None
 
     def matvec(self, x):
-        io = self._native_io()
-        if io is not None:
-            return _apply_native(self, io, x, False)
+        io = self._io
+        if io is None or io.hd is not self._plm:
+            io = self._native_io()
+        if io is not None and io.native:
+            return _apply_native(self, io, x, 0)
         with checks() as c:
             _check_input(x, self.shape[1])
         agree(self.base_comm, c)
         return self._matvec(x)
 
     def rmatvec(self, x):
-        io = self._native_io()
-        if io is not None:
-            return _apply_native(self, io, x, True)
+        io = self._io
+        if io is None or io.hd is not self._plm:
+            io = self._native_io()
+        if io is not None and io.native:
+            return _apply_native(self, io, x, 1)
         with checks() as c:
             _check_input(x, self.shape[0])
         agree(self.base_comm, c)
@@ -389,13 +399,13 @@ class MPILinearOperator:
         if self._plm is None:
             raise NotImplementedError("_matvec is not implemented")
         self._native_io()
-        return _apply_native(self, self._io, x, False)
+        return _apply_native(self, self._io, x, 0)
 
     def _rmatvec(self, x):
         if self._plm is None:
             raise NotImplementedError("_rmatvec is not implemented")
         self._native_io()
-        return _apply_native(self, self._io, x, True)
+        return _apply_native(self, self._io, x, 1)
 
     def dot(self, x):
         if isinstance(x, DistributedArray):

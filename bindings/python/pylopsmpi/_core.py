@@ -137,7 +137,21 @@ def _raise_agreed(exc, first, info):
 
 
 # --- handles --------------------------------------------------------------------------------------
-_live = weakref.WeakSet()       # every live Handle, destroyed explicitly at exit
+class _Live:
+    """Every live Handle (weakly), destroyed explicitly at exit: weak references by id, added in
+    Handle.__init__ and dropped in Handle.__del__ (cheaper than a WeakSet on every new array)."""
+
+    def __init__(self):
+        self.refs = {}
+
+    def __iter__(self):
+        live = (r() for r in list(self.refs.values()))
+        return iter([h for h in live if h is not None])
+
+
+_live = _Live()
+_live_refs = _live.refs
+_ref = weakref.ref
 _finalizing = False
 _kinds = {}                     # (ctype, destroy name) -> (pointer type, destroy function, collective)
 
@@ -156,7 +170,7 @@ class Handle:
         self._destroy = kind[1]
         self._collective = kind[2]
         self.keep = keep            # Python objects the C object borrows (user buffers, callbacks)
-        _live.add(self)
+        _live_refs[id(self)] = _ref(self)
 
     @property
     def h(self):
@@ -168,6 +182,7 @@ class Handle:
         self.keep = None
 
     def __del__(self):
+        _live_refs.pop(id(self), None)
         # Never a collective free from the garbage collector (it may run on one rank only), and
         # nothing once MPI is finalized (a free could reach MPI_Comm_free).
         if self._collective or _finalizing or self.ptr is None or MPI.Is_finalized():
@@ -177,6 +192,22 @@ class Handle:
                 self._destroy(self.ptr)
         except Exception:
             pass
+
+
+_ARRAY_PTR = ffi.typeof("plm_array_t *")
+_array_destroy = lib.plm_array_destroy
+
+
+def array_handle(keep):
+    """Handle("plm_array_t", "plm_array_destroy", keep) without its lookups: every new array
+    (an operator's output on each apply) makes one."""
+    hd = object.__new__(Handle)
+    hd.ptr = ffi.new(_ARRAY_PTR)
+    hd._destroy = _array_destroy
+    hd._collective = False
+    hd.keep = keep
+    _live_refs[id(hd)] = _ref(hd)
+    return hd
 
 
 # --- communicators --------------------------------------------------------------------------------
