@@ -191,6 +191,16 @@ class _IO:
         self.fn = (lib.plm_op_apply, lib.plm_op_apply_adjoint)
 
 
+def _io_of(op):
+    """The operator's _IO (made once), or None for an operator without a library handle."""
+    io = op._io
+    if io is None or io.hd is not op._plm:
+        if op._plm is None:
+            return None
+        io = op._io = _IO(op)
+    return io
+
+
 def _apply_native(op, io, x, adjoint):
     """y = op x (or op^H x) through the library, with PyLops-MPI's array types in and out.
     Collective. The fast path (a DistributedArray on the operator's layout) makes the output and
@@ -366,12 +376,8 @@ class MPILinearOperator:
     # path); an operator defined in Python gets an agreed check of x first.
     def _native_io(self):
         """The _IO when the library applies this operator (its _matvec is not overridden)."""
-        io = self._io
-        if io is None or io.hd is not self._plm:
-            if self._plm is None:
-                return None
-            io = self._io = _IO(self)
-        return io if io.native else None
+        io = _io_of(self)
+        return io if io is not None and io.native else None
 
     def matvec(self, x):
         io = self._io

@@ -203,12 +203,16 @@ def _info_cost(info, n):
 
 
 def _native_solve(Op, y, x0, niter, tol, damp=None):
-    from ..LinearOperator import _conform, _direct, _layout_of
+    from ..LinearOperator import _conform, _direct, _io_of, _layout_of
     from ..DistributedArray import _Layout
     from .._core import check
-    dom = _Layout(_layout_of(lib.plm_op_domain, Op.handle), Op.base_comm)
-    ran = _Layout(_layout_of(lib.plm_op_range, Op.handle), Op.base_comm)
-    dtype = np.dtype(Op.dtype)
+    io = _io_of(Op)
+    if io.out is not None:      # one domain and one range layout, known to the operator
+        dom, ran = io.domain[0], io.range[0]
+    else:                       # (plm_op_domain says why not)
+        dom = _Layout(_layout_of(lib.plm_op_domain, Op.handle), Op.base_comm)
+        ran = _Layout(_layout_of(lib.plm_op_range, Op.handle), Op.base_comm)
+    dtype = io.dtype
     info = Handle("plm_solver_info_t", "plm_solver_info_destroy")
     call(lib.plm_solver_info_create, info.ptr)
 
@@ -220,7 +224,10 @@ def _native_solve(Op, y, x0, niter, tol, damp=None):
         if damp is None:
             return lib.plm_solve_cg(Op.handle, yh, xh, int(niter), float(tol), info.h)
         return lib.plm_solve_cgls(Op.handle, yh, xh, int(niter), float(damp), float(tol), info.h)
-    x = x0.copy() if _direct(x0, dom, dtype) else None
+    x = None
+    if _direct(x0, dom, dtype):
+        x = DistributedArray._on_layout(dom, dtype, io.code)
+        call(lib.plm_array_copy, x0.handle, x.handle)
     st = solve(x, y if _direct(y, ran, dtype) else None)
     if st != lib.PLM_SUCCESS:
         try:
