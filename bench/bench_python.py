@@ -11,7 +11,8 @@ float64), times in the same run:
     under the library's CGLS, against the dense C block;
   - floors of one apply's Python part, each against the C apply: a bare cffi call
     (plm_version), a new numpy local array, and a new C array on the output layout (numpy
-    array, plm_array_create_from_layout, plm_array_destroy: what a new output costs at least).
+    array, plm_array_create_from_layout, plm_array_destroy: what a new output costs at least),
+    and the C apply into such a new array each time (the C side of Op @ x's semantics).
 Prints a table in microseconds (best of REPEAT runs, max over ranks); asserts nothing. The
 machine's load moves these figures: compare Python and C of the same run, over several runs.
 """
@@ -68,7 +69,7 @@ def bench(n):
     t_c = best(c_apply, inner=inner)
     row(f"one apply, {n}-row blocks", best(lambda: Op @ y, inner=inner), t_c)
     if n == 100:
-        floors(y, t_c, inner)
+        floors(Op, y, t_c, inner)
     cb = pm.MPIBlockDiag([LinearOperator(A.shape, matvec=lambda v: A @ v, rmatvec=lambda v: A.T @ v,
                                          dtype=np.float64)])
 
@@ -78,7 +79,7 @@ def bench(n):
     row(f"CGLS, Python callback vs C block, {n} rows", best(c_cgls_cb), best(c_cgls))
 
 
-def floors(y, t_c, inner):
+def floors(Op, y, t_c, inner):
     """What one apply's Python part cannot go below, next to the C apply."""
     lay = ffi.new("plm_layout_t *")
     pm.check(lib.plm_array_layout(y.handle, lay))
@@ -91,12 +92,20 @@ def floors(y, t_c, inner):
         pm.check(lib.plm_array_create_from_layout(lay[0], code, lib.PLM_MEMORY_HOST,
                                                   ffi.from_buffer(a), a.nbytes, arr))
         lib.plm_array_destroy(arr)
+
+    def c_apply_new_out():
+        a = np.empty(shape, dt)
+        pm.check(lib.plm_array_create_from_layout(lay[0], code, lib.PLM_MEMORY_HOST,
+                                                  ffi.from_buffer(a), a.nbytes, arr))
+        pm.check(lib.plm_op_apply(Op.handle, y.handle, arr[0]))
+        lib.plm_array_destroy(arr)
     n = inner * 10
     v = ffi.new("int[3]")
     row("floor: bare cffi call (plm_version)", best(lambda: lib.plm_version(v, v + 1, v + 2), inner=n),
         t_c)
     row("floor: numpy.empty of the local block", best(lambda: np.empty(shape, dt), inner=n), t_c)
     row("floor: numpy + C array create/destroy", best(new_c_array, inner=n), t_c)
+    row("floor: C apply into a new numpy + C array", best(c_apply_new_out, inner=inner), t_c)
     lib.plm_layout_destroy(lay)
 
 
