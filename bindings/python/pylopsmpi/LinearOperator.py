@@ -5,6 +5,7 @@ An operator made by this package holds a C operator (`_plm`, a Handle): applies,
 (+ - * @ ** .H .T conj) and solvers run in the library. An operator defined in Python (a subclass
 overriding `_matvec`/`_rmatvec`) works too; composites with it are applied in Python.
 """
+import hashlib
 import numbers
 
 import numpy as np
@@ -115,13 +116,15 @@ def _agree_inputs(comm, x, xs, layouts, dtype, check=None):
     with checks() as c:
         if check is not None:
             check()
-        desc = _describe(x)
+        # a digest and a short text, not the description (its local shapes grow with the ranks)
+        text = repr(_describe(x))
+        desc = (hashlib.blake2b(text.encode(), digest_size=16).digest(), text[:160])
         direct = all(_direct(m, lay, dtype) for m, lay in zip(xs, layouts))
     values = agree_gather(comm, c, (desc, direct))
     for r, (d, _) in enumerate(values):
-        if d != values[0][0]:
-            raise ValueError(f"the input arrays differ between ranks: rank 0 has {values[0][0]}, "
-                             f"rank {r} has {d}")
+        if d[0] != values[0][0][0]:
+            raise ValueError(f"the input arrays differ between ranks: rank 0 has {values[0][0][1]}, "
+                             f"rank {r} has {d[1]}")
     return all(ok for _, ok in values)
 
 
