@@ -155,6 +155,12 @@ def _conform(x, layout_hd, dtype, base_comm):
     return _convert(x, layout, dtype)
 
 
+def _new_on(layout_hd, dtype, base_comm):
+    """A new (uninitialised) array on a layout handle."""
+    dtype = np.dtype(dtype)
+    return DistributedArray._on_layout(_Layout(layout_hd, base_comm), dtype, plm_dtype(dtype))
+
+
 def _parts(op_h):
     nd, nr = ffi.new("int *"), ffi.new("int *")
     call(lib.plm_op_parts, op_h, nd, nr)
