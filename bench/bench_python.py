@@ -8,8 +8,13 @@ float64), times in the same run:
   - one apply: Op @ x (the package: new output array, layout checks) against plm_op_apply on
     preallocated arrays;
   - the Python-callback path: the same block as a SciPy LinearOperator calling back into Python,
-    under the library's CGLS, against the dense C block.
-Prints a table (best of REPEAT runs, max over ranks); asserts nothing.
+    under the library's CGLS, against the dense C block;
+  - floors of one apply's Python part, each against the C apply: a bare cffi call
+    (plm_version), a new numpy local array, and a new C array on the output layout (numpy
+    array, plm_array_create_from_layout, plm_array_destroy: what a new output costs at least),
+    and the C apply into such a new array each time (the C side of Op @ x's semantics).
+Prints a table in microseconds (best of REPEAT runs, max over ranks); asserts nothing. The
+machine's load moves these figures: compare Python and C of the same run, over several runs.
 """
 import sys
 import time
@@ -39,7 +44,7 @@ def best(fn, repeat=REPEAT, inner=1):
 
 def row(name, t_py, t_c):
     if comm.rank == 0:
-        print(f"{name:44s} {t_py * 1e3:10.3f} {t_c * 1e3:10.3f} {t_py / t_c:7.2f}x")
+        print(f"{name:44s} {t_py * 1e6:10.2f} {t_c * 1e6:10.2f} {t_py / t_c:7.2f}x")
 
 
 def bench(n):
@@ -58,8 +63,13 @@ def bench(n):
         best(c_cgls))
     out = y.copy()
     inner = max(1, 20000 // n)
-    row(f"one apply, {n}-row blocks", best(lambda: Op @ y, inner=inner),
-        best(lambda: pm.check(lib.plm_op_apply(Op.handle, y.handle, out.handle)), inner=inner))
+
+    def c_apply():
+        pm.check(lib.plm_op_apply(Op.handle, y.handle, out.handle))
+    t_c = best(c_apply, inner=inner)
+    row(f"one apply, {n}-row blocks", best(lambda: Op @ y, inner=inner), t_c)
+    if n == 100:
+        floors(Op, y, t_c, inner)
     cb = pm.MPIBlockDiag([LinearOperator(A.shape, matvec=lambda v: A @ v, rmatvec=lambda v: A.T @ v,
                                          dtype=np.float64)])
 
@@ -69,8 +79,38 @@ def bench(n):
     row(f"CGLS, Python callback vs C block, {n} rows", best(c_cgls_cb), best(c_cgls))
 
 
+def floors(Op, y, t_c, inner):
+    """What one apply's Python part cannot go below, next to the C apply."""
+    lay = ffi.new("plm_layout_t *")
+    pm.check(lib.plm_array_layout(y.handle, lay))
+    shape, dt = y.local_array.shape, y.dtype
+    code = lib.PLM_FLOAT64
+    arr = ffi.new("plm_array_t *")
+
+    def new_c_array():
+        a = np.empty(shape, dt)
+        pm.check(lib.plm_array_create_from_layout(lay[0], code, lib.PLM_MEMORY_HOST,
+                                                  ffi.from_buffer(a), a.nbytes, arr))
+        lib.plm_array_destroy(arr)
+
+    def c_apply_new_out():
+        a = np.empty(shape, dt)
+        pm.check(lib.plm_array_create_from_layout(lay[0], code, lib.PLM_MEMORY_HOST,
+                                                  ffi.from_buffer(a), a.nbytes, arr))
+        pm.check(lib.plm_op_apply(Op.handle, y.handle, arr[0]))
+        lib.plm_array_destroy(arr)
+    n = inner * 10
+    v = ffi.new("int[3]")
+    row("floor: bare cffi call (plm_version)", best(lambda: lib.plm_version(v, v + 1, v + 2), inner=n),
+        t_c)
+    row("floor: numpy.empty of the local block", best(lambda: np.empty(shape, dt), inner=n), t_c)
+    row("floor: numpy + C array create/destroy", best(new_c_array, inner=n), t_c)
+    row("floor: C apply into a new numpy + C array", best(c_apply_new_out, inner=inner), t_c)
+    lib.plm_layout_destroy(lay)
+
+
 if comm.rank == 0:
-    print(f"pylopsmpi {pm.version()}, {comm.size} ranks; times in ms (best of {REPEAT}, max over ranks)")
+    print(f"pylopsmpi {pm.version()}, {comm.size} ranks; times in us (best of {REPEAT}, max over ranks)")
     print(f"{'case':44s} {'Python':>10s} {'C':>10s} {'ratio':>8s}")
 for n in (1000, 100):
     bench(n)

@@ -5,12 +5,14 @@ without copy; the C handle keeps no other copy. Arithmetic, reductions and layou
 the C library, so collective argument errors end in the same exception on every rank.
 """
 from enum import Enum
+from functools import cached_property
 import numbers
 
 import numpy as np
 from mpi4py import MPI
 
-from ._core import ffi, lib, call, check, checks, agree, Handle, plm_comm, plm_dtype, np_dtype
+from ._core import (ffi, lib, call, check, checks, agree, Handle, array_handle, plm_comm, plm_dtype,
+                    np_dtype)
 
 __all__ = ["Partition", "local_split", "DistributedArray", "StackedDistributedArray"]
 
@@ -60,12 +62,22 @@ def _local_shapes(local_shapes, ndim):
     return out
 
 
+# looked up once: the per-apply path (_on_layout) runs them on every new array
+_create_from_layout = lib.plm_array_create_from_layout
+_HOST = lib.PLM_MEMORY_HOST
+_NULL = ffi.NULL
+_from_buffer = ffi.from_buffer
+_empty = np.empty
+_new = object.__new__
+
+
 def _i64(values):
     return ffi.new("int64_t[]", [int(v) for v in values]) if len(values) else ffi.NULL
 
 
 class _Layout:
-    """A C layout handle and what Python asks of it."""
+    """A C layout handle and what Python asks of it. Layouts are immutable: each query asks the
+    library once."""
 
     def __init__(self, handle, base_comm):
         self.handle = handle
@@ -87,44 +99,56 @@ class _Layout:
         call(fn, self.handle.h, out)
         return tuple(out[i] for i in range(n))
 
-    @property
+    @cached_property
     def ndim(self):
         v = ffi.new("int *")
         call(lib.plm_layout_ndim, self.handle.h, v)
         return v[0]
 
-    @property
+    @cached_property
     def global_shape(self):
         return self._ints(lib.plm_layout_global_shape, self.ndim)
 
-    @property
+    @cached_property
     def local_shape(self):
         return self._ints(lib.plm_layout_local_shape, self.ndim)
 
-    @property
-    def local_shapes(self):
+    @cached_property
+    def _local_shapes(self):
         nd, size = self.ndim, self.base_comm.Get_size()
         flat = self._ints(lib.plm_layout_local_shapes, nd * size)
-        return [tuple(flat[r * nd:(r + 1) * nd]) for r in range(size)]
+        return tuple(tuple(flat[r * nd:(r + 1) * nd]) for r in range(size))
 
     @property
+    def local_shapes(self):
+        return list(self._local_shapes)
+
+    @cached_property
     def axis(self):
         v = ffi.new("int *")
         call(lib.plm_layout_axis, self.handle.h, v)
         return v[0]
 
-    @property
+    @cached_property
     def partition(self):
         v = ffi.new("plm_partition_t *")
         call(lib.plm_layout_partition, self.handle.h, v)
         return _PART_FROM_PLM[v[0]]
 
-    @property
-    def mask(self):
+    @cached_property
+    def _mask(self):
         has = ffi.new("int *")
         m = ffi.new("int[]", self.base_comm.Get_size())
         call(lib.plm_layout_mask, self.handle.h, has, m)
-        return [m[i] for i in range(self.base_comm.Get_size())] if has[0] else None
+        return tuple(m[i] for i in range(self.base_comm.Get_size())) if has[0] else None
+
+    @property
+    def mask(self):
+        return list(self._mask) if self._mask is not None else None
+
+    def describe(self):
+        """Everything that must be equal on every rank for arrays on this layout."""
+        return (self.global_shape, self.partition.value, self.axis, self._local_shapes, self._mask)
 
 
 class DistributedArray:
@@ -181,12 +205,29 @@ class DistributedArray:
                 local_array = np.ascontiguousarray(local_array).copy()
         else:
             local_array = np.empty(local_shape, dtype=self._dtype)
+        self._wrap(local_array, code)
+
+    def _wrap(self, local_array, code):
+        """The C array over local_array (C-contiguous, writeable, of this rank's local shape)."""
         self._local = local_array
-        self._h = Handle("plm_array_t", "plm_array_destroy", keep=local_array)
+        self._h = hd = array_handle(local_array)
         nbytes = local_array.nbytes
-        ptr = ffi.from_buffer(local_array) if nbytes else ffi.NULL
-        call(lib.plm_array_create_from_layout, layout.handle.h, code, lib.PLM_MEMORY_HOST,
-             ptr, nbytes, self._h.ptr)
+        st = _create_from_layout(self._layout.handle.ptr[0], code, _HOST,
+                                 _from_buffer(local_array) if nbytes else _NULL, nbytes, hd.ptr)
+        if st:
+            check(st)
+
+    @classmethod
+    def _on_layout(cls, layout, dtype, code):
+        """A new array on a layout (an operator's output): the fast path of _init for a dtype
+        known to be supported (code: its plm_dtype) and no user data."""
+        new = _new(cls)
+        new._layout = layout
+        new._base_comm = layout.base_comm
+        new._dtype = dtype
+        new._sub_comm = None
+        new._wrap(_empty(layout.local_shape, dtype), code)
+        return new
 
     @classmethod
     def _like(cls, other, dtype=None, local_array=None):
@@ -460,8 +501,12 @@ class DistributedArray:
     # --- reductions ---------------------------------------------------------------------------
     def dot(self, y, vdot=False):
         """Global dot product (vdot=True conjugates self), as a 1-element array."""
-        self._check(y)
         re, im = ffi.new("double *"), ffi.new("double *")
+        if not isinstance(y, DistributedArray):
+            # the other ranks may be in the collective dot already: a NULL y fails it on every
+            # rank (InvalidArgumentError everywhere, naming this rank)
+            call(lib.plm_array_dot, self.handle, ffi.NULL, int(bool(vdot)), re, im)
+            self._check(y)
         call(lib.plm_array_dot, self.handle, y.handle, int(bool(vdot)), re, im)
         val = complex(re[0], im[0]) if np.iscomplexobj(self._local) or np.iscomplexobj(y._local) \
             else re[0]
@@ -642,7 +687,9 @@ class StackedDistributedArray:
         return self
 
     def dot(self, other, vdot=False):
-        self._check_stacked_size(other)
+        with checks() as c:     # agreed: the members' dots are collective
+            self._check_stacked_size(other)
+        agree(self.base_comm, c)
         return np.sum([np.asarray(a.dot(b, vdot=vdot)).item()
                        for a, b in zip(self.distarrays, other.distarrays)])
 

@@ -5,13 +5,18 @@ An operator made by this package holds a C operator (`_plm`, a Handle): applies,
 (+ - * @ ** .H .T conj) and solvers run in the library. An operator defined in Python (a subclass
 overriding `_matvec`/`_rmatvec`) works too; composites with it are applied in Python.
 """
+import hashlib
 import numbers
 
 import numpy as np
 from mpi4py import MPI
 
-from ._core import ffi, lib, call, checks, agree, Handle, plm_comm, plm_dtype, np_dtype, new_ctx
+from ._core import (ffi, lib, call, check, checks, agree, agree_gather, Handle, plm_comm, plm_dtype,
+                    np_dtype, new_ctx)
 from .DistributedArray import DistributedArray, StackedDistributedArray, Partition, _Layout
+
+_on_layout = DistributedArray._on_layout
+_NULL = ffi.NULL
 
 __all__ = ["MPILinearOperator", "MPIShellOperator", "asmpilinearoperator", "local_operator"]
 
@@ -87,13 +92,49 @@ def _equal(l1, l2):
     return bool(v[0])
 
 
-def _conform(x, layout_hd, dtype, base_comm):
+def _direct(x, layout, dtype):
+    """Whether x can be passed to the library as it is (on the layout, with the dtype)."""
+    return isinstance(x, DistributedArray) and x.dtype == dtype and \
+        (x._layout is layout or _equal(x._layout.handle, layout.handle))
+
+
+def _describe(x):
+    """What must be equal on every rank about an apply's input (its type, layouts, dtypes)."""
+    if isinstance(x, StackedDistributedArray):
+        return ("stack",) + tuple(_describe(d) for d in x.distarrays)
+    if isinstance(x, DistributedArray):
+        return (x._layout.describe(), x.dtype.str)
+    return (type(x).__name__,)
+
+
+def _agree_inputs(comm, x, xs, layouts, dtype, check=None):
+    """Collective: agrees that every rank passes the same kind of input x (members xs, meant
+    for layouts); `check` runs first (its exception is agreed). Returns whether every member on
+    every rank can be passed as it is. An x that differs between ranks raises ValueError on
+    every rank."""
+    desc = direct = None
+    with checks() as c:
+        if check is not None:
+            check()
+        # a digest and a short text, not the description (its local shapes grow with the ranks)
+        text = repr(_describe(x))
+        desc = (hashlib.blake2b(text.encode(), digest_size=16).digest(), text[:160])
+        direct = all(_direct(m, lay, dtype) for m, lay in zip(xs, layouts))
+    values = agree_gather(comm, c, (desc, direct))
+    for r, (d, _) in enumerate(values):
+        if d[0] != values[0][0][0]:
+            raise ValueError(f"the input arrays differ between ranks: rank 0 has {values[0][0][1]}, "
+                             f"rank {r} has {d[1]}")
+    return all(ok for _, ok in values)
+
+
+def _convert(x, layout, dtype):
     """x itself when it lies on the layout with the dtype, else a copy that does (a slow path:
-    the global vector is gathered and set again)."""
-    if _equal(x._layout.handle, layout_hd) and x.dtype == dtype:
+    the global vector is gathered and set again). Collective: the caller has agreed that x is
+    alike on every rank."""
+    if _direct(x, layout, dtype):
         return x
-    out = DistributedArray.__new__(DistributedArray)
-    out._init(_Layout(layout_hd, base_comm), dtype)
+    out = DistributedArray._on_layout(layout, dtype, plm_dtype(dtype))
     if x.partition != Partition.SCATTER and out.partition != Partition.SCATTER:
         out.local_array[...] = x.local_array.reshape(out.local_shape)
         return out
@@ -102,10 +143,22 @@ def _conform(x, layout_hd, dtype, base_comm):
     return out
 
 
+def _conform(x, layout_hd, dtype, base_comm):
+    """Collective (every rank calls it): x, or a copy of it on the layout with the dtype."""
+    layout = _Layout(layout_hd, base_comm)
+
+    def check():
+        if not isinstance(x, DistributedArray):
+            raise TypeError(f"expected a DistributedArray, got {type(x).__name__}")
+    if _agree_inputs(base_comm, x, [x], [layout], dtype, check):
+        return x
+    return _convert(x, layout, dtype)
+
+
 def _new_on(layout_hd, dtype, base_comm):
-    out = DistributedArray.__new__(DistributedArray)
-    out._init(_Layout(layout_hd, base_comm), dtype)
-    return out
+    """A new (uninitialised) array on a layout handle."""
+    dtype = np.dtype(dtype)
+    return DistributedArray._on_layout(_Layout(layout_hd, base_comm), dtype, plm_dtype(dtype))
 
 
 def _parts(op_h):
@@ -122,40 +175,94 @@ def _stack_handle(s):
     return hd
 
 
-def _apply_native(op, x, adjoint):
-    """y = op x (or op^H x) through the library, with PyLops-MPI's array types in and out."""
-    h = op._plm.h
-    io = op.__dict__.get("_io")
-    if io is None or io[0] != h:
-        # the operator's parts and layouts, asked once (operators are immutable)
-        parts = _parts(h)
-        io = (h, parts) + ((_layout_of(lib.plm_op_domain, h), _layout_of(lib.plm_op_range, h))
-                           if parts == (1, 1) else (None, None))
-        op._io = io
-    ndom, nran = io[1]
-    n_in, n_out = (nran, ndom) if adjoint else (ndom, nran)
-    in_part = lib.plm_op_range_part if adjoint else lib.plm_op_domain_part
-    out_part = lib.plm_op_domain_part if adjoint else lib.plm_op_range_part
-    comm = op.base_comm
-    dtype = np.dtype(op.dtype)
-    if n_in == 1 and n_out == 1 and isinstance(x, DistributedArray):
-        in_l, out_l = (io[3], io[2]) if adjoint else (io[2], io[3])
-        xin = _conform(x, in_l, dtype, comm)
-        y = _new_on(out_l, dtype, comm)
-        call(lib.plm_op_apply_adjoint if adjoint else lib.plm_op_apply, h, xin.handle, y.handle)
-        return y
+class _IO:
+    """What the applies of a library operator need, asked of the library once per operator
+    (operators are immutable): its parts' layouts, its dtype, and for a one-part operator
+    with 1-D domain and range of shape[1] and shape[0] elements, the fast path."""
+
+    def __init__(self, op):
+        hd = op._plm
+        h = hd.h
+        self.hd = hd
+        self.dtype = np.dtype(op.dtype)
+        self.code = plm_dtype(self.dtype)
+        comm = op.base_comm
+        nd, nr = _parts(h)
+        self.domain = [_Layout(_layout_of(lib.plm_op_domain_part, h, i), comm) for i in range(nd)]
+        self.range = [_Layout(_layout_of(lib.plm_op_range_part, h, i), comm) for i in range(nr)]
+        cls = type(op)
+        self.native = cls._matvec is MPILinearOperator._matvec and \
+            cls._rmatvec is MPILinearOperator._rmatvec
+        self.fast = (nd, nr) == (1, 1) and self.domain[0].global_shape == (op.shape[1],) \
+            and self.range[0].global_shape == (op.shape[0],)
+        # the fast path's pieces, by adjoint (0 or 1): output layout and library function
+        self.out = (self.range[0], self.domain[0]) if self.fast else None
+        self.fn = (lib.plm_op_apply, lib.plm_op_apply_adjoint)
+
+
+def _io_of(op):
+    """The operator's _IO (made once), or None for an operator without a library handle."""
+    io = op._io
+    if io is None or io.hd is not op._plm:
+        if op._plm is None:
+            return None
+        io = op._io = _IO(op)
+    return io
+
+
+def _apply_native(op, io, x, adjoint):
+    """y = op x (or op^H x) through the library, with PyLops-MPI's array types in and out.
+    Collective. The fast path (a DistributedArray on the operator's layout) makes the output and
+    calls the library, which agrees on x's layout; any other x takes the agreed slow path."""
+    if io.fast:
+        y = _on_layout(io.out[adjoint], io.dtype, io.code)
+        st = io.fn[adjoint](io.hd.ptr[0], x._h.ptr[0] if isinstance(x, DistributedArray) else _NULL,
+                            y._h.ptr[0])
+        if not st:
+            return y
+        try:            # failed on every rank (agreed): x conformed, else the library's error
+            check(st)
+        except Exception as e:
+            return _apply_slow(op, io, x, adjoint, e)
+    return _apply_slow(op, io, x, adjoint, None)
+
+
+def _apply_slow(op, io, x, adjoint, failed):
+    """Every rank: agree on x (kind, size, layout), convert it to the operator's layouts, apply.
+    `failed`: the fast path's agreed error, raised again when x needed no conversion."""
+    ins, outs = (io.range, io.domain) if adjoint else (io.domain, io.range)
     members = x.distarrays if isinstance(x, StackedDistributedArray) else [x]
-    if len(members) != n_in:
-        raise ValueError(f"expected a stack of {n_in} arrays, got {len(members)}")
-    xs = StackedDistributedArray([_conform(m, _layout_of(in_part, h, i), dtype, comm)
-                                  for i, m in enumerate(members)], base_comm=comm)
-    ys = StackedDistributedArray([_new_on(_layout_of(out_part, h, i), dtype, comm)
-                                  for i in range(n_out)], base_comm=comm)
-    xh, yh = _stack_handle(xs), _stack_handle(ys)
-    call(lib.plm_op_apply_adjoint_stacked if adjoint else lib.plm_op_apply_stacked, h, xh.h, yh.h)
-    xh.destroy()
-    yh.destroy()
-    return ys.distarrays[0] if n_out == 1 else ys
+
+    def check():
+        _check_input(x, op.shape[0] if adjoint else op.shape[1])
+        if len(members) != len(ins):
+            raise ValueError(f"expected a stack of {len(ins)} arrays, got {len(members)}")
+    direct = _agree_inputs(op.base_comm, x, members, ins, io.dtype, check)
+    if failed is not None and direct and isinstance(x, DistributedArray):
+        raise failed
+    xs = [_convert(m, lay, io.dtype) for m, lay in zip(members, ins)]
+    ys = [DistributedArray._on_layout(lay, io.dtype, io.code) for lay in outs]
+    h = io.hd.h
+    if len(xs) == 1 and len(ys) == 1:
+        call(lib.plm_op_apply_adjoint if adjoint else lib.plm_op_apply, h, xs[0].handle, ys[0].handle)
+        return ys[0]
+    comm = op.base_comm
+    xh = _stack_handle(StackedDistributedArray(xs, base_comm=comm))
+    yh = _stack_handle(StackedDistributedArray(ys, base_comm=comm))
+    try:
+        call(lib.plm_op_apply_adjoint_stacked if adjoint else lib.plm_op_apply_stacked, h, xh.h, yh.h)
+    finally:
+        xh.destroy()
+        yh.destroy()
+    return ys[0] if len(ys) == 1 else StackedDistributedArray(ys, base_comm=comm)
+
+
+def _check_input(x, n):
+    """PyLops-MPI's checks of an apply's input: a 1-D DistributedArray or a stack, of n elements."""
+    if not isinstance(x, (DistributedArray, StackedDistributedArray)):
+        raise ValueError("expected 1-d DistributedArray or StackedDistributedArray")
+    if _total_size(x) != n or (isinstance(x, DistributedArray) and len(x.global_shape) != 1):
+        raise ValueError("dimension mismatch")
 
 
 def _total_size(x):
@@ -173,6 +280,7 @@ class MPILinearOperator:
     """
 
     _plm = None          # Handle of the C operator, for operators the library applies
+    _io = None           # _IO of _plm, made by the first apply
 
     def __init__(self, Op=None, shape=None, dims=None, dimsd=None, dtype=None,
                  base_comm=MPI.COMM_WORLD):
@@ -272,34 +380,58 @@ class MPILinearOperator:
         return self._plm.h if self._plm is not None else None
 
     # --- apply --------------------------------------------------------------------------------
+    # Applies are collective: x is checked by agreement, never on one rank alone. The library
+    # applies its own operators (it agrees on x's layout itself: no extra agreement on the fast
+    # path); an operator defined in Python gets an agreed check of x first.
+    def _native_io(self):
+        """The _IO when the library applies this operator (its _matvec is not overridden)."""
+        io = _io_of(self)
+        return io if io is not None and io.native else None
+
     def matvec(self, x):
-        if _total_size(x) != self.shape[1] or (isinstance(x, DistributedArray) and len(x.global_shape) != 1):
-            raise ValueError("dimension mismatch")
+        io = self._io
+        if io is None or io.hd is not self._plm:
+            io = self._native_io()
+        if io is not None and io.native:
+            return _apply_native(self, io, x, 0)
+        with checks() as c:
+            _check_input(x, self.shape[1])
+        agree(self.base_comm, c)
         return self._matvec(x)
 
     def rmatvec(self, x):
-        if _total_size(x) != self.shape[0] or (isinstance(x, DistributedArray) and len(x.global_shape) != 1):
-            raise ValueError("dimension mismatch")
+        io = self._io
+        if io is None or io.hd is not self._plm:
+            io = self._native_io()
+        if io is not None and io.native:
+            return _apply_native(self, io, x, 1)
+        with checks() as c:
+            _check_input(x, self.shape[0])
+        agree(self.base_comm, c)
         return self._rmatvec(x)
 
     def _matvec(self, x):
         if self._plm is None:
             raise NotImplementedError("_matvec is not implemented")
-        return _apply_native(self, x, False)
+        self._native_io()
+        return _apply_native(self, self._io, x, 0)
 
     def _rmatvec(self, x):
         if self._plm is None:
             raise NotImplementedError("_rmatvec is not implemented")
-        return _apply_native(self, x, True)
+        self._native_io()
+        return _apply_native(self, self._io, x, 1)
 
     def dot(self, x):
+        if isinstance(x, DistributedArray):
+            return self.matvec(x)
         if isinstance(x, MPILinearOperator):
             return self._compose("product", x)
         if np.isscalar(x):
             return self._scaled(x)
-        if x is None or isinstance(x, (DistributedArray, StackedDistributedArray)):
-            return self.matvec(x)
-        raise ValueError("expected 1-d DistributedArray or StackedDistributedArray")
+        # anything else: the apply's agreed check raises ValueError (on every rank, even when
+        # the other ranks pass arrays)
+        return self.matvec(x)
 
     def __call__(self, x):
         return self * x
@@ -308,6 +440,8 @@ class MPILinearOperator:
         return self.dot(x)
 
     def __matmul__(self, x):
+        if isinstance(x, DistributedArray):
+            return self.matvec(x)
         if np.isscalar(x):
             raise ValueError("Scalar not allowed, use * instead")
         return self.__mul__(x)

@@ -103,8 +103,27 @@ def agree(comm, checked):
     first = comm.allreduce(comm.Get_rank() if exc is not None else size, op=MPI.MIN)
     if first == size:
         return
-    info = comm.bcast((type(exc), str(exc), getattr(exc, "status", None))
-                      if comm.Get_rank() == first else None, root=first)
+    info = comm.bcast(_exc_info(exc) if comm.Get_rank() == first else None, root=first)
+    _raise_agreed(exc, first, info)
+
+
+def agree_gather(comm, checked, value):
+    """`agree` that also gathers: one allgather of this rank's `value` (when its checks passed);
+    returns every rank's value, in rank order, when no rank failed."""
+    exc = checked.exc if isinstance(checked, _Checks) else checked
+    everyone = comm.allgather((False, _exc_info(exc)) if exc is not None else (True, value))
+    for first, (ok, item) in enumerate(everyone):
+        if not ok:
+            _raise_agreed(exc, first, item)
+    return [item for _, item in everyone]
+
+
+def _exc_info(exc):
+    return (type(exc), str(exc), getattr(exc, "status", None))
+
+
+def _raise_agreed(exc, first, info):
+    """This rank's own exception, or the first failing rank's class with its message."""
     if exc is not None:
         raise exc
     cls, msg, status = info
@@ -118,8 +137,23 @@ def agree(comm, checked):
 
 
 # --- handles --------------------------------------------------------------------------------------
-_live = weakref.WeakSet()       # every live Handle, destroyed explicitly at exit
+class _Live:
+    """Every live Handle (weakly), destroyed explicitly at exit: weak references by id, added in
+    Handle.__init__ and dropped in Handle.__del__ (cheaper than a WeakSet on every new array)."""
+
+    def __init__(self):
+        self.refs = {}
+
+    def __iter__(self):
+        live = (r() for r in list(self.refs.values()))
+        return iter([h for h in live if h is not None])
+
+
+_live = _Live()
+_live_refs = _live.refs
+_ref = weakref.ref
 _finalizing = False
+_kinds = {}                     # (ctype, destroy name) -> (pointer type, destroy function, collective)
 
 
 class Handle:
@@ -128,11 +162,15 @@ class Handle:
     __slots__ = ("ptr", "_destroy", "_collective", "keep", "__weakref__")
 
     def __init__(self, ctype, destroy_name, keep=None):
-        self.ptr = ffi.new(ctype + " *")
-        self._destroy = getattr(lib, destroy_name)
-        self._collective = destroy_name in _api.COLLECTIVE
+        kind = _kinds.get((ctype, destroy_name))
+        if kind is None:
+            kind = _kinds[(ctype, destroy_name)] = (ffi.typeof(ctype + " *"), getattr(lib, destroy_name),
+                                                    destroy_name in _api.COLLECTIVE)
+        self.ptr = ffi.new(kind[0])
+        self._destroy = kind[1]
+        self._collective = kind[2]
         self.keep = keep            # Python objects the C object borrows (user buffers, callbacks)
-        _live.add(self)
+        _live_refs[id(self)] = _ref(self)
 
     @property
     def h(self):
@@ -144,6 +182,7 @@ class Handle:
         self.keep = None
 
     def __del__(self):
+        _live_refs.pop(id(self), None)
         # Never a collective free from the garbage collector (it may run on one rank only), and
         # nothing once MPI is finalized (a free could reach MPI_Comm_free).
         if self._collective or _finalizing or self.ptr is None or MPI.Is_finalized():
@@ -153,6 +192,22 @@ class Handle:
                 self._destroy(self.ptr)
         except Exception:
             pass
+
+
+_ARRAY_PTR = ffi.typeof("plm_array_t *")
+_array_destroy = lib.plm_array_destroy
+
+
+def array_handle(keep):
+    """Handle("plm_array_t", "plm_array_destroy", keep) without its lookups: every new array
+    (an operator's output on each apply) makes one."""
+    hd = object.__new__(Handle)
+    hd.ptr = ffi.new(_ARRAY_PTR)
+    hd._destroy = _array_destroy
+    hd._collective = False
+    hd.keep = keep
+    _live_refs[id(hd)] = _ref(hd)
+    return hd
 
 
 # --- communicators --------------------------------------------------------------------------------

@@ -203,17 +203,44 @@ def _info_cost(info, n):
 
 
 def _native_solve(Op, y, x0, niter, tol, damp=None):
-    from ..LinearOperator import _conform, _layout_of
-    x = _conform(x0, _layout_of(lib.plm_op_domain, Op.handle), Op.dtype, Op.base_comm)
-    x = x.copy() if x is x0 else x
-    y = _conform(y, _layout_of(lib.plm_op_range, Op.handle), Op.dtype, Op.base_comm)
+    from ..LinearOperator import _conform, _direct, _io_of, _layout_of
+    from ..DistributedArray import _Layout
+    from .._core import check
+    io = _io_of(Op)
+    if io.out is not None:      # one domain and one range layout, known to the operator
+        dom, ran = io.domain[0], io.range[0]
+    else:                       # (plm_op_domain says why not)
+        dom = _Layout(_layout_of(lib.plm_op_domain, Op.handle), Op.base_comm)
+        ran = _Layout(_layout_of(lib.plm_op_range, Op.handle), Op.base_comm)
+    dtype = io.dtype
     info = Handle("plm_solver_info_t", "plm_solver_info_destroy")
     call(lib.plm_solver_info_create, info.ptr)
-    if damp is None:
-        call(lib.plm_solve_cg, Op.handle, y.handle, x.handle, int(niter), float(tol), info.h)
-    else:
-        call(lib.plm_solve_cgls, Op.handle, y.handle, x.handle, int(niter), float(damp), float(tol),
-             info.h)
+
+    def solve(x, y):
+        # a NULL x or y on a rank whose array needs converting fails the solve on every rank
+        # (the library agrees before it starts) instead of leaving that rank out
+        xh = x.handle if x is not None else ffi.NULL
+        yh = y.handle if y is not None else ffi.NULL
+        if damp is None:
+            return lib.plm_solve_cg(Op.handle, yh, xh, int(niter), float(tol), info.h)
+        return lib.plm_solve_cgls(Op.handle, yh, xh, int(niter), float(damp), float(tol), info.h)
+    x = None
+    if _direct(x0, dom, dtype):
+        x = DistributedArray._on_layout(dom, dtype, io.code)
+        call(lib.plm_array_copy, x0.handle, x.handle)
+    st = solve(x, y if _direct(y, ran, dtype) else None)
+    if st != lib.PLM_SUCCESS:
+        try:
+            check(st)
+        except Exception as e:
+            # every rank: agreed conversions, then the solve again (or the library's error when
+            # nothing needed converting)
+            xc = _conform(x0, dom.handle, Op.dtype, Op.base_comm)
+            yc = _conform(y, ran.handle, Op.dtype, Op.base_comm)
+            if xc is x0 and yc is y:
+                raise e
+            x = xc.copy() if xc is x0 else xc
+            call(solve, x, yc)
     it, r1, r2 = ffi.new("int64_t *"), ffi.new("double *"), ffi.new("double *")
     call(lib.plm_solver_info_iterations, info.h, it)
     call(lib.plm_solver_info_norms, info.h, r1, r2)
