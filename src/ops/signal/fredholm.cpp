@@ -54,6 +54,7 @@ Slices::Slices(DType dt, int64_t nsl, int64_t nx, int64_t ny, int64_t nz, const 
     const size_t bytes = require_buffer_bytes("G", g_bytes, n, dt);
     g_ = Buffer::allocate(Space::host, bytes);
     if (save_gt) gh_ = Buffer::allocate(Space::host, bytes);
+    dev_ = std::make_shared<ByDevice>();
     if (n == 0) return;
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);

@@ -69,7 +69,7 @@ private:
         std::mutex lock;
         std::map<int, std::shared_ptr<const DeviceKernel>> kernels;
     };
-    std::shared_ptr<ByDevice> dev_ = std::make_shared<ByDevice>();  // shared: Slices moves
+    std::shared_ptr<ByDevice> dev_;  // made by the constructor (a default Slices allocates nothing)
 };
 
 }  // namespace plm::ops
