@@ -275,7 +275,7 @@ public:
         void *out = copy_out ? fw.buf[(n - 1) % 2].data() : y.data();
         std::optional<Error> err;
         if (copy_in) err = comm::capture([&] { kernels::copy(e, dtype_, x.local_size(), x.data(), fw.buf[1].data()); });
-        if (!err) err = pipeline(e, adjoint, src, out, fw, true);
+        err = pipeline(e, adjoint, src, out, fw, true, err);  // every rank meets every agreement
         if (!err && copy_out) err = comm::capture([&] { kernels::copy(e, dtype_, y.local_size(), out, y.data()); });
         agree_on(*this, comm(), err, true);
     }
@@ -283,11 +283,11 @@ public:
     // Runs the steps from src to out, then the norm, on host or device blocks (device: the
     // Work's plans). The local work before each exchange is agreed there (a failure on one
     // rank fails every rank before the exchange); the error of the local work after the last
-    // exchange is returned, for the caller to agree on.
-    std::optional<Error> pipeline(const Exec &e, bool adjoint, const void *src, void *out, FftWork &fw,
-                                  bool device) const
+    // exchange is returned, for the caller to agree on. err: a local error from before (the
+    // local steps are skipped, the agreements still met).
+    std::optional<Error> pipeline(const Exec &e, bool adjoint, const void *src, void *out, FftWork &fw, bool device,
+                                  std::optional<Error> err = std::nullopt) const
     {
-        std::optional<Error> err;
         const auto local = [&](auto &&f) {
             if (!err) err = comm::capture(f);
         };
