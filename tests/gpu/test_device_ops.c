@@ -371,8 +371,8 @@ static void test_signal(plm_comm_t comm, plm_dtype_t t)
         const int64_t nfreq = 5, nf = nfreq / nranks + (rank < nfreq % nranks);
         const int64_t gbytes = nf * nx * ny * (int64_t)plm_dtype_size(gt);
         /* nt, twosided, conj, save_gt, wrapped offset */
-        const int cases[3][5] = {{9, 1, 0, 1, 0}, {8, 0, 1, 0, 0}, {9, 1, 0, 0, 1}};
-        for (int c = 0; c < 3; ++c) {
+        const int cases[4][5] = {{9, 1, 0, 1, 0}, {8, 0, 1, 0, 0}, {9, 1, 0, 0, 1}, {8, 0, 1, 1, 1}};
+        for (int c = 0; c < 4; ++c) {
             const plm_status_t st = plm_op_mdc(comm, gt, cases[c][0], 2, nfreq, nf, nx, ny, 0.004, 1.0, cases[c][1],
                                                cases[c][2], 0, cases[c][3], g, gbytes, &op);
             if (st == PLM_ERR_NOT_SUPPORTED) break; /* a build without FFTW has no MDC */
