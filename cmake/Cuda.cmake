@@ -1,4 +1,4 @@
-# The CUDA and NCCL options. Both default to ON when the toolkit (nvcc, cudart, cuBLAS) and
+# The CUDA and NCCL options. Both default to ON when the toolkit (nvcc, cudart, cuBLAS, cuFFT) and
 # NCCL (nccl.h, libnccl) are found; a build without them is host-only. No GPU is needed to
 # build: device code is compiled for CMAKE_CUDA_ARCHITECTURES (default 80;90: A100, H100/H200).
 #   -DPLM_WITH_CUDA=OFF          host-only build even where CUDA is installed
@@ -39,6 +39,9 @@ if(PLM_WITH_CUDA)
   find_package(CUDAToolkit REQUIRED)
   if(NOT TARGET CUDA::cublas)
     message(FATAL_ERROR "PLM_WITH_CUDA=ON but cuBLAS was not found in ${CUDAToolkit_LIBRARY_DIR}")
+  endif()
+  if(NOT TARGET CUDA::cufft)
+    message(FATAL_ERROR "PLM_WITH_CUDA=ON but cuFFT was not found in ${CUDAToolkit_LIBRARY_DIR}")
   endif()
   set(PLM_HAVE_CUDA ON)
 

@@ -1822,7 +1822,8 @@ PLM_API plm_status_t plm_op_matrix_mult(plm_comm_t comm, plm_matmul_kind_t kind,
  * vector of total * ny * nz elements, the C-order (total, ny, nz) array; range: BROADCAST,
  * (total, nx, nz). Forward: each rank multiplies its own slices (one gemm each) and one
  * allgatherv of the slices' results fills y on every rank; the adjoint is the same with G^H.
- * Device arrays run on host copies (plm_op_native() says 0 for device memory).
+ * Device arrays run on the device: G is uploaded once per device (by the first device apply)
+ * and this rank's slices are one strided-batched cuBLAS gemm.
  * @param[in]  comm      communicator
  * @param[in]  dtype     element type of G, x and y (any of the four)
  * @param[in]  nsl       this rank's slice count, >= 0
@@ -1856,7 +1857,9 @@ PLM_API plm_status_t plm_op_fredholm1(plm_comm_t comm, plm_dtype_t dtype, int64_
  * (0, 1 or many), rank 0 the lowest; they must sum to min(nfreq, nt/2 + 1) (nfreq above
  * nt/2 + 1 is clipped, as in PyLops-MPI). The time FFTs are local (every rank holds x and y
  * whole), through FFTW plans made here; the one communication per apply is Fredholm's
- * allgatherv. PLM_ERR_NOT_SUPPORTED on every rank in builds without FFTW.
+ * allgatherv. Device arrays run on the device (cuFFT plans and G made once per device by the
+ * first device apply, Fredholm1's batched cuBLAS gemm). PLM_ERR_NOT_SUPPORTED on every rank
+ * in builds without FFTW.
  * @param[in]  comm      communicator
  * @param[in]  dtype     element type of G: PLM_COMPLEX64 or PLM_COMPLEX128
  * @param[in]  nt        time samples of x and y, >= 1 (odd when twosided)
@@ -1909,8 +1912,9 @@ PLM_API plm_status_t plm_op_is_local(plm_const_op_t op, int *is_local);
 /**
  * Whether applying op to arrays in `memory` computes there with no host copy of the data
  * (*native = 1): every operator of the library does, on host and device memory alike, except
- * the FFT operator (plm_op_fftnd()), Fredholm1 and MDC on device memory (they compute on host
- * copies); otherwise only a callback operator declared for the other memory space
+ * on device memory NonStationaryConvolve1D (host arrays only) and the one FFT layout cuFFT's
+ * real passes do not take (plm_op_fftnd(): computed on host copies); otherwise only a
+ * callback operator declared for the other memory space
  * (plm_op_callback() on device arrays, plm_op_callback_device() on host arrays), or a composite
  * holding one, stages its data (*native = 0).
  * @param[in]  op     the operator
@@ -2262,9 +2266,12 @@ typedef enum plm_fft_norm {
  * ifftshift_before[i] rolls x by -(n / 2) along axes[i] before the transform,
  * fftshift_after[i] rolls y by n / 2 (n the output length) after it; the adjoint undoes them.
  * Local FFTs through FFTW plans made here, once; the exchange through the library's
- * communication layer. Device arrays are staged through host buffers around each apply
- * (plm_op_native() gives 0 for device memory; no cuFFT path yet). A build without FFTW
- * returns PLM_ERR_NOT_SUPPORTED on every rank.
+ * communication layer. Device arrays run on the device: cuFFT plans made once per device
+ * by the first device apply, the exchange on device buffers through the communicator's
+ * device backend. One layout is staged through host buffers instead (plm_op_native() gives
+ * 0 for device memory there): real = 1 with the last FFT axis followed by axes whose
+ * extents multiply with its length to an odd number (cuFFT's real passes need rows of an
+ * even number of reals). A build without FFTW returns PLM_ERR_NOT_SUPPORTED on every rank.
  * @param[in]  comm             communicator
  * @param[in]  dtype            PLM_COMPLEX64 / PLM_COMPLEX128, or PLM_FLOAT32 / PLM_FLOAT64 (see above)
  * @param[in]  ndim             number of dimensions

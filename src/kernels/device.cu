@@ -98,6 +98,31 @@ template <typename T> struct Scal {
     __device__ void operator()(int64_t i) const { y[i] = el::scal(a, x[i]); }
 };
 
+// The i-th element of the [outer, count, inner] slab starting at start of an [outer, n, inner]
+// view: a times it, or zero (scale()'s alpha = 0: zeros over NaN and Inf too).
+template <typename T> struct ScalSlab {
+    T *x;
+    T a;
+    bool zero;
+    int64_t n, inner, start, count;
+    __device__ void operator()(int64_t i) const
+    {
+        const int64_t run = count * inner, o = i / run, r = i - o * run;
+        T *p = x + (o * n + start) * inner + r;
+        *p = zero ? T{} : el::scal(a, *p);
+    }
+};
+
+template <typename R> struct ZeroImag {
+    Cx<R> *x;
+    int64_t n, inner, bin;
+    __device__ void operator()(int64_t i) const
+    {
+        const int64_t o = i / inner, k = i - o * inner;
+        x[(o * n + bin) * inner + k].im = R(0);
+    }
+};
+
 template <typename T> struct Axpby {
     const T *x;
     T *y;
@@ -614,6 +639,35 @@ void scale(const Exec &e, DType dt, int64_t n, const void *alpha, void *x)
         if (is_one(a)) return;
         T *p = static_cast<T *>(x);
         launch_map(e, n, Scal<T>{p, p, a}, "scale kernel");
+    });
+}
+
+void scale_slab(const Exec &e, DType dt, int64_t outer, int64_t n, int64_t inner, int64_t start, int64_t count,
+                const void *alpha, void *x)
+{
+    cuda::activate(e);
+    if (outer <= 0 || count <= 0 || inner <= 0) return;
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        const T a = load<T>(alpha);
+        if (is_one(a)) return;
+        launch_map(e, outer * count * inner, ScalSlab<T>{static_cast<T *>(x), a, is_zero(a), n, inner, start, count},
+                   "scale_slab kernel");
+    });
+}
+
+void zero_imag(const Exec &e, DType dt, int64_t outer, int64_t n, int64_t inner, int64_t bin, void *x)
+{
+    cuda::activate(e);
+    if (outer <= 0 || inner <= 0 || bin < 0 || bin >= n) return;
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        if constexpr (Parts<T>::complex) {
+            using R = typename Parts<T>::real;
+            launch_map(e, outer * inner, ZeroImag<R>{static_cast<Cx<R> *>(x), n, inner, bin}, "zero_imag kernel");
+        } else {
+            PLM_FAIL(PLM_ERR_INTERNAL, "zero_imag of real %s data", dtype_name(dt));
+        }
     });
 }
 

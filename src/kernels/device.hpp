@@ -31,6 +31,11 @@ void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t oute
                   const void *x, double *out);
 void copy_slab(const Exec &e, DType dt, int64_t outer, int64_t inner, const void *src, int64_t src_n, int64_t src_start,
                void *dst, int64_t dst_n, int64_t dst_start, int64_t count);
+void scale_slab(const Exec &e, DType dt, int64_t outer, int64_t n, int64_t inner, int64_t start, int64_t count,
+                const void *alpha, void *x);
+// x[o, bin, i].im = 0 for every o and i of a complex [outer, n, inner] view (the DC and
+// Nyquist bins a c2r transform must read as real: kernels/fft_cuda.cpp).
+void zero_imag(const Exec &e, DType dt, int64_t outer, int64_t n, int64_t inner, int64_t bin, void *x);
 void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t *src_shape, const int64_t *src_start,
               void *dst, const int64_t *dst_shape, const int64_t *dst_start, const int64_t *box);
 void threshold(const Exec &e, DType dt, const element::ThresholdArgs &a, int64_t n, void *x);

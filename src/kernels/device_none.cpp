@@ -26,6 +26,8 @@ void copy_slab(const Exec &, DType, int64_t, int64_t, const void *, int64_t, int
 {
     unavailable();
 }
+void scale_slab(const Exec &, DType, int64_t, int64_t, int64_t, int64_t, int64_t, const void *, void *) { unavailable(); }
+void zero_imag(const Exec &, DType, int64_t, int64_t, int64_t, int64_t, void *) { unavailable(); }
 void copy_box(const Exec &, DType, int, const void *, const int64_t *, const int64_t *, void *, const int64_t *,
               const int64_t *, const int64_t *)
 {

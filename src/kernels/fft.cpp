@@ -3,6 +3,9 @@
 #include "kernels/fft.hpp"
 
 #include <algorithm>
+#include <cstdint>
+
+#include "kernels/fft_impl.hpp"
 
 #include "core/error.hpp"
 
@@ -89,16 +92,11 @@ int64_t product(const std::vector<int64_t> &shape)
 
 }  // namespace
 
-// Type-erased holder: one out-of-place plan, plus an in-place one for c2c, each made twice:
+// One out-of-place plan, plus an in-place one for c2c, each made twice:
 // on FFTW's aligned planning buffers (its SIMD codelets, for buffers FFTW sees as aligned, as
 // the library's allocator gives) and with FFTW_UNALIGNED (any buffer: user-wrapped arrays need
 // only the real type's alignment); execute() picks by the buffers' alignment. FFTW_ESTIMATE so
 // planning never touches (or overwrites) the planning buffers and costs microseconds.
-struct FftPlan::Impl {
-    virtual ~Impl() = default;
-    virtual void execute(const void *in, void *out) const = 0;
-};
-
 namespace {
 template <typename R> struct TypedImpl final : FftPlan::Impl {
     using F = Fftw<R>;
@@ -168,7 +166,7 @@ template <typename R> struct TypedImpl final : FftPlan::Impl {
     }
     ~TypedImpl() override { release(); }
 
-    void execute(const void *in, void *out) const override
+    void execute(const Exec &, const void *in, void *out, void *) const override
     {
         void *src = const_cast<void *>(in);  // FFTW's signature; only c2r writes its input
         const int u = F::aligned(src) && F::aligned(out) ? 0 : 1;
@@ -185,15 +183,38 @@ template <typename R> struct TypedImpl final : FftPlan::Impl {
 bool fft_available() { return true; }
 
 #else
-struct FftPlan::Impl {};
 bool fft_available() { return false; }
 #endif
 
-FftPlan::FftPlan(Space space, DType dt, FftKind kind, const std::vector<int64_t> &shape, const std::vector<int> &axes)
-    : kind_(kind)
+#ifdef PLM_HAVE_CUDA
+bool device_fft_available() { return true; }
+#else
+bool device_fft_available() { return false; }
+#endif
+
+bool device_fft_layout_ok(FftKind kind, const std::vector<int64_t> &shape, const std::vector<int> &axes)
 {
-    PLM_REQUIRE(space != Space::device, PLM_ERR_NOT_SUPPORTED,
-                "FFT of device arrays is not supported yet (cuFFT path not built)");
+    if (kind != FftKind::r2c && kind != FftKind::c2r) return true;
+    const size_t r = static_cast<size_t>(axes.back());
+    int64_t outer = 1, inner = 1;
+    for (size_t a = 0; a < shape.size(); ++a) {
+        if (a < r) outer *= shape[a];
+        if (a > r) inner *= shape[a];
+    }
+    return outer <= 1 || inner <= 1 || (shape[r] * inner) % 2 == 0;
+}
+
+bool fft_aligned(const void *p, DType dt)
+{
+    const size_t pair = is_complex(dt) ? dtype_size(dt) : 2 * dtype_size(dt);
+    return reinterpret_cast<uintptr_t>(p) % pair == 0;
+}
+
+FftPlan::FftPlan(Space space, DType dt, FftKind kind, const std::vector<int64_t> &shape, const std::vector<int> &axes,
+                 int device)
+    : kind_(kind), space_(space)
+{
+    PLM_REQUIRE(space == Space::host || space == Space::device, PLM_ERR_INVALID_ARG, "FFT plans are for host or device memory");
     PLM_REQUIRE(!axes.empty(), PLM_ERR_INVALID_ARG, "FFT: no axes to transform");
     std::vector<bool> seen(shape.size(), false);
     for (int a : axes) {
@@ -206,6 +227,20 @@ FftPlan::FftPlan(Space space, DType dt, FftKind kind, const std::vector<int64_t>
     const bool complex_dt = dt == DType::c64 || dt == DType::c128;
     PLM_REQUIRE(real ? (dt == DType::f32 || dt == DType::f64) : complex_dt, PLM_ERR_DTYPE_MISMATCH,
                 "FFT: %s transforms take a %s dtype", real ? "real" : "complex", real ? "real" : "complex");
+    if (space == Space::device) {
+#ifdef PLM_HAVE_CUDA
+        PLM_REQUIRE(device_count() > 0, PLM_ERR_BACKEND_UNAVAILABLE, "device FFT: no CUDA device is visible");
+        PLM_REQUIRE(device_fft_layout_ok(kind, shape, axes), PLM_ERR_NOT_SUPPORTED,
+                    "device FFT: a real transform along axis %d with batches on both sides needs an even "
+                    "number of reals per batch row",
+                    axes.back());
+        impl_ = make_device_fft(dt, kind, shape, axes, device);
+        return;
+#else
+        (void)device;
+        PLM_FAIL(PLM_ERR_BACKEND_UNAVAILABLE, "device FFT plans are not in this build (host-only: built without CUDA)");
+#endif
+    }
 #ifdef PLM_WITH_FFTW
     if (dt == DType::f64 || dt == DType::c128)
         impl_ = std::make_unique<TypedImpl<double>>(kind, shape, axes);
@@ -220,12 +255,17 @@ FftPlan::~FftPlan() = default;
 
 void FftPlan::execute(const void *in, void *out) const
 {
-#ifdef PLM_WITH_FFTW
-    impl_->execute(in, out);
-#else
-    (void)in;
-    (void)out;
-#endif
+    PLM_REQUIRE(space_ == Space::host, PLM_ERR_INTERNAL, "a device FFT plan executed without its stream");
+    impl_->execute(Exec{}, in, out, nullptr);
 }
+
+void FftPlan::execute(const Exec &e, const void *in, void *out, void *work) const
+{
+    PLM_REQUIRE(e.space == space_, PLM_ERR_INTERNAL, "an FFT plan for %s memory run on %s memory", space_name(space_),
+                space_name(e.space));
+    impl_->execute(e, in, out, work);
+}
+
+size_t FftPlan::work_bytes() const { return impl_->work_bytes(); }
 
 }  // namespace plm::kernels

@@ -11,9 +11,17 @@
 // No scaling: callers apply the norm. Precision from the dtype: c64/f32 use fftw3f, c128/f64
 // fftw3.
 //
-// Built with PLM_WITH_FFTW (CMake finds fftw3 and fftw3f through pkg-config). Without it, and for
-// device buffers (cuFFT not wired yet), making a plan fails with PLM_ERR_NOT_SUPPORTED: the
-// operators' entry points exist in every build and refuse at construction.
+// Host plans need PLM_WITH_FFTW (CMake finds fftw3 and fftw3f through pkg-config); without it
+// making one fails with PLM_ERR_NOT_SUPPORTED: the operators' entry points exist in every build
+// and refuse at construction.
+//
+// Device plans (Space::device, CUDA builds: kernels/fft_cuda.cpp) run cuFFT on one device: the
+// same transforms as one 1-D cuFFT pass per axis (batched over the other axes; r2c / c2r along
+// the last of `axes`, the c2c passes of the others on the complex side), unnormalised as
+// FFTW's. A device plan is made once and shared: it holds no work area of its own (cuFFT's
+// auto-allocation is off), each execute() gets one from its caller (work_bytes(), from the
+// caller's Work, so concurrent applies never share scratch) and runs on the caller's stream.
+// Host-only builds: PLM_ERR_BACKEND_UNAVAILABLE.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +39,10 @@ class FftPlan {
 public:
     // shape: the COMPLEX-side shape for c2c; for r2c/c2r the REAL-side shape (the complex side
     // has shape[axes.back()] / 2 + 1 there). dt: the real or complex dtype of the given
-    // precision (f32/c64 or f64/c128). Throws Error (NOT_SUPPORTED, INVALID_ARG, ALLOC).
-    FftPlan(Space space, DType dt, FftKind kind, const std::vector<int64_t> &shape, const std::vector<int> &axes);
+    // precision (f32/c64 or f64/c128). device: the CUDA device of a device plan (-1: the
+    // current one). Throws Error (NOT_SUPPORTED, INVALID_ARG, OUT_OF_MEMORY, CUDA).
+    FftPlan(Space space, DType dt, FftKind kind, const std::vector<int64_t> &shape, const std::vector<int> &axes,
+            int device = -1);
     ~FftPlan();
     FftPlan(const FftPlan &) = delete;
     FftPlan &operator=(const FftPlan &) = delete;
@@ -40,18 +50,40 @@ public:
     // out = transform(in); in and out hold the planned shapes (out may equal in for c2c).
     // Buffers FFTW sees as SIMD-aligned (the library's allocator gives 64 bytes) run FFTW's
     // SIMD codelets; any other buffer (aligned for the real type) runs an unaligned plan.
+    // Host plans only.
     void execute(const void *in, void *out) const;
+    // Either space: host plans ignore e and work; device plans queue the passes on e's stream
+    // (e.device the plan's device) with work (device memory of work_bytes(), may be null when
+    // that is 0) as cuFFT's work area, and return without waiting. Device buffers must be
+    // aligned for their element type (a complex element's full size; the real side of
+    // r2c / c2r for two reals): see fft_aligned().
+    void execute(const Exec &e, const void *in, void *out, void *work) const;
+    // The device scratch one execute() needs (0 for host plans).
+    size_t work_bytes() const;
 
     FftKind kind() const { return kind_; }
+    Space space() const { return space_; }
 
     struct Impl;
 
 private:
     FftKind kind_;
+    Space space_;
     std::unique_ptr<Impl> impl_;
 };
 
 // Whether this build can make host FFT plans (PLM_WITH_FFTW).
 bool fft_available();
+// Whether this build can make device FFT plans (CUDA builds; a device is needed to make one).
+bool device_fft_available();
+
+// Whether a device plan of this kind can be made for shape / axes: a real pass along an axis
+// with more than one batch both before and after it (outer > 1 and inner > 1) reads rows of
+// n * inner reals, so n * inner must be even for every row to start aligned for cuFFT's real
+// data. Pure; the same on every rank when the shape past axis 0 is.
+bool device_fft_layout_ok(FftKind kind, const std::vector<int64_t> &shape, const std::vector<int> &axes);
+// Whether p is aligned for cuFFT data of dt: twice the real size (a complex element; for real
+// dtypes too, as cuFFT's real passes may read pairs).
+bool fft_aligned(const void *p, DType dt);
 
 }  // namespace plm::kernels

@@ -544,6 +544,16 @@ void copy_slab(const Exec &e, DType dt, int64_t outer, int64_t inner, const void
     }
 }
 
+void scale_slab(const Exec &e, DType dt, int64_t outer, int64_t n, int64_t inner, int64_t start, int64_t count,
+                const void *alpha, void *x)
+{
+    if (e.space == Space::device) return device::scale_slab(e, dt, outer, n, inner, start, count, alpha, x);
+    if (count <= 0 || inner <= 0) return;
+    const size_t es = dtype_size(dt);
+    for (int64_t o = 0; o < outer; ++o)
+        scale(e, dt, count * inner, alpha, static_cast<char *>(x) + static_cast<size_t>((o * n + start) * inner) * es);
+}
+
 namespace {
 // Recursive over dimensions; the last one is one contiguous run.
 void copy_box_dim(int d, int ndim, size_t es, const char *src, const int64_t *ss, const int64_t *s0, char *dst,

@@ -60,6 +60,11 @@ void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t oute
 void copy_slab(const Exec &e, DType dt, int64_t outer, int64_t inner, const void *src, int64_t src_n, int64_t src_start,
                void *dst, int64_t dst_n, int64_t dst_start, int64_t count);
 
+// x[o, start + k, i] = alpha x[o, start + k, i] for k < count, of an [outer, n, inner] view
+// (scale()'s arithmetic and rules, on a slab).
+void scale_slab(const Exec &e, DType dt, int64_t outer, int64_t n, int64_t inner, int64_t start, int64_t count,
+                const void *alpha, void *x);
+
 // N-D box copy between C-order arrays of ndim dimensions:
 // dst[dst_start + k] = src[src_start + k] for every index k inside box.
 void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t *src_shape, const int64_t *src_start,

@@ -3,6 +3,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <climits>
 #include <vector>
 
 #include "kernels/kernels.hpp"
@@ -177,6 +178,73 @@ void device_gemm(const BlasHandle &bh, const Exec &e, DType dt, bool adjoint, in
         break;
     }
     default: PLM_FAIL(PLM_ERR_INTERNAL, "matrix mult of %s", dtype_name(dt));
+    }
+}
+
+void device_gemm_batched(const BlasHandle &bh, const Exec &e, DType dt, bool adjoint, int64_t rows, int64_t cols,
+                         int64_t inner, const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t stride_b,
+                         void *c, int64_t stride_c, int64_t batch)
+{
+    if (rows == 0 || cols == 0 || batch <= 0) return;
+    cuda::activate(e);
+    const size_t es = dtype_size(dt);
+    if (inner == 0) {  // nothing to sum: cuBLAS need not touch C
+        const unsigned char zero[16] = {};
+        for (int64_t i = 0; i < batch; ++i)
+            kernels::fill(e, dt, rows * cols, zero, static_cast<char *>(c) + static_cast<size_t>(i * stride_c) * es);
+        return;
+    }
+    auto h = static_cast<cublasHandle_t>(bh.get());
+    blas_check(cublasSetStream(h, cuda::stream_of(e)), "cublasSetStream");
+    // As device_gemm: row-major C = op(A) B is column-major C^T = B^T op(A)^T.
+    const int M = static_cast<int>(cols), N = static_cast<int>(rows), K = static_cast<int>(inner);
+    const int la = static_cast<int>(std::max<int64_t>(lda, 1)), lb = M, lc = M;
+    const bool cx = dt == DType::c64 || dt == DType::c128;
+    const cublasOperation_t ta = !adjoint ? CUBLAS_OP_N : cx ? CUBLAS_OP_C : CUBLAS_OP_T;
+    const long long sa = stride_a, sb = stride_b, sc = stride_c;
+    for (int64_t done = 0; done < batch;) {
+        const int n = static_cast<int>(std::min<int64_t>(batch - done, INT_MAX));
+        const char *pa = static_cast<const char *>(a) + static_cast<size_t>(done * stride_a) * es;
+        const char *pb = static_cast<const char *>(b) + static_cast<size_t>(done * stride_b) * es;
+        char *pc = static_cast<char *>(c) + static_cast<size_t>(done * stride_c) * es;
+        switch (dt) {
+        case DType::f32: {
+            const float one = 1, zero = 0;
+            blas_check(cublasSgemmStridedBatched(h, CUBLAS_OP_N, ta, M, N, K, &one, reinterpret_cast<const float *>(pb),
+                                                 lb, sb, reinterpret_cast<const float *>(pa), la, sa, &zero,
+                                                 reinterpret_cast<float *>(pc), lc, sc, n),
+                       "cublasSgemmStridedBatched");
+            break;
+        }
+        case DType::f64: {
+            const double one = 1, zero = 0;
+            blas_check(cublasDgemmStridedBatched(h, CUBLAS_OP_N, ta, M, N, K, &one, reinterpret_cast<const double *>(pb),
+                                                 lb, sb, reinterpret_cast<const double *>(pa), la, sa, &zero,
+                                                 reinterpret_cast<double *>(pc), lc, sc, n),
+                       "cublasDgemmStridedBatched");
+            break;
+        }
+        case DType::c64: {
+            const cuComplex one{1, 0}, zero{0, 0};
+            blas_check(cublasCgemmStridedBatched(h, CUBLAS_OP_N, ta, M, N, K, &one,
+                                                 reinterpret_cast<const cuComplex *>(pb), lb, sb,
+                                                 reinterpret_cast<const cuComplex *>(pa), la, sa, &zero,
+                                                 reinterpret_cast<cuComplex *>(pc), lc, sc, n),
+                       "cublasCgemmStridedBatched");
+            break;
+        }
+        case DType::c128: {
+            const cuDoubleComplex one{1, 0}, zero{0, 0};
+            blas_check(cublasZgemmStridedBatched(h, CUBLAS_OP_N, ta, M, N, K, &one,
+                                                 reinterpret_cast<const cuDoubleComplex *>(pb), lb, sb,
+                                                 reinterpret_cast<const cuDoubleComplex *>(pa), la, sa, &zero,
+                                                 reinterpret_cast<cuDoubleComplex *>(pc), lc, sc, n),
+                       "cublasZgemmStridedBatched");
+            break;
+        }
+        default: PLM_FAIL(PLM_ERR_INTERNAL, "batched matrix mult of %s", dtype_name(dt));
+        }
+        done += n;
     }
 }
 

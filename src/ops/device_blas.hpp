@@ -51,4 +51,11 @@ private:
 void device_gemm(const BlasHandle &h, const Exec &e, DType dt, bool adjoint, int64_t rows, int64_t cols,
                  int64_t inner, const void *a, int64_t lda, const void *b, bool accumulate, void *c);
 
+// batch products of device_gemm's kind in one strided-batched cuBLAS call (several past
+// INT_MAX batches): product i reads A + i stride_a, B + i stride_b and writes C + i stride_c
+// (strides in elements). C = op(A) B, no accumulation.
+void device_gemm_batched(const BlasHandle &h, const Exec &e, DType dt, bool adjoint, int64_t rows, int64_t cols,
+                         int64_t inner, const void *a, int64_t lda, int64_t stride_a, const void *b, int64_t stride_b,
+                         void *c, int64_t stride_c, int64_t batch);
+
 }  // namespace plm::ops

@@ -10,10 +10,21 @@
 // use r2c / c2r plans when the last FFT axis is transformed first; when that axis is 0 (it is
 // transformed last) they run complex and keep the first n / 2 + 1 bins. Shifts run where
 // their axis is local. The norm's 1 / N scales the output of both directions.
+//
+// Device arrays run the same pipeline on the device: the same kernels (kernels.hpp dispatches
+// on the memory space), the FFT steps through cuFFT plans (kernels/fft.hpp) made once per
+// device by the first device apply's make_work (before that apply's agreement) and kept by the
+// operator, the transposes through the all-to-all plans on device buffers (the communicator's
+// device backend). The local work between two exchanges is agreed before the next exchange
+// (a device fault on one rank fails every rank there, not in the exchange). The one layout
+// cuFFT's real passes do not take (device_fft_layout_ok) is staged through host buffers.
 #include "ops/fft.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+
+#include <array>
 
 #include "kernels/fft.hpp"
 
@@ -57,6 +68,8 @@ struct Step {
     Shape in, out;
     DType in_dt = DType::c128, out_dt = DType::c128;
     int axis = 0;        // roll, bins, truncate
+    std::vector<int> axes;  // fft: the axes transformed
+    bool r2c = false;       // fft: r2c / c2r (else c2c)
     int64_t shift = 0;   // roll
     double factor[2] = {1, 1};  // bins: forward, adjoint
     int64_t b0 = 0, b1 = 0;     // bins: [b0, b1) along axis
@@ -86,9 +99,18 @@ Step make_step(Step::Kind k, const Shape &in, const Shape &out, DType in_dt, DTy
     return s;
 }
 
+// The device plans of an operator's FFT steps on one device: [step][0 forward, 1 adjoint]
+// (null for other steps and empty blocks), and the largest work area one of them needs.
+struct DevicePlans {
+    std::vector<std::array<std::unique_ptr<kernels::FftPlan>, 2>> plan;
+    size_t work = 0;
+};
+
 struct FftWork : Work {
     Buffer buf[2], xfer;  // the pipeline's blocks; the packed side of an exchange
-    Buffer stage_in, stage_out;  // host copies of device operands
+    Buffer stage_in, stage_out;  // host copies of device operands (staged applies)
+    std::shared_ptr<const DevicePlans> dev;  // device applies: the plans of the device
+    Buffer fft_work;                          // and cuFFT's work area
 };
 
 char *at(const void *p, int64_t elems, DType dt)
@@ -190,15 +212,20 @@ public:
 
     }
 
-    // Device arrays are staged through host buffers (no cuFFT path yet).
-    bool native(Space sp) const override { return sp == Space::host; }
+    bool native(Space sp) const override { return sp == Space::host || on_device(sp); }
 
     WorkPtr make_work(const Exec &e) const override
     {
         auto w = std::make_unique<FftWork>();
-        for (Buffer &b : w->buf) b = Buffer::allocate(Space::host, static_cast<size_t>(work_bytes_));
-        w->xfer = Buffer::allocate(Space::host, static_cast<size_t>(xfer_bytes_));
-        if (e.space != Space::host) {
+        const Space ws = on_device(e.space) ? Space::device : Space::host;
+        if (ws == Space::device) use_device(e.device);
+        for (Buffer &b : w->buf) b = Buffer::allocate(ws, static_cast<size_t>(work_bytes_));
+        w->xfer = Buffer::allocate(ws, static_cast<size_t>(xfer_bytes_));
+        if (ws == Space::device) {
+            w->dev = device_plans(e.device);
+            w->fft_work = Buffer::allocate(Space::device, w->dev->work);
+            reserve_staging(e, staged_elems_);
+        } else if (e.space != Space::host) {
             const int64_t most = std::max(domain_->local_size(), range_->local_size());
             const size_t bytes = checked_bytes(most, dtype_, "the FFT's host staging buffer");
             w->stage_in = Buffer::allocate(Space::host, bytes);
@@ -210,6 +237,7 @@ public:
 
     void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
     {
+        if (on_device(x.space())) return apply_device(x, y, adjoint, *static_cast<FftWork *>(w));
         FftWork &fw = *static_cast<FftWork *>(w);
         const Exec e = comm().exec(Space::host);
         const bool staged = x.space() != Space::host;
@@ -225,23 +253,67 @@ public:
             src = fw.stage_in.data();
             out = fw.stage_out.data();
         }
+        std::optional<Error> err = pipeline(e, adjoint, src, out, fw, false);
+        if (staged && !err)
+            err = comm::capture([&] {
+                copy_bytes(y.space(), y.data(), Space::host, out, static_cast<size_t>(y.local_size()) * es,
+                           y.exec().stream);
+            });
+        agree_on(*this, comm(), err, staged);
+    }
+
+    // Device arrays, computed on the device. Buffers cuFFT cannot take (aligned for the real
+    // type only: wrapped user memory) are copied through the Work's blocks.
+    void apply_device(const DistributedArray &x, DistributedArray &y, bool adjoint, FftWork &fw) const
+    {
+        const Exec e = x.exec();
+        const size_t n = steps_.size();
+        const bool copy_in = !kernels::fft_aligned(x.data(), dtype_), copy_out = !kernels::fft_aligned(y.data(), dtype_);
+        // the first step writes buf[0] (or the output), so x's copy goes to buf[1]; the last
+        // writes buf[(n - 1) % 2], which its input never is
+        const void *src = copy_in ? fw.buf[1].data() : x.data();
+        void *out = copy_out ? fw.buf[(n - 1) % 2].data() : y.data();
+        std::optional<Error> err;
+        if (copy_in) err = comm::capture([&] { kernels::copy(e, dtype_, x.local_size(), x.data(), fw.buf[1].data()); });
+        err = pipeline(e, adjoint, src, out, fw, true, err);  // every rank meets every agreement
+        if (!err && copy_out) err = comm::capture([&] { kernels::copy(e, dtype_, y.local_size(), out, y.data()); });
+        agree_on(*this, comm(), err, true);
+    }
+
+    // Runs the steps from src to out, then the norm, on host or device blocks (device: the
+    // Work's plans). The local work before each exchange is agreed there (a failure on one
+    // rank fails every rank before the exchange); the error of the local work after the last
+    // exchange is returned, for the caller to agree on. err: a local error from before (the
+    // local steps are skipped, the agreements still met).
+    std::optional<Error> pipeline(const Exec &e, bool adjoint, const void *src, void *out, FftWork &fw, bool device,
+                                  std::optional<Error> err = std::nullopt) const
+    {
+        const auto local = [&](auto &&f) {
+            if (!err) err = comm::capture(f);
+        };
         const size_t n = steps_.size();
         for (size_t k = 0; k < n; ++k) {
-            const Step &s = steps_[adjoint ? n - 1 - k : k];
+            const size_t i = adjoint ? n - 1 - k : k;
+            const Step &s = steps_[i];
             void *dst = k + 1 == n ? out : fw.buf[k % 2].data();
-            run(e, s, adjoint, src, dst, fw);
+            if (s.kind == Step::transpose) {
+                if (!adjoint) local([&] { pack(e, s, src, fw); });
+                agree_on(*this, comm(), err, device);
+                err.reset();
+                s.xplan[adjoint]->start(e, adjoint ? src : fw.xfer.data(), adjoint ? fw.xfer.data() : dst).wait();
+                if (adjoint) local([&] { unpack(e, s, fw, dst); });
+            } else {
+                const kernels::FftPlan *plan = device ? fw.dev->plan[i][adjoint].get() : s.plan[adjoint].get();
+                local([&] { run(e, s, adjoint, src, dst, plan, fw); });
+            }
             src = dst;
         }
-        if (scale_ != 1) {
-            const Scalar f = make_scalar(dtype_, scale_, 0, "the FFT norm");
-            kernels::scale(e, dtype_, y.local_size(), f.data(), out);
-        }
-        if (staged)
-            agree_on(*this, comm(), comm::capture([&] {
-                         copy_bytes(y.space(), y.data(), Space::host, out, static_cast<size_t>(y.local_size()) * es,
-                                    y.exec().stream);
-                     }),
-                     true);
+        if (scale_ != 1)
+            local([&] {
+                const Scalar f = make_scalar(dtype_, scale_, 0, "the FFT norm");
+                kernels::scale(e, dtype_, plm::product(adjoint ? steps_.front().in : steps_.back().out), f.data(), out);
+            });
+        return err;
     }
 
     const Params &params() const { return p_; }
@@ -249,6 +321,30 @@ public:
     int out_axis() const { return out_axis_; }
 
 private:
+    bool on_device(Space sp) const { return sp == Space::device && kernels::device_fft_available() && device_ok_; }
+
+    // The device plans of every FFT step on device, made on the first call for it and kept.
+    std::shared_ptr<const DevicePlans> device_plans(int device) const
+    {
+        std::lock_guard<std::mutex> g(dev_lock_);
+        std::shared_ptr<const DevicePlans> &slot = dev_[device];
+        if (slot) return slot;
+        auto d = std::make_shared<DevicePlans>();
+        d->plan.resize(steps_.size());
+        using K = kernels::FftKind;
+        for (size_t i = 0; i < steps_.size(); ++i) {
+            const Step &s = steps_[i];
+            if (s.kind != Step::fft || !s.plan[0]) continue;
+            for (int a = 0; a < 2; ++a) {
+                const K k = s.r2c ? (a ? K::c2r : K::r2c) : (a ? K::c2c_backward : K::c2c_forward);
+                d->plan[i][a] = std::make_unique<kernels::FftPlan>(Space::device, s.in_dt, k, s.in, s.axes, device);
+                d->work = std::max(d->work, d->plan[i][a]->work_bytes());
+            }
+        }
+        slot = std::move(d);
+        return slot;
+    }
+
     void push(Step s)
     {
         work_bytes_ = std::max(work_bytes_, s.bytes());
@@ -268,6 +364,14 @@ private:
     void push_fft(const Shape &in, const Shape &out, DType dt, const std::vector<int> &axes, bool r2c)
     {
         Step s = make_step(Step::fft, in, out, dt, r2c ? complex_of(dt) : dt);
+        s.axes = axes;
+        s.r2c = r2c;
+        if (r2c) {  // cuFFT's real passes: see kernels::device_fft_layout_ok (rank-independent here)
+            const size_t r = static_cast<size_t>(axes.back());
+            int64_t inner = 1;
+            for (size_t a = r + 1; a < in.size(); ++a) inner *= in[a];
+            device_ok_ = device_ok_ && (inner <= 1 || (in[r] * inner) % 2 == 0);
+        }
         if (plm::product(in) > 0) {
             using K = kernels::FftKind;
             s.plan[0] = std::make_shared<kernels::FftPlan>(Space::host, dt, r2c ? K::r2c : K::c2c_forward, in, axes);
@@ -312,11 +416,14 @@ private:
         s.xplan[0] = std::make_shared<comm::AlltoallvPlan>(c, dtype_, sc, s.sd, rc, s.rd);
         s.xplan[1] = std::make_shared<comm::AlltoallvPlan>(c, dtype_, rc, s.rd, sc, s.sd);
         xfer_bytes_ = std::max(xfer_bytes_, plm::product(in) * static_cast<int64_t>(dtype_size(dtype_)));
+        staged_elems_ = std::max(staged_elems_, plm::product(in) + plm::product(out));  // alltoallv: out and in
         push(std::move(s));
     }
 
-    // One step forward (in -> out) or adjoint (out-shaped src -> in-shaped dst).
-    void run(const Exec &e, const Step &s, bool adjoint, const void *src, void *dst, FftWork &w) const
+    // One local step forward (in -> out) or adjoint (out-shaped src -> in-shaped dst); plan:
+    // the FFT step's plan for this direction and space (null on an empty block).
+    void run(const Exec &e, const Step &s, bool adjoint, const void *src, void *dst, const kernels::FftPlan *plan,
+             FftWork &w) const
     {
         const Shape &from = adjoint ? s.out : s.in;
         const int64_t n = plm::product(from);
@@ -334,15 +441,14 @@ private:
             return kernels::roll(e, s.in_dt, static_cast<int>(s.in.size()), s.in.data(), s.axis,
                                  adjoint ? -s.shift : s.shift, src, dst);
         case Step::fft:
-            if (s.plan[adjoint]) s.plan[adjoint]->execute(src, dst);
+            if (plan) plan->execute(e, src, dst, w.fft_work.data());
             return;
         case Step::bins: {
             kernels::copy(e, dtype_, n, src, dst);
             const Scalar f = make_scalar(dtype_, s.factor[adjoint], 0, "the real FFT's bin weight");
             const int64_t outer = Layout::outer(s.in, s.axis), inner = Layout::inner(s.in, s.axis),
                           len = s.in[static_cast<size_t>(s.axis)];
-            for (int64_t o = 0; o < outer && s.b1 > s.b0; ++o)
-                kernels::scale(e, dtype_, (s.b1 - s.b0) * inner, f.data(), at(dst, (o * len + s.b0) * inner, dtype_));
+            if (s.b1 > s.b0) kernels::scale_slab(e, dtype_, outer, len, inner, s.b0, s.b1 - s.b0, f.data(), dst);
             return;
         }
         case Step::truncate: {  // along axis 0: keep the first out[0] entries, or pad with zeros
@@ -351,25 +457,26 @@ private:
             kernels::fill(e, dtype_, plm::product(s.in), zero, dst);
             return kernels::copy_slab(e, dtype_, 1, inner, src, cut, 0, dst, full, 0, cut);
         }
-        case Step::transpose: {
-            // The blocks along axis 0 (received forward, sent in the adjoint) lie in rank order
-            // in the block split along d: they go straight to dst / from src, unpacked.
-            const int nd = static_cast<int>(s.in.size());
-            const Shape &zeros = s.origin;
-            if (!adjoint) {
-                for (size_t q = 0; q < s.sbox.size(); ++q)
-                    kernels::copy_box(e, dtype_, nd, src, s.in.data(), s.sat[q].data(), at(w.xfer.data(), s.sd[q], dtype_),
-                                      s.sbox[q].data(), zeros.data(), s.sbox[q].data());
-                s.xplan[0]->start(e, w.xfer.data(), dst).wait();
-                return;
-            }
-            s.xplan[1]->start(e, src, w.xfer.data()).wait();
-            for (size_t q = 0; q < s.sbox.size(); ++q)
-                kernels::copy_box(e, dtype_, nd, at(w.xfer.data(), s.sd[q], dtype_), s.sbox[q].data(), zeros.data(), dst,
-                                  s.in.data(), s.sat[q].data(), s.sbox[q].data());
-            return;
+        case Step::transpose: break;  // pipeline(): pack, exchange, unpack
         }
-        }
+    }
+
+    // A transpose: the blocks along axis 0 (received forward, sent in the adjoint) lie in rank
+    // order in the block split along d, so they go straight to dst / from src, unpacked; the
+    // in-side blocks are packed into (forward) or unpacked from (adjoint) the exchange buffer.
+    void pack(const Exec &e, const Step &s, const void *src, FftWork &w) const
+    {
+        const int nd = static_cast<int>(s.in.size());
+        for (size_t q = 0; q < s.sbox.size(); ++q)
+            kernels::copy_box(e, dtype_, nd, src, s.in.data(), s.sat[q].data(), at(w.xfer.data(), s.sd[q], dtype_),
+                              s.sbox[q].data(), s.origin.data(), s.sbox[q].data());
+    }
+    void unpack(const Exec &e, const Step &s, FftWork &w, void *dst) const
+    {
+        const int nd = static_cast<int>(s.in.size());
+        for (size_t q = 0; q < s.sbox.size(); ++q)
+            kernels::copy_box(e, dtype_, nd, at(w.xfer.data(), s.sd[q], dtype_), s.sbox[q].data(), s.origin.data(), dst,
+                              s.in.data(), s.sat[q].data(), s.sbox[q].data());
     }
 
     Params p_;
@@ -377,7 +484,10 @@ private:
     int out_axis_ = 0;
     double scale_ = 1;
     std::vector<Step> steps_;
-    int64_t work_bytes_ = 0, xfer_bytes_ = 0;
+    int64_t work_bytes_ = 0, xfer_bytes_ = 0, staged_elems_ = 0;
+    bool device_ok_ = true;  // every step runs on device (else device arrays are staged to host)
+    mutable std::mutex dev_lock_;
+    mutable std::map<int, std::shared_ptr<const DevicePlans>> dev_;  // by device
 };
 
 const Fft &fft_of(const Operator &op)

@@ -7,7 +7,7 @@
 #      (CUDA_ARCH, default 90: H100/H200) into build-gpu/;
 #   3. copies what the GPU run needs into gpu-deps/prebuilt/: bin/ (the GPU test and bench
 #      programs), lib/ (libpylopsmpi, and the system libraries a bare CUDA image lacks:
-#      OpenBLAS, gfortran, quadmath, compressed).
+#      OpenBLAS, gfortran, quadmath, FFTW (double and float), compressed).
 # Then carry gpu-deps/ to the GPU machine and run PLM_GPU_PREBUILT=1 tests/gpu/run.sh there
 # (docs/gpu.md). gpu-deps/ is git-ignored. About 25 MB with Open MPI.
 set -euo pipefail
@@ -43,10 +43,11 @@ out=$DEPS/prebuilt
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
 for p in "${GPU_PROGRAMS[@]}"; do cp "$BUILD/$p" "$out/bin/"; done
 cp -P "$BUILD"/src/libpylopsmpi.so* "$out/lib/"
-# System libraries of this machine that a CUDA image may lack (CUDA, NCCL and cuBLAS are
-# found on the GPU machine itself: run.sh looks for them).
+# System libraries of this machine that a CUDA image may lack (CUDA, NCCL, cuBLAS and cuFFT
+# are found on the GPU machine itself: run.sh looks for them). FFTW: the host FFTs the device
+# FFT, MDC and cuFFT-plan tests compare against.
 sys=()
-for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
+for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libfftw3.so.3 libfftw3f.so.3; do
   path=$(ldd "$BUILD/src/libpylopsmpi.so" | awk -v l="$lib" '$1 == l { print $3 }')
   [ -n "$path" ] && sys+=("$(readlink -f "$path"):$lib")
 done

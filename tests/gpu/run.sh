@@ -20,7 +20,9 @@
 # when gpu-deps/ holds Debian's Open MPI source package (tests/gpu/fetch-deps.sh) it is built
 # here with --with-cuda into <build-dir>/ompi (a few minutes on 16 cores); otherwise mpicc and
 # mpiexec on PATH, or MPI_HOME=/path/to/mpi. Building here also needs cmake >= 3.25, a C/C++
-# compiler, the CUDA toolkit, OpenBLAS and CMocka (pkg-config names openblas, cmocka).
+# compiler, the CUDA toolkit, OpenBLAS and CMocka (pkg-config names openblas, cmocka), and
+# FFTW (fftw3, fftw3f): without it the FFT and MDC operators do not exist in the build, so
+# their device paths (cuFFT) are not exercised (test_kernels_device says so).
 # Output: the log goes to <build-dir>/gpu-run.log, and also to $PLM_GPU_LOG when set.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -63,7 +65,7 @@ build_ompi() {
      --enable-mpirun-prefix-by-default && make -j "$JOBS" && make install) >> "$LOG" 2>&1
 }
 
-# Adds to LD_LIBRARY_PATH the folders of the CUDA, cuBLAS and NCCL libraries a program needs
+# Adds to LD_LIBRARY_PATH the folders of the CUDA, cuBLAS, cuFFT and NCCL libraries a program needs
 # and the loader does not find (a CUDA image may keep them in the Python packages of PyTorch).
 find_missing_libs() {
   local prog=$1 lib dir

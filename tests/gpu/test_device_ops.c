@@ -104,20 +104,39 @@ static void compare(plm_const_array_t h, plm_const_array_t d, plm_dtype_t t, dou
     free(b);
 }
 
+/* A device array on layout l wrapping cudaMalloc'ed memory `offset` bytes past the start
+ * (aligned for the real type only when offset is a real's size: what operators handing
+ * buffers to cuFFT must copy through their own); *mem gets the allocation to free. */
+static plm_array_t wrapped_device(plm_layout_t l, plm_dtype_t t, size_t offset, void **mem)
+{
+    int64_t n = 0;
+    OK(plm_layout_local_size(l, &n));
+    const size_t bytes = (size_t)n * plm_dtype_size(t);
+    *mem = NULL;
+    CHECK(cudaMalloc(mem, bytes + offset + 16) == cudaSuccess, "cudaMalloc");
+    plm_array_t a = NULL;
+    OK(plm_array_create_from_layout(l, t, PLM_MEMORY_DEVICE, n ? (char *)*mem + offset : NULL, (int64_t)(n ? bytes : 0),
+                                    &a));
+    return a;
+}
+
 /* Applies op (forward and adjoint) on host and on device arrays and compares; checks that op
- * runs natively on device memory unless `staged`. Consumes op. */
-static void check_op(plm_op_t op, plm_dtype_t t, int staged, const char *what)
+ * runs natively on device memory unless `staged`. offset != 0: the device arrays wrap device
+ * memory that many bytes past an allocation's start. Consumes op. */
+static void check_op_at(plm_op_t op, plm_dtype_t t, int staged, size_t offset, const char *what)
 {
     int native = -1, nd = 1, nr = 1;
     OK(plm_op_native(op, PLM_MEMORY_DEVICE, &native));
     CHECK(native == !staged, "%s: plm_op_native(DEVICE) = %d", what, native);
     OK(plm_op_parts(op, &nd, &nr));
     plm_array_t hx[4] = {0}, dx[4] = {0}, hy[4] = {0}, dy[4] = {0};
+    void *mem[8] = {0};
     for (int i = 0; i < nd; ++i) {
         plm_layout_t l = NULL;
         OK(plm_op_domain_part(op, i, &l));
         OK(plm_array_create_from_layout(l, t, PLM_MEMORY_HOST, NULL, 0, &hx[i]));
-        OK(plm_array_create_from_layout(l, t, PLM_MEMORY_DEVICE, NULL, 0, &dx[i]));
+        if (offset) dx[i] = wrapped_device(l, t, offset, &mem[i]);
+        else OK(plm_array_create_from_layout(l, t, PLM_MEMORY_DEVICE, NULL, 0, &dx[i]));
         plm_layout_destroy(&l);
         fill_seeded(hx[i], t, 1 + i);
         fill_seeded(dx[i], t, 1 + i);
@@ -126,7 +145,8 @@ static void check_op(plm_op_t op, plm_dtype_t t, int staged, const char *what)
         plm_layout_t l = NULL;
         OK(plm_op_range_part(op, i, &l));
         OK(plm_array_create_from_layout(l, t, PLM_MEMORY_HOST, NULL, 0, &hy[i]));
-        OK(plm_array_create_from_layout(l, t, PLM_MEMORY_DEVICE, NULL, 0, &dy[i]));
+        if (offset) dy[i] = wrapped_device(l, t, offset, &mem[4 + i]);
+        else OK(plm_array_create_from_layout(l, t, PLM_MEMORY_DEVICE, NULL, 0, &dy[i]));
         plm_layout_destroy(&l);
     }
     plm_stacked_t shx, sdx, shy, sdy;
@@ -159,7 +179,14 @@ static void check_op(plm_op_t op, plm_dtype_t t, int staged, const char *what)
         plm_array_destroy(&hy[i]);
         plm_array_destroy(&dy[i]);
     }
+    for (int i = 0; i < 8; ++i)
+        if (mem[i]) cudaFree(mem[i]);
     plm_op_destroy(&op);
+}
+
+static void check_op(plm_op_t op, plm_dtype_t t, int staged, const char *what)
+{
+    check_op_at(op, t, staged, 0, what);
 }
 
 /* ---- callbacks: out = 2 in, on the host or on the device ---------------------------------- */
@@ -319,8 +346,10 @@ static void test_matmul(plm_comm_t comm, plm_dtype_t t)
     }
 }
 
-/* Fredholm1 (uneven slices: rank r owns r + 1) for every dtype, and MDC (complex G of t's
- * precision) for real t: they compute on host copies of device data (staged). */
+/* Fredholm1 (uneven slices: rank r owns r + 1; with and without G^H kept) for every dtype, and
+ * MDC (complex G of t's precision; two-sided with an odd nt, one-sided conj with an even nt,
+ * and on wrapped device memory aligned for a real only) for real t: natively on the device
+ * (cuBLAS batched gemms, cuFFT). */
 static void test_signal(plm_comm_t comm, plm_dtype_t t)
 {
     const size_t es = plm_dtype_size(t);
@@ -334,18 +363,64 @@ static void test_signal(plm_comm_t comm, plm_dtype_t t)
     }
     plm_op_t op = NULL;
     OK(plm_op_fredholm1(comm, t, nsl, nx, ny, nz, g, nsl * nx * ny * (int64_t)es, 1, 1, &op));
-    check_op(op, t, 1, "fredholm1 (staged)");
+    check_op(op, t, 0, "fredholm1 (save_gt)");
+    OK(plm_op_fredholm1(comm, t, nsl, nx, ny, nz, g, nsl * nx * ny * (int64_t)es, 0, 0, &op));
+    check_op(op, t, 0, "fredholm1");
     if (!is_cplx(t)) {
         const plm_dtype_t gt = is_single(t) ? PLM_COMPLEX64 : PLM_COMPLEX128;
-        const int64_t nt = 9, nfreq = 5, nf = nfreq / nranks + (rank < nfreq % nranks);
-        const plm_status_t st = plm_op_mdc(comm, gt, nt, 2, nfreq, nf, nx, ny, 0.004, 1.0, 1, 0, 0, 1, g,
-                                           nf * nx * ny * (int64_t)plm_dtype_size(gt), &op);
-        if (st != PLM_ERR_NOT_SUPPORTED) { /* a build without FFTW has no MDC */
+        const int64_t nfreq = 5, nf = nfreq / nranks + (rank < nfreq % nranks);
+        const int64_t gbytes = nf * nx * ny * (int64_t)plm_dtype_size(gt);
+        /* nt, twosided, conj, save_gt, wrapped offset */
+        const int cases[4][5] = {{9, 1, 0, 1, 0}, {8, 0, 1, 0, 0}, {9, 1, 0, 0, 1}, {8, 0, 1, 1, 1}};
+        for (int c = 0; c < 4; ++c) {
+            const plm_status_t st = plm_op_mdc(comm, gt, cases[c][0], 2, nfreq, nf, nx, ny, 0.004, 1.0, cases[c][1],
+                                               cases[c][2], 0, cases[c][3], g, gbytes, &op);
+            if (st == PLM_ERR_NOT_SUPPORTED) break; /* a build without FFTW has no MDC */
             CHECK(st == PLM_SUCCESS, "plm_op_mdc: %s", plm_last_error());
-            if (st == PLM_SUCCESS) check_op(op, t, 1, "mdc (staged)");
+            char what[64];
+            snprintf(what, sizeof what, "mdc (nt %d, twosided %d, conj %d%s)", cases[c][0], cases[c][1], cases[c][2],
+                     cases[c][4] ? ", wrapped memory" : "");
+            if (st == PLM_SUCCESS) check_op_at(op, t, 0, cases[c][4] ? es : 0, what);
         }
     }
     free(g);
+}
+
+/* The distributed FFT (complex t: the operator's dtype) natively on the device (cuFFT, the
+ * transposes through the device backend): c2c over every axis, real transforms with the r2c
+ * axis last, inner and distributed, shifts and both norms, c2c passes batched by column, one
+ * on wrapped device memory aligned for a real only; and the one layout staged through the
+ * host (a real pass along an inner axis of an odd row of reals). */
+static void test_fft(plm_comm_t comm, plm_dtype_t t)
+{
+    struct {
+        int ndim;
+        int64_t dims[3];
+        int naxes, axes[3], real, ifs[3], ffs[3];
+        plm_fft_norm_t norm;
+        int staged, wrapped;
+    } cases[] = {
+        {3, {6, 5, 4}, 3, {0, 1, 2}, 0, {0, 0, 0}, {0, 0, 0}, PLM_FFT_NORM_NONE, 0, 0},
+        {2, {7, 6, 0}, 1, {1}, 1, {0}, {1}, PLM_FFT_NORM_1_N, 0, 0},
+        {3, {5, 6, 4}, 2, {2, 0}, 1, {1, 1}, {1, 0}, PLM_FFT_NORM_NONE, 0, 0},
+        {3, {4, 6, 3}, 2, {0, 1}, 1, {0, 1}, {0, 0}, PLM_FFT_NORM_1_N, 0, 0},
+        {3, {9, 8, 2}, 1, {1}, 0, {1}, {1}, PLM_FFT_NORM_NONE, 0, 0},
+        {3, {6, 5, 4}, 2, {1, 0}, 0, {0, 1}, {1, 0}, PLM_FFT_NORM_1_N, 0, 1},
+        {3, {4, 3, 5}, 2, {0, 1}, 1, {0, 0}, {0, 0}, PLM_FFT_NORM_NONE, 1, 0},
+    };
+    const size_t half = plm_dtype_size(t) / 2;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        plm_op_t op = NULL;
+        const plm_status_t st = plm_op_fftnd(comm, t, cases[c].ndim, cases[c].dims, cases[c].naxes, cases[c].axes, NULL,
+                                             cases[c].norm, cases[c].real, cases[c].ifs, cases[c].ffs, &op);
+        if (st == PLM_ERR_NOT_SUPPORTED) return; /* a build without FFTW has no FFT operator */
+        CHECK(st == PLM_SUCCESS, "plm_op_fftnd case %zu: %s", c, plm_last_error());
+        if (st != PLM_SUCCESS) continue;
+        char what[64];
+        snprintf(what, sizeof what, "fftnd case %zu%s%s", c, cases[c].staged ? " (staged)" : "",
+                 cases[c].wrapped ? " (wrapped memory)" : "");
+        check_op_at(op, t, cases[c].staged, cases[c].wrapped ? half : 0, what);
+    }
 }
 
 static void test_callbacks(plm_comm_t comm)
@@ -630,6 +705,7 @@ int main(int argc, char **argv)
         test_stencils(comm, types[i]);
         test_matmul(comm, types[i]);
         test_signal(comm, types[i]);
+        if (types[i] == PLM_COMPLEX128 || types[i] == PLM_COMPLEX64) test_fft(comm, types[i]);
         test_solvers(comm, types[i]);
         test_proximal(comm, types[i]);
     }

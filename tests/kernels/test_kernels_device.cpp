@@ -5,7 +5,10 @@
 // magnitudes; pow, acos and cos for the half threshold), which CUDA and glibc may round
 // differently: those are compared to a few ulps. Reductions sum in another (fixed) order on
 // device: compared to a tolerance, with the NaN rules, bitwise run to run, and with no
-// allocation after the Reductions are made. No test framework: the GPU machines run the
+// allocation after the Reductions are made. Device FFT plans (cuFFT) are compared with the
+// host's (FFTW) to a tolerance: every pass layout (contiguous rows, strided batches, one
+// execute per outer slice or per inner column), c2c both ways and in place, r2c and c2r, float
+// and double. No test framework: the GPU machines run the
 // program without the build's libraries (tests/gpu/bundle.sh).
 #include <algorithm>
 #include <cmath>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "core/alloc.hpp"
+#include "kernels/fft.hpp"
 #include "kernels/kernels.hpp"
 #include "memory/space.hpp"
 #include "stencil_cases.hpp"
@@ -121,12 +125,27 @@ template <typename T> void elementwise()
     host_vs_device("conj", x, y, [&](Exec e, const T *q, T *p) { conj(e, dt, n, q, p); });
 }
 
+// scale_slab: a slab of an [outer, n, inner] view, element.hpp's arithmetic on both sides.
+template <typename T> void slab()
+{
+    const DType dt = dtype_of<T>();
+    const int64_t outer = 7, n = 11, inner = 13;
+    const std::vector<T> x = random_vec<T>(outer * n * inner, 5);
+    const T a = random_vec<T>(1, 6)[0], zero{}, one = T(1);
+    for (const T *f : {&a, &zero, &one})
+        host_vs_device("scale_slab", x, x, [&](Exec e, const T *, T *p) { scale_slab(e, dt, outer, n, inner, 2, 6, f, p); });
+}
+
 void test_elementwise_bitwise()
 {
     elementwise<float>();
     elementwise<double>();
     elementwise<c64>();
     elementwise<c128>();
+    slab<float>();
+    slab<double>();
+    slab<c64>();
+    slab<c128>();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -306,6 +325,110 @@ void test_norm_strided()
     }
 }
 
+// |a - b| <= tol max |b|, element by element.
+template <typename T> bool close_all(const std::vector<T> &a, const std::vector<T> &b, double tol)
+{
+    if (a.size() != b.size()) return false;
+    double big = 0;
+    for (const T &v : b) big = std::max(big, static_cast<double>(std::abs(v)));
+    for (size_t i = 0; i < a.size(); ++i)
+        if (!(std::abs(a[i] - b[i]) <= tol * (big + 1e-300))) return false;
+    return true;
+}
+
+// One plan of kind on shape / axes, host (FFTW) and device (cuFFT), on the same input.
+template <typename R> void fft_case(FftKind kind, const std::vector<int64_t> &shape, const std::vector<int> &axes)
+{
+    using C = std::complex<R>;
+    const bool real = kind == FftKind::r2c || kind == FftKind::c2r;
+    const DType dt = real ? dtype_of<R>() : dtype_of<C>();
+    std::vector<int64_t> cshape = shape;
+    if (real) cshape[static_cast<size_t>(axes.back())] = shape[static_cast<size_t>(axes.back())] / 2 + 1;
+    int64_t nr = 1, nc = 1;
+    for (size_t a = 0; a < shape.size(); ++a) {
+        nr *= shape[a];
+        nc *= cshape[a];
+    }
+    const double tol = std::is_same_v<R, float> ? 2e-5 : 1e-12;
+    FftPlan host(Space::host, dt, kind, shape, axes), dev(Space::device, dt, kind, shape, axes, 0);
+    Buffer work = Buffer::allocate(Space::device, std::max<size_t>(dev.work_bytes(), 1));
+    bool ok = true;
+    if (kind == FftKind::r2c) {
+        const std::vector<R> x = random_vec<R>(static_cast<size_t>(nr), 7);
+        std::vector<C> yh(static_cast<size_t>(nc));
+        host.execute(x.data(), yh.data());
+        Dev dx(x), dy(std::vector<C>(static_cast<size_t>(nc)));
+        dev.execute(kDev, dx.data(), dy.data(), work.data());
+        ok = close_all(dy.get<C>(), yh, tol);
+    } else if (kind == FftKind::c2r) {  // the input is overwritten: each side gets its copy
+        // a spectrum of real data (imaginary DC and Nyquist parts: see the operator tests)
+        std::vector<R> r = random_vec<R>(static_cast<size_t>(nr), 8);
+        std::vector<C> x(static_cast<size_t>(nc));
+        FftPlan(Space::host, dt, FftKind::r2c, shape, axes).execute(r.data(), x.data());
+        std::vector<C> xh = x;
+        std::vector<R> yh(static_cast<size_t>(nr));
+        host.execute(xh.data(), yh.data());
+        Dev dx(x), dy(std::vector<R>(static_cast<size_t>(nr)));
+        dev.execute(kDev, dx.data(), dy.data(), work.data());
+        ok = close_all(dy.get<R>(), yh, tol);
+    } else {
+        const std::vector<C> x = random_vec<C>(static_cast<size_t>(nc), 9);
+        std::vector<C> yh(static_cast<size_t>(nc));
+        host.execute(x.data(), yh.data());
+        Dev dx(x), dy(std::vector<C>(static_cast<size_t>(nc)));
+        dev.execute(kDev, dx.data(), dy.data(), work.data());
+        ok = close_all(dy.get<C>(), yh, tol) && close_all(dx.get<C>(), x, 0);  // input untouched
+        dev.execute(kDev, dx.data(), dx.data(), work.data());  // in place
+        ok = ok && close_all(dx.get<C>(), yh, tol);
+    }
+    if (!ok) {
+        std::fprintf(stderr, "device FFT kind %d of %s, %zu dims, %zu axes: differs from FFTW\n", static_cast<int>(kind),
+                     dtype_name(dt), shape.size(), axes.size());
+        assert_true(false);
+    }
+}
+
+template <typename R> void fft_cases()
+{
+    using K = FftKind;
+    for (K k : {K::c2c_forward, K::c2c_backward}) {
+        fft_case<R>(k, {64}, {0});
+        fft_case<R>(k, {6, 7}, {1});            // contiguous rows
+        fft_case<R>(k, {6, 7}, {0});            // strided, one execute
+        fft_case<R>(k, {5, 6, 4}, {1});         // one execute per inner column (4 < 5)
+        fft_case<R>(k, {3, 8, 7}, {1});         // one per outer slice (3 < 7)
+        fft_case<R>(k, {2, 3, 4, 5}, {3, 1, 0});
+    }
+    for (K k : {K::r2c, K::c2r}) {
+        fft_case<R>(k, {10}, {0});
+        fft_case<R>(k, {9}, {0});
+        fft_case<R>(k, {6, 7}, {1});
+        fft_case<R>(k, {7, 6}, {0});
+        fft_case<R>(k, {4, 6, 3}, {0, 1});      // r2c axis 1: one execute per outer slice
+        fft_case<R>(k, {3, 5, 2}, {2, 1});
+        fft_case<R>(k, {3, 4, 5}, {0, 1, 2});
+    }
+}
+
+void test_fft()
+{
+    if (!fft_available()) {
+        std::printf("(no FFTW in this build: device FFT plans not compared)\n");
+        return;
+    }
+    fft_cases<double>();
+    fft_cases<float>();
+    // the layout cuFFT's real passes do not take is refused when the plan is made
+    assert_true(!device_fft_layout_ok(FftKind::r2c, {4, 3, 5}, {0, 1}));
+    bool refused = false;
+    try {
+        FftPlan(Space::device, DType::f64, FftKind::r2c, {4, 3, 5}, {0, 1}, 0);
+    } catch (const Error &e) {
+        refused = e.status() == PLM_ERR_NOT_SUPPORTED;
+    }
+    assert_true(refused);
+}
+
 // Stencils and thresholds allocate nothing on device.
 void test_no_allocation()
 {
@@ -339,6 +462,7 @@ int main()
         {"elementwise_bitwise", test_elementwise_bitwise}, {"threshold", test_threshold},
         {"stencil_bitwise", test_stencil_bitwise},         {"reductions", test_reductions},
         {"norm_strided", test_norm_strided},               {"no_allocation", test_no_allocation},
+        {"fft", test_fft},
     };
     for (const auto &t : tests) {
         const int before = g_failures;

@@ -2,7 +2,9 @@
 // slices over the ranks, x and y BROADCAST. Each rank multiplies its own slices (one gemm
 // each) and an allgatherv of the per-slice results fills y on every rank; the adjoint is the
 // same with G^H. Any rank may own 0, 1 or many slices (PyLops-MPI refuses a rank with one).
-// The slice products (Slices) are MDC's core too (mdc.cpp).
+// The slice products (Slices) are MDC's core too (mdc.cpp). Device data are computed on the
+// device: G uploaded once per device, one strided-batched cuBLAS gemm for this rank's slices,
+// the allgatherv through the communicator's device backend.
 #include <climits>
 #include <complex>
 #include <cstring>
@@ -52,6 +54,7 @@ Slices::Slices(DType dt, int64_t nsl, int64_t nx, int64_t ny, int64_t nz, const 
     const size_t bytes = require_buffer_bytes("G", g_bytes, n, dt);
     g_ = Buffer::allocate(Space::host, bytes);
     if (save_gt) gh_ = Buffer::allocate(Space::host, bytes);
+    dev_ = std::make_shared<ByDevice>();
     if (n == 0) return;
     dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
@@ -77,9 +80,54 @@ void Slices::plan(const std::vector<int64_t> &counts, int rank)
     }
 }
 
-void Slices::apply(const comm::Communicator &c, const Exec &e, bool adjoint, const void *in, void *out) const
+void Slices::prepare(const Exec &e, SlicesWork &w) const
+{
+    if (e.space != Space::device) return;
+#ifdef PLM_HAVE_CUDA
+    {
+        std::lock_guard<std::mutex> g(dev_->lock);
+        std::shared_ptr<const DeviceKernel> &slot = dev_->kernels[e.device];
+        if (!slot) {
+            use_device(e.device);
+            auto k = std::make_shared<DeviceKernel>();
+            k->g = Buffer::allocate(Space::device, g_.bytes());
+            if (g_.bytes()) copy_bytes(Space::device, k->g.data(), Space::host, g_.data(), g_.bytes(), e.stream);
+            if (gh_.data()) {
+                k->gh = Buffer::allocate(Space::device, gh_.bytes());
+                if (gh_.bytes()) copy_bytes(Space::device, k->gh.data(), Space::host, gh_.data(), gh_.bytes(), e.stream);
+            }
+            slot = std::move(k);
+        }
+        w.dev = slot;
+    }
+    w.blas = std::make_unique<BlasHandle>(e.device);
+#else
+    (void)w;
+    PLM_FAIL(PLM_ERR_BACKEND_UNAVAILABLE, "device memory is not in this build (host-only: built without CUDA)");
+#endif
+}
+
+void Slices::multiply(const Exec &e, bool adjoint, const void *in, void *out, const SlicesWork &w) const
 {
     const int64_t rin = adjoint ? nx_ : ny_, rout = adjoint ? ny_ : nx_, f0 = first_;
+    if (e.space == Space::device) {
+#ifdef PLM_HAVE_CUDA
+        const void *xs = at(in, f0 * rin * nz_, dt_);
+        void *ys = at(out, f0 * rout * nz_, dt_);
+        const int64_t gstep = nx_ * ny_;
+        if (!adjoint)
+            device_gemm_batched(*w.blas, e, dt_, false, nx_, nz_, ny_, w.dev->g.data(), ny_, gstep, xs, ny_ * nz_, ys,
+                                nx_ * nz_, nsl_);
+        else if (w.dev->gh.data())
+            device_gemm_batched(*w.blas, e, dt_, false, ny_, nz_, nx_, w.dev->gh.data(), nx_, gstep, xs, nx_ * nz_, ys,
+                                ny_ * nz_, nsl_);
+        else
+            device_gemm_batched(*w.blas, e, dt_, true, ny_, nz_, nx_, w.dev->g.data(), ny_, gstep, xs, nx_ * nz_, ys,
+                                ny_ * nz_, nsl_);
+        return;
+#endif
+    }
+    (void)w;
     for (int64_t s = 0; s < nsl_; ++s) {
         const void *xs = at(in, (f0 + s) * rin * nz_, dt_);
         void *ys = at(out, (f0 + s) * rout * nz_, dt_);
@@ -91,6 +139,11 @@ void Slices::apply(const comm::Communicator &c, const Exec &e, bool adjoint, con
         else
             host_gemm(dt_, true, ny_, nz_, nx_, gs, ny_, xs, false, ys);
     }
+}
+
+void Slices::gather(const comm::Communicator &c, const Exec &e, bool adjoint, void *out) const
+{
+    const int64_t rout = adjoint ? ny_ : nx_, f0 = first_;
     const int d = adjoint ? 1 : 0;
     comm::allgatherv(c, e, at(out, f0 * rout * nz_, dt_), out, counts_[d].data(), displs_[d].data(), dt_);
 }
@@ -103,17 +156,21 @@ public:
         : Operator(dt, std::move(domain), std::move(range)), s_(std::move(s))
     {
     }
-    // Device data are staged through host copies (the products run on the host).
-    bool native(Space s) const override { return s == Space::host; }
     WorkPtr make_work(const Exec &e) const override
     {
-        const size_t es = dtype_size(dtype_);
-        return host_copies(e, static_cast<size_t>(std::max(rows_, cols_)) * es,
-                           static_cast<size_t>(std::max(rows_, cols_)) * es);
+        auto w = std::make_unique<SlicesWork>();
+        s_.prepare(e, *w);
+        reserve_staging(e, s_.gathered());
+        return w;
     }
     void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
     {
-        on_host(*this, x, y, w, [&](const Exec &e, const void *in, void *out) { s_.apply(comm(), e, adjoint, in, out); });
+        const Exec e = x.exec();
+        // the products are agreed before the gather: a device fault on one rank fails them all
+        agree_on(*this, comm(),
+                 comm::capture([&] { s_.multiply(e, adjoint, x.data(), y.data(), *static_cast<SlicesWork *>(w)); }),
+                 e.space == Space::device);
+        s_.gather(comm(), e, adjoint, y.data());
     }
 
 private:

@@ -9,11 +9,15 @@
 // a_k b_k = 1/nt for every kept bin. So G is stored once times dr dt sqrt(nt) (unless
 // prescaled) / nt, and the transforms run unnormalised: r2c, the products of this rank's bins,
 // one allgatherv of the bins, zero bins past nfreq, c2r. The FFTs are local (x and y are whole
-// on every rank) through plans made once with the operator.
+// on every rank) through plans made once with the operator (FFTW), or for device data once
+// per device by the first device apply's make_work (cuFFT); the products are Fredholm1's
+// (host CBLAS, device one strided-batched cuBLAS gemm). Host and device run the same steps.
+#include <array>
 #include <cmath>
 #include <cstring>
 
 #include "kernels/fft.hpp"
+#include "kernels/kernels.hpp"
 #include "ops/signal/slices.hpp"
 
 namespace plm::ops {
@@ -22,19 +26,12 @@ namespace {
 
 DType real_dtype(DType complex_dt) { return complex_dt == DType::c64 ? DType::f32 : DType::f64; }
 
-// dst = src rolled by `shift` rows along axis 0 (dst[(i + shift) % n] = src[i]) for n rows of
-// `row` bytes: numpy's fftshift is shift n/2, ifftshift shift n - n/2.
-void roll_rows(const void *src, void *dst, int64_t n, int64_t shift, size_t row)
-{
-    const auto *s = static_cast<const char *>(src);
-    auto *d = static_cast<char *>(dst);
-    const size_t tail = static_cast<size_t>(n - shift) * row;  // src rows [0, n - shift) go to [shift, n)
-    std::memcpy(d + static_cast<size_t>(shift) * row, s, tail);
-    std::memcpy(d, s + tail, static_cast<size_t>(shift) * row);
-}
+using Plans = std::array<std::unique_ptr<kernels::FftPlan>, 4>;
 
-struct MdcWork : HostCopies {
-    Buffer spec, prod, shifted;  // the input's spectrum, the products' spectrum, a shifted time series
+struct MdcWork : SlicesWork {
+    Buffer spec, prod, shifted;  // the input's spectrum, the products' spectrum, a (shifted) time series
+    std::shared_ptr<const Plans> dev_plans;  // device data: the plans of the device
+    Buffer fft_work;                         // and cuFFT's work area
 };
 
 class Mdc final : public Operator {
@@ -45,78 +42,128 @@ public:
     };
     // plans: r2c of the model (nt, nr nv), c2r into the data (nt, ns nv), r2c of the data, c2r
     // into the model.
-    Mdc(ArrayLayout::Ptr domain, ArrayLayout::Ptr range, DType cdt, Sizes z, Slices s,
-        std::unique_ptr<kernels::FftPlan> plans[4])
-        : Operator(real_dtype(cdt), std::move(domain), std::move(range)), cdt_(cdt), z_(z), s_(std::move(s))
+    Mdc(ArrayLayout::Ptr domain, ArrayLayout::Ptr range, DType cdt, Sizes z, Slices s, Plans plans)
+        : Operator(real_dtype(cdt), std::move(domain), std::move(range)), cdt_(cdt), z_(z), s_(std::move(s)),
+          plans_(std::move(plans))
     {
-        for (int i = 0; i < 4; ++i) plans_[i] = std::move(plans[i]);
     }
-    bool native(Space s) const override { return s == Space::host; }
 
     WorkPtr make_work(const Exec &e) const override
     {
         const size_t rs = dtype_size(dtype_), cs = dtype_size(cdt_);
         const int64_t side = std::max(z_.nr, z_.ns) * z_.nv, nfft = z_.nt / 2 + 1;
-        const size_t vec = static_cast<size_t>(std::max(rows_, cols_)) * rs;
-        std::unique_ptr<MdcWork> w = host_copies<MdcWork>(e, vec, vec);
-        w->spec = Buffer::allocate(Space::host, static_cast<size_t>(nfft * side) * cs);
-        w->prod = Buffer::allocate(Space::host, static_cast<size_t>(nfft * side) * cs);
-        if (z_.twosided) w->shifted = Buffer::allocate(Space::host, static_cast<size_t>(z_.nt * z_.nr * z_.nv) * rs);
+        const bool device = e.space == Space::device;
+        auto w = std::make_unique<MdcWork>();
+        s_.prepare(e, *w);
+        if (device) use_device(e.device);
+        w->spec = Buffer::allocate(e.space, static_cast<size_t>(nfft * side) * cs);
+        w->prod = Buffer::allocate(e.space, static_cast<size_t>(nfft * side) * cs);
+        // device: also where operands cuFFT cannot take (kernels::fft_aligned) are copied
+        if (z_.twosided || device) w->shifted = Buffer::allocate(e.space, static_cast<size_t>(z_.nt * side) * rs);
+        if (device) {
+            w->dev_plans = device_plans(e.device);
+            size_t work = 0;
+            for (const auto &p : *w->dev_plans) work = std::max(work, p->work_bytes());
+            w->fft_work = Buffer::allocate(Space::device, work);
+            reserve_staging(e, 2 * s_.gathered());  // the gather moves complex bins: 2 reals each
+        }
         return w;
     }
 
     void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
     {
         auto &mw = *static_cast<MdcWork *>(w);
-        on_host(*this, x, y, w, [&](const Exec &e, const void *in, void *out) {
-            if (adjoint)
-                backward(e, in, out, mw);
-            else
-                forward(e, in, out, mw);
-        });
+        const Exec e = x.exec();
+        const bool device = e.space == Space::device;
+        const Plans &plans = device ? *mw.dev_plans : plans_;
+        // The local work before the gather is agreed there, the rest after it (a device fault
+        // on one rank fails every rank).
+        agree_on(*this, comm(), comm::capture([&] { first_half(e, plans, adjoint, x.data(), mw); }), device);
+        s_.gather(comm(), e, adjoint, mw.prod.data());
+        agree_on(*this, comm(), comm::capture([&] { second_half(e, plans, adjoint, y.data(), mw); }), device);
     }
 
 private:
-    // (nt, nr, nv) model -> (nt, ns, nv) data.
-    void forward(const Exec &e, const void *x, void *y, MdcWork &w) const
+    // Forward: (nt, nr, nv) model x -> this rank's bins of the data's spectrum in w.prod; the
+    // adjoint the same from (nt, ns, nv) data to the model's spectrum.
+    void first_half(const Exec &e, const Plans &plans, bool adjoint, const void *x, MdcWork &w) const
     {
-        const size_t row = static_cast<size_t>(z_.nr * z_.nv) * dtype_size(dtype_);
+        const int64_t rows = adjoint ? z_.ns : z_.nr;
         const void *src = x;
-        if (z_.twosided) {  // ifftshift along time
-            roll_rows(x, w.shifted.data(), z_.nt, z_.nt - z_.nt / 2, row);
+        if (!adjoint && z_.twosided) {  // ifftshift along time
+            const int64_t shape[2] = {z_.nt, rows * z_.nv};
+            kernels::roll(e, dtype_, 2, shape, 0, z_.nt - z_.nt / 2, x, w.shifted.data());
+            src = w.shifted.data();
+        } else if (misaligned(e, x)) {
+            kernels::copy(e, dtype_, z_.nt * rows * z_.nv, x, w.shifted.data());
             src = w.shifted.data();
         }
-        plans_[0]->execute(src, w.spec.data());
-        s_.apply(comm(), e, false, w.spec.data(), w.prod.data());
-        pad(w.prod.data(), z_.ns);
-        plans_[1]->execute(w.prod.data(), y);  // c2r overwrites prod, which is scratch
+        plans[adjoint ? 2 : 0]->execute(e, src, w.spec.data(), w.fft_work.data());
+        s_.multiply(e, adjoint, w.spec.data(), w.prod.data(), w);
     }
 
-    // (nt, ns, nv) data -> (nt, nr, nv) model.
-    void backward(const Exec &e, const void *y, void *x, MdcWork &w) const
+    // After the gather: the bins past nfreq zeroed (I^H), c2r into the output y (the model
+    // for the adjoint, fftshifted along time when twosided).
+    void second_half(const Exec &e, const Plans &plans, bool adjoint, void *y, MdcWork &w) const
     {
-        plans_[2]->execute(y, w.spec.data());
-        s_.apply(comm(), e, true, w.spec.data(), w.prod.data());
-        pad(w.prod.data(), z_.nr);
-        if (!z_.twosided) return plans_[3]->execute(w.prod.data(), x);
-        plans_[3]->execute(w.prod.data(), w.shifted.data());
-        const size_t row = static_cast<size_t>(z_.nr * z_.nv) * dtype_size(dtype_);
-        roll_rows(w.shifted.data(), x, z_.nt, z_.nt / 2, row);  // fftshift along time
+        const int64_t rows = adjoint ? z_.nr : z_.ns;
+        pad(e, w.prod.data(), rows);
+        const bool shift = adjoint && z_.twosided, via = shift || misaligned(e, y);
+        // c2r overwrites prod, which is scratch
+        plans[adjoint ? 3 : 1]->execute(e, w.prod.data(), via ? w.shifted.data() : y, w.fft_work.data());
+        const int64_t shape[2] = {z_.nt, rows * z_.nv};
+        if (shift) kernels::roll(e, dtype_, 2, shape, 0, z_.nt / 2, w.shifted.data(), y);  // fftshift along time
+        else if (via) kernels::copy(e, dtype_, shape[0] * shape[1], w.shifted.data(), y);
+    }
+
+    // Device operands cuFFT cannot read or write in place (wrapped memory aligned for a real
+    // only) go through w.shifted.
+    bool misaligned(const Exec &e, const void *p) const
+    {
+        return e.space == Space::device && !kernels::fft_aligned(p, dtype_);
     }
 
     // Zeroes the bins past nfreq of a spectrum (nt/2 + 1, rows, nv): I^H.
-    void pad(void *spec, int64_t rows) const
+    void pad(const Exec &e, void *spec, int64_t rows) const
     {
         const int64_t nfft = z_.nt / 2 + 1, per = rows * z_.nv;
-        const size_t cs = dtype_size(cdt_);
-        std::memset(static_cast<char *>(spec) + static_cast<size_t>(z_.nfreq * per) * cs, 0,
-                    static_cast<size_t>((nfft - z_.nfreq) * per) * cs);
+        const unsigned char zero[16] = {};
+        kernels::fill(e, cdt_, (nfft - z_.nfreq) * per,  zero,
+                      static_cast<char *>(spec) + static_cast<size_t>(z_.nfreq * per) * dtype_size(cdt_));
     }
 
+    // The four plans on a device, made by the first device apply there and kept.
+    std::shared_ptr<const Plans> device_plans(int device) const
+    {
+        std::lock_guard<std::mutex> g(dev_lock_);
+        std::shared_ptr<const Plans> &slot = dev_[device];
+        if (!slot) slot = std::make_shared<const Plans>(make_plans(Space::device, real_dtype(cdt_), z_, device));
+        return slot;
+    }
+
+public:
+    // r2c of the model (nt, nr nv), c2r into the data (nt, ns nv), r2c of the data, c2r into
+    // the model: transforms along time (axis 0), the traces a strided batch.
+    static Plans make_plans(Space sp, DType rdt, const Sizes &z, int device = -1)
+    {
+        using K = kernels::FftKind;
+        const std::vector<int> axis{0};
+        const std::vector<int64_t> model{z.nt, z.nr * z.nv}, data{z.nt, z.ns * z.nv};
+        Plans p;
+        p[0] = std::make_unique<kernels::FftPlan>(sp, rdt, K::r2c, model, axis, device);
+        p[1] = std::make_unique<kernels::FftPlan>(sp, rdt, K::c2r, data, axis, device);
+        p[2] = std::make_unique<kernels::FftPlan>(sp, rdt, K::r2c, data, axis, device);
+        p[3] = std::make_unique<kernels::FftPlan>(sp, rdt, K::c2r, model, axis, device);
+        return p;
+    }
+
+private:
     DType cdt_;
     Sizes z_;
     Slices s_;
-    std::unique_ptr<kernels::FftPlan> plans_[4];
+    Plans plans_;  // host
+    mutable std::mutex dev_lock_;
+    mutable std::map<int, std::shared_ptr<const Plans>> dev_;  // by device
 };
 
 }  // namespace
@@ -126,7 +173,7 @@ Operator::Ptr mdc(comm::Agreement &ag, const CommPtr &c, const MdcArgs &a)
     DType cdt = DType::c128;
     Mdc::Sizes z;
     Slices s;
-    std::unique_ptr<kernels::FftPlan> plans[4];
+    Plans plans;
     ag.check([&] {
         cdt = from_public(a.dtype);
         PLM_REQUIRE(cdt == DType::c64 || cdt == DType::c128, PLM_ERR_INVALID_ARG,
@@ -142,16 +189,7 @@ Operator::Ptr mdc(comm::Agreement &ag, const CommPtr &c, const MdcArgs &a)
         checked_product({a.nt, std::max(a.ns, a.nr), a.nv}, "the MDC vectors");
         const double scale = (a.prescaled ? 1.0 : a.dr * a.dt * std::sqrt(static_cast<double>(a.nt))) / a.nt;
         s = Slices(cdt, a.nf, a.ns, a.nr, a.nv, a.g, a.g_bytes, a.save_gt, scale, a.conj);
-        const DType rdt = real_dtype(cdt);
-        const std::vector<int> axis{0};
-        plans[0] = std::make_unique<kernels::FftPlan>(Space::host, rdt, kernels::FftKind::r2c,
-                                                      std::vector<int64_t>{a.nt, a.nr * a.nv}, axis);
-        plans[1] = std::make_unique<kernels::FftPlan>(Space::host, rdt, kernels::FftKind::c2r,
-                                                      std::vector<int64_t>{a.nt, a.ns * a.nv}, axis);
-        plans[2] = std::make_unique<kernels::FftPlan>(Space::host, rdt, kernels::FftKind::r2c,
-                                                      std::vector<int64_t>{a.nt, a.ns * a.nv}, axis);
-        plans[3] = std::make_unique<kernels::FftPlan>(Space::host, rdt, kernels::FftKind::c2r,
-                                                      std::vector<int64_t>{a.nt, a.nr * a.nv}, axis);
+        plans = Mdc::make_plans(Space::host, real_dtype(cdt), z);
     });
     for (int64_t v : {int64_t{a.dtype}, a.nt, a.nv, a.nfreq, a.ns, a.nr, int64_t{a.twosided}, int64_t{a.conj},
                       int64_t{a.prescaled}})
@@ -171,7 +209,7 @@ Operator::Ptr mdc(comm::Agreement &ag, const CommPtr &c, const MdcArgs &a)
             return vector_layout(c, std::vector<int64_t>(counts.size(), a.nt * n * a.nv), PLM_PARTITION_BROADCAST,
                                  {});
         };
-        return std::make_shared<Mdc>(layout(a.nr), layout(a.ns), cdt, z, std::move(s), plans);
+        return std::make_shared<Mdc>(layout(a.nr), layout(a.ns), cdt, z, std::move(s), std::move(plans));
     });
 }
 

@@ -1,13 +1,34 @@
 // What Fredholm1 and MDC share (ops/signal/fredholm.cpp, mdc.cpp): the batched products of a
 // kernel G split along its first axis (slices, or frequencies for MDC) over the ranks, on
-// BROADCAST vectors, and the host staging of device operands.
+// BROADCAST vectors, on host data (CBLAS, one gemm a slice) or device data (cuBLAS, one
+// strided-batched gemm for all of this rank's slices).
 #pragma once
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "ops/operator.hpp"
+#ifdef PLM_HAVE_CUDA
+#include "ops/device_blas.hpp"
+#endif
 
 namespace plm::ops {
+
+// G (and G^H with save_gt) on one device, uploaded once per device.
+struct DeviceKernel {
+    Buffer g, gh;
+};
+
+// The part of an apply's Work the products need: on device data, G there and a cuBLAS handle
+// (host data: nothing).
+struct SlicesWork : Work {
+    std::shared_ptr<const DeviceKernel> dev;
+#ifdef PLM_HAVE_CUDA
+    std::unique_ptr<BlasHandle> blas;
+#endif
+};
 
 // This rank's slices of G and the gather plan. Vectors are (total slices, rows, nz) in C order:
 // the domain side has ny rows per slice, the range side nx.
@@ -26,51 +47,29 @@ public:
     int64_t total() const { return total_; }
     int64_t local() const { return nsl_; }
 
-    // out (whole (total, nx, nz), or (total, ny, nz) for the adjoint) = G in (G^H in) for this
-    // rank's slices, one gemm each, then an allgatherv of the slices' results in place. in:
-    // the whole vector on the other side. Host buffers; collective on c. Allocates nothing.
-    void apply(const comm::Communicator &c, const Exec &e, bool adjoint, const void *in, void *out) const;
+    // Fills w for applies on data of e's space: for device data, G on e.device (uploaded by
+    // the first call for that device, kept) and a cuBLAS handle. Allocates (make_work).
+    void prepare(const Exec &e, SlicesWork &w) const;
+    // Elements one gather receives at most (the staging the device backends need).
+    int64_t gathered() const { return total_ * std::max(nx_, ny_) * nz_; }
+
+    // The products of this rank's slices: out's rows of these slices (out whole (total, nx, nz),
+    // or (total, ny, nz) for the adjoint) = G in (G^H in); in: the whole vector on the other
+    // side. Host or device buffers (e's space, w from prepare). Not collective; allocates nothing.
+    void multiply(const Exec &e, bool adjoint, const void *in, void *out, const SlicesWork &w) const;
+    // Then the allgatherv of every rank's slices of out, in place. Collective on c.
+    void gather(const comm::Communicator &c, const Exec &e, bool adjoint, void *out) const;
 
 private:
     DType dt_ = DType::f64;
     int64_t nsl_ = 0, nx_ = 0, ny_ = 0, nz_ = 0, first_ = 0, total_ = 0;
     Buffer g_, gh_;  // (nsl, nx, ny) and, with save_gt, (nsl, ny, nx)
     std::vector<int64_t> counts_[2], displs_[2];  // allgatherv of the forward [0] / adjoint [1] result
+    struct ByDevice {
+        std::mutex lock;
+        std::map<int, std::shared_ptr<const DeviceKernel>> kernels;
+    };
+    std::shared_ptr<ByDevice> dev_;  // made by the constructor (a default Slices allocates nothing)
 };
-
-// The Work of an operator that computes on host data: with device operands, host copies of
-// the input and the output (PLM_ERR_* of the copies agreed).
-struct HostCopies : Work {
-    Buffer in, out;
-};
-// A Work W (a HostCopies) for e's space: no copies for host data; host buffers of in_bytes
-// and out_bytes for device data (counted as host twins, see twins_made()).
-template <typename W = HostCopies> std::unique_ptr<W> host_copies(const Exec &e, size_t in_bytes, size_t out_bytes)
-{
-    auto w = std::make_unique<W>();
-    if (e.space == Space::host) return w;
-    count_twin();
-    w->in = Buffer::allocate(Space::host, in_bytes);
-    w->out = Buffer::allocate(Space::host, out_bytes);
-    return w;
-}
-
-// Runs body(host exec, in, out) on x's and y's data: directly on host data, on the Work's host
-// copies for device data (x copied in first, the result copied to y after; each copy's outcome
-// agreed, since a device copy can fail on one rank). Collective on op's communicator.
-template <typename Body>
-void on_host(const Operator &op, const DistributedArray &x, DistributedArray &y, Work *w, Body &&body)
-{
-    const Exec e = x.exec();
-    if (e.space == Space::host) return body(e, x.data(), y.data());
-    auto &h = *static_cast<HostCopies *>(w);
-    const size_t in_bytes = static_cast<size_t>(x.local_size()) * dtype_size(x.dtype());
-    const size_t out_bytes = static_cast<size_t>(y.local_size()) * dtype_size(y.dtype());
-    agree_on(op, op.comm(), comm::capture([&] { copy_bytes(Space::host, h.in.data(), e.space, x.data(), in_bytes, e.stream); }),
-             true);
-    body(op.comm().exec(Space::host), h.in.data(), h.out.data());
-    agree_on(op, op.comm(),
-             comm::capture([&] { copy_bytes(e.space, y.data(), Space::host, h.out.data(), out_bytes, e.stream); }), true);
-}
 
 }  // namespace plm::ops
