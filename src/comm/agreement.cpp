@@ -35,6 +35,13 @@ int64_t as_bits(double d)
     return b;
 }
 
+// One multiply-xorshift step per value (a fingerprint of arguments, not a cryptographic hash).
+void mix(uint64_t &h, int64_t v)
+{
+    h = (h ^ static_cast<uint64_t>(v)) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+}
+
 double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : (a > b ? a : b); }
 double nan_min(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : (a < b ? a : b); }
 
@@ -113,12 +120,7 @@ Agreement::Agreement(const Communicator &c, const char *what) : c_(c), what_(wha
     check([&] { pool::top_up(c.size()); });
 }
 
-void Agreement::fold(int64_t v)
-{
-    // One multiply-xorshift step per value (a fingerprint of arguments, not a cryptographic hash).
-    hash_ = (hash_ ^ static_cast<uint64_t>(v)) * 0x9E3779B97F4A7C15ull;
-    hash_ ^= hash_ >> 29;
-}
+void Agreement::fold(int64_t v) { mix(hash_, v); }
 
 void Agreement::fold_double(double v) { fold(as_bits(v)); }
 
@@ -217,26 +219,24 @@ void Agreement::run()
 {
     require_mpi_usable();
     add_error(c_.poison_error());  // a poisoned rank makes every rank fail (comm/backend.hpp)
-    Word header[kHeader];
-    header[0] = {kMinInt, local_ ? c_.rank() : c_.size()};
-    header[1] = {kMaxBits, static_cast<int64_t>(hash_)};
-    header[2] = {kMaxBits, static_cast<int64_t>(~hash_)};
-    const bool two_steps = n_ > kInlineWords;  // the same on every rank
-    Word *words = short_ ? header : this->words();
-    if (two_steps) {
-        reduce(header, kHeader);
-    } else {
-        std::copy(header, header + kHeader, words);
-        reduce(words, n_);
-        std::copy(words, words + kHeader, header);
-    }
-    if (header[0].bits < c_.size()) raise(header[0].bits);
-    PLM_REQUIRE(header[1].bits == ~header[2].bits, PLM_ERR_INVALID_ARG,
+    // The word count joins the fingerprint, and the first reduction has kFirstWords words on
+    // every rank: ranks whose arguments give different lane counts (another mask, another
+    // kind of operand) fail on the fingerprint instead of reducing vectors of different lengths.
+    uint64_t h = hash_;
+    mix(h, static_cast<int64_t>(n_));
+    Word spare[kFirstWords];
+    Word *first = short_ ? spare : words();  // in place: the inline words hold kFirstWords
+    first[0] = {kMinInt, local_ ? c_.rank() : c_.size()};
+    first[1] = {kMaxBits, static_cast<int64_t>(h)};
+    first[2] = {kMaxBits, static_cast<int64_t>(~h)};
+    for (size_t i = short_ ? kHeader : n_; i < kFirstWords; ++i) first[i] = {0, 0};  // op 0: kept as is
+    reduce(first, kFirstWords);
+    if (first[0].bits < c_.size()) raise(first[0].bits);
+    PLM_REQUIRE(first[1].bits == ~first[2].bits, PLM_ERR_INVALID_ARG,
                 "%s: ranks passed different values of arguments that must be equal on every rank", what_);
-    if (two_steps) reduce(words + kHeader, n_ - kHeader);
+    if (n_ > kFirstWords) reduce(words() + kFirstWords, n_ - kFirstWords);
     alloc::set_after_agreement(true);
 }
-
 
 bool same_ranks(const Communicator &a, const Communicator &b)
 {

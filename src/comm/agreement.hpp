@@ -9,9 +9,12 @@
 // its agreement, after which the call must not allocate. An agreement of up to kInlineWords
 // words lives inside the object, so one built or re-run after another agreement (an apply's
 // outcome, a solver's per-iteration reductions) allocates nothing. A larger one keeps its
-// words on the heap: if growing them fails on one rank, that rank's error travels in a first
-// reduction of the three header words (larger agreements always take two), so the ranks never
-// reduce vectors of different lengths.
+// words on the heap: if growing them fails on one rank, that rank keeps only the header.
+//
+// Lengths: the first reduction always has kFirstWords words (the header, the first lanes,
+// padding), and the word count is part of the fingerprint, so ranks never reduce vectors of
+// different lengths: a rank whose lanes differ (or that is short) fails the first reduction on
+// every rank. An agreement with more words reduces the rest in a second call.
 #pragma once
 
 #include <array>
@@ -86,6 +89,10 @@ public:
         int64_t bits;
     };
     static constexpr size_t kInlineWords = 32;
+    // The first reduction's length on every rank: small (16 x 16 bytes costs about what 4
+    // words do), and at most kInlineWords.
+    static constexpr size_t kFirstWords = 16;
+    static_assert(kFirstWords <= kInlineWords, "the first reduction runs in the inline words");
 
 private:
     Word *words() { return heap_.empty() ? inline_.data() : heap_.data(); }

@@ -142,6 +142,32 @@ static plm_status_t row_norm_masked_nan(int bad)
     return st;
 }
 
+/* A masked array on the bad rank, an unmasked one elsewhere: the agreements differ in length
+ * (one lane per mask group), and must fail on the fingerprint, not in MPI. */
+static plm_status_t row_norm_mask_differs(int bad)
+{
+    int mask[TU_MAX_RANKS];
+    for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL), m = ones(PLM_PARTITION_SCATTER, mask);
+    double r = 0;
+    plm_status_t st = plm_array_norm(bad ? m : x, 2.0, &r);
+    plm_array_destroy(&x);
+    plm_array_destroy(&m);
+    return st;
+}
+
+static plm_status_t row_dot_mask_differs(int bad)
+{
+    int mask[TU_MAX_RANKS];
+    for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL), m = ones(PLM_PARTITION_SCATTER, mask);
+    double re = 0, im = 0;
+    plm_status_t st = plm_array_dot(bad ? m : x, bad ? m : x, 0, &re, &im);
+    plm_array_destroy(&x);
+    plm_array_destroy(&m);
+    return st;
+}
+
 static plm_status_t row_norm_axis(int bad)
 {
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
@@ -813,6 +839,8 @@ static const row_t ROWS[] = {
     {"plm_array_dot", "NULL y", A, 0, row_dot_null_y},
     {"plm_array_norm", "ord differs", A, 1, row_norm_ord},
     {"plm_array_norm", "masked array, NaN ord in one group", A, 0, row_norm_masked_nan},
+    {"plm_array_norm", "a masked array on one rank only", A, 1, row_norm_mask_differs},
+    {"plm_array_dot", "masked operands on one rank only", A, 1, row_dot_mask_differs},
     {"plm_array_norm_axis", "axis differs", A, 1, row_norm_axis},
     {"plm_array_asarray", "masked differs", A, 1, row_asarray_masked},
     {"plm_array_set_global", "NULL global", A, 0, row_set_global},

@@ -1,6 +1,7 @@
 // White-box tests of comm::Agreement, the one collective-call discipline: error agreement
 // (lowest failing rank's message), fingerprints, payload lanes (sum, NaN-propagating max and
-// min, enough lanes that MPI may split the vector) and same_ranks().
+// min, enough lanes that MPI may split the vector, lane counts that differ between ranks) and
+// same_ranks().
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -120,6 +121,30 @@ void test_fingerprint_mismatch(void **)
     }
 }
 
+void test_lane_count_differs(void **)
+{
+    // One rank adds more lanes (another mask's groups, another kind of operand): every rank
+    // fails on the fingerprint, none reduces a vector of another length. Counts on both sides
+    // of the first reduction's length and of the inline words.
+    auto c = world();
+    const size_t counts[] = {0, 1, 12, 13, 14, 40};
+    for (size_t mine : counts)
+        for (size_t other : counts) {
+            if (mine == other) continue;
+            Agreement ag(*c, "lanes differ");
+            const size_t n = c->rank() == c->size() - 1 ? other : mine;
+            const size_t s = ag.add_lanes(n, LaneOp::sum);
+            for (size_t i = 0; i < n; ++i) ag.set(s + i, 1.0);
+            plm_status_t st = PLM_SUCCESS;
+            try {
+                ag.run();
+            } catch (const Error &e) {
+                st = e.status();
+            }
+            assert_all_ranks_true(st == (c->size() > 1 ? PLM_ERR_INVALID_ARG : PLM_SUCCESS));
+        }
+}
+
 void test_same_ranks(void **)
 {
     auto a = world(), b = world();
@@ -136,6 +161,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_success_and_lanes),      cmocka_unit_test(test_nan_propagates),
         cmocka_unit_test(test_many_lanes),             cmocka_unit_test(test_lowest_failing_rank_wins),
         cmocka_unit_test(test_fingerprint_mismatch),   cmocka_unit_test(test_same_ranks),
+        cmocka_unit_test(test_lane_count_differs),
     };
     return plm_run_group_tests_mpi(tests);
 }

@@ -728,6 +728,85 @@ static void test_solver_callback_and_errors(void **state)
     TU_DONE();
 }
 
+/* ---- a proximal operator of another kind on one rank ----------------------------------------- */
+
+static int copy_prox(void *ctx, const void *x, int64_t n, double tau, void *out, plm_dtype_t dt)
+{
+    (void)ctx, (void)tau, (void)dt;
+    memcpy(out, x, (size_t)n * sizeof(double));
+    return 0;
+}
+
+static int sq_value(void *ctx, const void *x, int64_t n, double *value, plm_dtype_t dt)
+{
+    (void)ctx, (void)dt;
+    const double *v = x;
+    *value = 0;
+    for (int64_t i = 0; i < n; i++) *value += v[i] * v[i];
+    return 0;
+}
+
+static int copy_grad(void *ctx, const void *x, int64_t n, void *grad, plm_dtype_t dt)
+{
+    (void)ctx, (void)dt;
+    memcpy(grad, x, (size_t)n * sizeof(double));
+    return 0;
+}
+
+/* The call failed on every rank with the same status. */
+static void expect_failed_everywhere(plm_status_t st, const char *what)
+{
+    int mine = (int)st, lo = 0, hi = 0;
+    MPI_Allreduce(&mine, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    TU_EXPECT(lo == hi && lo != PLM_SUCCESS, "%s: statuses %d..%d over the ranks", what, lo, hi);
+}
+
+/* Every pair of kinds (L1, L0, Box, closed-form L2, L2 with CGLS, L2 with CG, user), the last
+ * rank holding the second: prox, value and gradient fail on every rank, none hangs. The kinds
+ * run different reductions and solvers, so the kind must be agreed before any of them. */
+static void test_prox_kind_differs(void **state)
+{
+    (void)state;
+    if (tu_size < 2) return;
+    enum { NK = 7 };
+    static const char *names[NK] = {"L1", "L0", "Box", "L2", "L2+op CGLS", "L2+op CG", "user"};
+    const int64_t N = 9;
+    lin_t L = make_lin(0, N, N, 5);
+    double *g = seq(N, 1);
+    plm_array_t xa = arr(L.op, 0, g), ba = arr(L.op, 1, g), x0 = arr(L.op, 0, NULL), out = arr(L.op, 0, NULL);
+    plm_prox_t p[NK] = {NULL};
+    TU_OK(plm_prox_create_l1(1.0, &p[0]));
+    TU_OK(plm_prox_create_l0(1.0, &p[1]));
+    TU_OK(plm_prox_create_box(-0.5, 0.5, &p[2]));
+    TU_OK(plm_prox_create_l2(NULL, xa, NULL, 1.0, 1.0, 1, 10, 0, NULL, 0, PLM_L2_CGLS, &p[3]));
+    TU_OK(plm_prox_create_l2(L.op, ba, NULL, 1.0, 1.0, 1, 5, 0, x0, 0, PLM_L2_CGLS, &p[4]));
+    TU_OK(plm_prox_create_l2(L.op, ba, NULL, 1.0, 1.0, 1, 5, 0, x0, 0, PLM_L2_CG, &p[5]));
+    TU_OK(plm_prox_create_callback(copy_prox, sq_value, copy_grad, NULL, NULL, &p[6]));
+    const int last = tu_rank == tu_size - 1;
+    for (int a = 0; a < NK; a++)
+        for (int b = 0; b < NK; b++) {
+            if (a == b) continue;
+            plm_const_prox_t mine = last ? p[b] : p[a];
+            char what[96];
+            double v = 0;
+            snprintf(what, sizeof what, "prox %s, %s on the last rank", names[a], names[b]);
+            expect_failed_everywhere(plm_prox_apply(mine, xa, 0.5, out), what);
+            snprintf(what, sizeof what, "value %s, %s on the last rank", names[a], names[b]);
+            expect_failed_everywhere(plm_prox_value(mine, xa, &v), what);
+            snprintf(what, sizeof what, "grad %s, %s on the last rank", names[a], names[b]);
+            expect_failed_everywhere(plm_prox_grad(mine, xa, out), what);
+        }
+    for (int k = 0; k < NK; k++) plm_prox_destroy(&p[k]);
+    plm_array_destroy(&xa);
+    plm_array_destroy(&ba);
+    plm_array_destroy(&x0);
+    plm_array_destroy(&out);
+    free(g);
+    free_lin(&L);
+    TU_DONE();
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -736,6 +815,7 @@ int main(int argc, char **argv)
         TU_TEST(test_l2_with_operator),  TU_TEST(test_l2_closed_form), TU_TEST(test_proximal_gradient),
         TU_TEST(test_admml2),            TU_TEST(test_solver_callback_and_errors),
         TU_TEST(test_admml2_stacked),    TU_TEST(test_admml2_stacked_errors),
+        TU_TEST(test_prox_kind_differs),
     };
     return plm_run_group_tests_mpi(tests);
 }

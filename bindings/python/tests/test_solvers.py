@@ -85,3 +85,32 @@ def test_show_prints_table_on_rank0(capsys):
         assert "CGLS" in out and "r1norm" in out and "Iterations = 3" in out
     else:
         assert out == ""
+
+
+def test_path_choice_agreed_when_one_rank_differs(capsys):
+    """show=True, a callback or damp on the last rank only: cg/cgls pick one path on every rank
+    (the Python iterations), so no rank waits in the library's solver for the others; the
+    results equal the all-native solve."""
+    A, B = _problem(3)
+    Op = pm.MPIBlockDiag([A])
+    y = pm.DistributedArray.to_dist(B @ np.arange(B.shape[1], dtype=float))
+    x0 = pm.DistributedArray(global_shape=B.shape[1])
+    x0.local_array[:] = 0
+    want = pm.cgls(Op, y, x0, niter=8, tol=0.0)[0].asarray()
+    last = rank == comm.size - 1
+    x = pm.cgls(Op, y, x0, niter=8, tol=0.0, show=last)[0]
+    np.testing.assert_allclose(x.asarray(), want, rtol=1e-10)
+    seen = []
+    x = pm.cgls(Op, y, x0, niter=8, tol=0.0, callback=(lambda xi: seen.append(1)) if last else None)[0]
+    np.testing.assert_allclose(x.asarray(), want, rtol=1e-10)
+    assert len(seen) == (8 if last else 0)
+    # damp differs too: the Python CGLS runs everywhere (damp's value is the user's business)
+    x = pm.cgls(Op, y, x0, niter=8, tol=0.0, damp=1e-30 if last else 0.0)[0]
+    np.testing.assert_allclose(x.asarray(), want, rtol=1e-8)
+    S = pm.MPIBlockDiag([A.T @ A])
+    b = x0.copy()
+    b.local_array[:] = 1.0
+    wcg = pm.cg(S, b, x0, niter=6, tol=0.0)[0].asarray()
+    xcg = pm.cg(S, b, x0, niter=6, tol=0.0, show=last)[0]
+    np.testing.assert_allclose(xcg.asarray(), wcg, rtol=1e-10)
+    capsys.readouterr()

@@ -8,6 +8,7 @@ no callback); otherwise they use the class forms. Both follow PyLops-MPI's itera
 import time
 
 import numpy as np
+from mpi4py import MPI
 
 from .._core import ffi, lib, call, Handle
 from ..DistributedArray import DistributedArray, StackedDistributedArray
@@ -190,9 +191,12 @@ class CGLS(_Solver):
         return x, self.istop, self.iiter, self.r1norm, self.r2norm, self.cost
 
 
-def _native_ok(Op, y, x0, show, callback):
-    return (Op.handle is not None and not show and callback is None
-            and type(y) is DistributedArray and type(x0) is DistributedArray)
+def _native_ok(Op, y, x0, show, callback, extra=True):
+    """Collective: whether every rank can run the solve in the library. The facts are local
+    (a callback or show=True on one rank only), so the choice is agreed: one way on every rank."""
+    ok = (Op.handle is not None and not show and callback is None and extra
+          and type(y) is DistributedArray and type(x0) is DistributedArray)
+    return Op.base_comm.allreduce(bool(ok), op=MPI.LAND)
 
 
 def _info_cost(info, n):
@@ -262,7 +266,7 @@ def cg(Op, y, x0, niter=10, tol=1e-4, show=False, itershow=(10, 10, 10), callbac
 
 def cgls(Op, y, x0, niter=10, damp=0.0, tol=1e-4, show=False, itershow=(10, 10, 10), callback=None):
     """CGLS; returns (x, istop, iit, r1norm, r2norm, cost)."""
-    if _native_ok(Op, y, x0, show, callback) and damp == 0.0:
+    if _native_ok(Op, y, x0, show, callback, damp == 0.0):
         x, it, r1, r2, cost = _native_solve(Op, y, x0, niter, tol, damp)
         return x, (1 if r1 < tol else 2), it, r1, r2, cost
     solver = CGLS(Op)
