@@ -4,6 +4,8 @@
  * transposed cube, plans made once with FFTW_ESTIMATE as the library's) plus one
  * MPI_Alltoall of the local data, not rearranged (so the floor's output is not the FFT). The
  * operator adds the packing around its all-to-all and its pipeline; ratio = operator / floor.
+ * A second row per size times plm_op_fftnd_ex with PLM_FFT_OUTPUT_AXIS0 (the output back in
+ * rows of axis 0: a second all-to-all) against the same floor plus a second MPI_Alltoall.
  *
  *   mpiexec -n 2 build/bench/bench_fft [-r REPS] [-n N]...   (default N = 128 and 256)
  *
@@ -31,6 +33,7 @@ typedef struct {
     plm_op_t op;
     plm_array_t x, y;
     int adjoint;
+    int axis0; /* PLM_FFT_OUTPUT_AXIS0: the floor exchanges twice */
     fftw_complex *in, *mid, *sent, *out;  /* the floor's buffers */
     fftw_plan rows, cols;
 } bench_t;
@@ -50,16 +53,21 @@ static void f_floor(void *p)
     MPI_Alltoall(b->mid, (int)(b->local / g_size), MPI_C_DOUBLE_COMPLEX, b->sent, (int)(b->local / g_size),
                  MPI_C_DOUBLE_COMPLEX, MPI_COMM_WORLD);
     fftw_execute_dft(b->cols, b->sent, b->out);
+    if (b->axis0)
+        MPI_Alltoall(b->out, (int)(b->local / g_size), MPI_C_DOUBLE_COMPLEX, b->mid, (int)(b->local / g_size),
+                     MPI_C_DOUBLE_COMPLEX, MPI_COMM_WORLD);
 }
 
-static void run(plm_comm_t comm, int64_t n, int reps)
+static void run(plm_comm_t comm, int64_t n, int reps, plm_fft_output_t output)
 {
     bench_t b = {0};
     b.n = n;
+    b.axis0 = output == PLM_FFT_OUTPUT_AXIS0;
     b.local = n * n * n / g_size;
     const int64_t dims[3] = {n, n, n};
     const int axes[3] = {0, 1, 2};
-    CHECK(plm_op_fftnd(comm, PLM_COMPLEX128, 3, dims, 3, axes, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL, &b.op));
+    CHECK(plm_op_fftnd_ex(comm, PLM_COMPLEX128, 3, dims, 3, axes, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL, output,
+                          &b.op));
     plm_layout_t dl = NULL, rl = NULL;
     CHECK(plm_op_domain(b.op, &dl));
     CHECK(plm_op_range(b.op, &rl));
@@ -105,7 +113,8 @@ static void run(plm_comm_t comm, int64_t n, int reps)
     const double all[2] = {err, scale * (double)(n * n * n)};
     if (g_rank == 0) {
         if (!(all[0] <= 1e-9 * all[1])) fprintf(stderr, "warning: F^H F x - N x is %g (scale %g)\n", all[0], all[1]);
-        printf("%5lld^3 %5d %12.1f %12.1f %8.2f %12.1f %12.1f %8.2f\n", (long long)n, g_size, t_op * 1e3,
+        printf("%5lld^3 %5d %6s %12.1f %12.1f %8.2f %12.1f %12.1f %8.2f\n", (long long)n, g_size,
+               b.axis0 ? "axis0" : "fewest", t_op * 1e3,
                t_floor * 1e3, t_op / t_floor, t_adj * 1e3, t_floor2 * 1e3, t_adj / t_floor2);
         fflush(stdout);
     }
@@ -141,14 +150,17 @@ int main(int argc, char **argv)
     CHECK(plm_comm_create(MPI_COMM_WORLD, NULL, &comm));
     if (g_rank == 0)
         printf("# distributed FFT (plm_op_fftnd, every axis, complex128) vs local FFTW + MPI_Alltoall; median of %d, ms\n"
-               "#  size ranks   fwd [ms]   floor [ms]  fwd/fl    adj [ms]   floor [ms]  adj/fl\n",
+               "#  size ranks output   fwd [ms]   floor [ms]  fwd/fl    adj [ms]   floor [ms]  adj/fl\n"
+               "# output fewest: plm_op_fftnd (one all-to-all); axis0: plm_op_fftnd_ex with PLM_FFT_OUTPUT_AXIS0\n"
+               "# (two all-to-alls), its floor with a second MPI_Alltoall\n",
                reps);
     for (int i = 0; i < nsizes; i++) {
         if (sizes[i] % g_size) {
             if (g_rank == 0) printf("# skipping n = %lld: not divisible by %d ranks\n", (long long)sizes[i], g_size);
             continue;
         }
-        run(comm, sizes[i], reps);
+        run(comm, sizes[i], reps, PLM_FFT_OUTPUT_FEWEST_EXCHANGES);
+        run(comm, sizes[i], reps, PLM_FFT_OUTPUT_AXIS0);
     }
     plm_comm_destroy(&comm);
     MPI_Finalize();

@@ -2255,6 +2255,7 @@ typedef enum plm_fft_norm {
  * SCATTER vector of the C-order blocks: axis 0 when 0 is not among axes (then the operator
  * needs no communication); otherwise the first axis not among axes, or axis 1 when every
  * axis is transformed (one all-to-all per apply; an FFT along axis 0 needs ndim >= 2).
+ * plm_op_fftnd_ex() can keep the output split along axis 0 instead (PyLops-MPI's output).
  * Conventions as PyLops-MPI's: y = sum_k x_k exp(-2 pi i j.k / n) over the axes ("none"),
  * times 1/N with PLM_FFT_NORM_1_N; the adjoint is the exact adjoint (dot test) in both
  * norms. real = 1: x's real part is transformed (r2c along the last of axes), the bins
@@ -2292,6 +2293,44 @@ typedef enum plm_fft_norm {
 PLM_API plm_status_t plm_op_fftnd(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims, int naxes,
                                   const int *axes, const double *sampling, plm_fft_norm_t norm, int real,
                                   const int *ifftshift_before, const int *fftshift_after, plm_op_t *out);
+
+/** Where an FFT operator leaves its output (plm_op_fftnd_ex()). */
+typedef enum plm_fft_output {
+    PLM_FFT_OUTPUT_FEWEST_EXCHANGES = 0, /**< plm_op_fftnd()'s split: axis 0 when axis 0 is not
+                                              transformed, else the first axis off the transform
+                                              (axis 1 when every axis is): one all-to-all */
+    PLM_FFT_OUTPUT_AXIS0 = 1,            /**< split along axis 0 as the model (PyLops-MPI's output
+                                              vector): a second all-to-all per apply when axis 0 is
+                                              transformed, planned with the operator */
+    PLM_FFT_OUTPUT_FORCE_INT32 = 0x7fffffff /**< not a value: keeps the enum 32 bits wide */
+} plm_fft_output_t;
+
+/**
+ * plm_op_fftnd() with the choice of the output's split: PLM_FFT_OUTPUT_AXIS0 gives the output
+ * split along axis 0 (plm_op_fft_range() then reports axis 0) whatever the axes, through a
+ * second all-to-all made with the operator (no allocation per apply). Costs less than
+ * plm_op_fftnd() followed by plm_array_redistribute(), which allocates its output and buffers
+ * on every call. Arguments as plm_op_fftnd(), plus:
+ * @param[in]  comm             communicator
+ * @param[in]  dtype            as plm_op_fftnd()
+ * @param[in]  ndim             number of dimensions
+ * @param[in]  dims             global shape, C order \len{ndim}
+ * @param[in]  naxes            number of FFT axes, 1..ndim
+ * @param[in]  axes             the FFT axes \len{naxes}
+ * @param[in]  sampling         naxes sampling steps, or NULL (all 1) \len{naxes}
+ * @param[in]  norm             the normalisation
+ * @param[in]  real             1 for a real-input transform, else 0
+ * @param[in]  ifftshift_before naxes flags (0/1), or NULL (none) \len{naxes}
+ * @param[in]  fftshift_after   naxes flags (0/1), or NULL (none) \len{naxes}
+ * @param[in]  output           where the output is split; the same on every rank
+ * @param[out] out              new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
+ */
+PLM_API plm_status_t plm_op_fftnd_ex(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims, int naxes,
+                                     const int *axes, const double *sampling, plm_fft_norm_t norm, int real,
+                                     const int *ifftshift_before, const int *fftshift_after,
+                                     plm_fft_output_t output, plm_op_t *out);
 
 /**
  * The output of an FFT operator (plm_op_fftnd()): its global shape and the axis it is split

@@ -26,6 +26,15 @@ PLM_API plm_status_t plm_op_fftnd(plm_comm_t comm, plm_dtype_t dtype, int ndim, 
                                   const int *axes, const double *sampling, plm_fft_norm_t norm, int real,
                                   const int *ifftshift_before, const int *fftshift_after, plm_op_t *out)
 {
+    return plm_op_fftnd_ex(comm, dtype, ndim, dims, naxes, axes, sampling, norm, real, ifftshift_before,
+                           fftshift_after, PLM_FFT_OUTPUT_FEWEST_EXCHANGES, out);
+}
+
+PLM_API plm_status_t plm_op_fftnd_ex(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims, int naxes,
+                                     const int *axes, const double *sampling, plm_fft_norm_t norm, int real,
+                                     const int *ifftshift_before, const int *fftshift_after,
+                                     plm_fft_output_t output, plm_op_t *out)
+{
     return guard([&] {
         if (out) *out = nullptr;
         comm::Communicator &c = detail::comm_of(comm);
@@ -47,6 +56,7 @@ PLM_API plm_status_t plm_op_fftnd(plm_comm_t comm, plm_dtype_t dtype, int ndim, 
             s.real = real;
             s.ifftshift_before = entries(naxes, ifftshift_before, 0);
             s.fftshift_after = entries(naxes, fftshift_after, 0);
+            s.output = enum_value(output);
         });
         h->op = ops::fftnd(ag, comm->comm, s);
         h->magic = detail::kOpMagic;

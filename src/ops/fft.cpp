@@ -5,7 +5,8 @@
 //   - no FFT along axis 0: everything is local, and the output stays split along axis 0;
 //   - otherwise the FFTs of the other axes run first (split along axis 0), one all-to-all
 //     moves the data to a split along the output axis d (the first axis off the transform,
-//     else axis 1), and the FFT along axis 0 runs last.
+//     else axis 1), and the FFT along axis 0 runs last; with PLM_FFT_OUTPUT_AXIS0 a second
+//     all-to-all (the first one's reverse) brings the output back to a split along axis 0.
 // The adjoint runs the same steps backwards, each one's adjoint. Real transforms (real = 1)
 // use r2c / c2r plans when the last FFT axis is transformed first; when that axis is 0 (it is
 // transformed last) they run complex and keep the first n / 2 + 1 bins. Shifts run where
@@ -59,6 +60,7 @@ struct Params {
     std::vector<double> sampling;
     bool unit = false;  // norm 1/n
     std::vector<bool> ifs, ffs;  // per FFT axis
+    bool rows = false;           // the output split along axis 0 (PLM_FFT_OUTPUT_AXIS0)
 };
 
 // One step of the pipeline, forward from a block of shape in (element type in_dt) to one of
@@ -75,8 +77,11 @@ struct Step {
     int64_t b0 = 0, b1 = 0;     // bins: [b0, b1) along axis
     std::shared_ptr<kernels::FftPlan> plan[2];  // fft: forward, adjoint (none on an empty block)
 
-    // transpose: boxes per rank, forward direction (adjoint swaps the roles)
-    std::vector<Shape> sbox, sat;  // the box of the in block going to each rank, and where it sits
+    // transpose: from the block split along axis 0 (rows) to the one split along axis d, or
+    // back (reverse); boxes per rank for the rows -> d direction
+    bool reverse = false;
+    Shape rows;                    // the block split along axis 0
+    std::vector<Shape> sbox, sat;  // the box of the rows block going to each rank, and where it sits
     std::shared_ptr<comm::AlltoallvPlan> xplan[2];
     std::vector<int64_t> sd, rd;  // forward displacements (elements)
     Shape origin;                 // ndim zeros (made here: an apply allocates nothing)
@@ -118,6 +123,16 @@ char *at(const void *p, int64_t elems, DType dt)
     return const_cast<char *>(static_cast<const char *>(p)) + elems * static_cast<int64_t>(dtype_size(dt));
 }
 
+// The axis the data is split along between the passes when axis 0 is transformed: the first
+// axis off the transform, else axis 1.
+int exchange_axis(const Params &p)
+{
+    int d = 1;
+    for (int a = static_cast<int>(p.dims.size()) - 1; a >= 1; --a)
+        if (std::find(p.axes.begin(), p.axes.end(), a) == p.axes.end()) d = a;
+    return d;
+}
+
 // The output's global shape, its distributed axis and the domain and range layouts.
 struct Geometry {
     Shape dimsd;
@@ -132,11 +147,7 @@ Geometry geometry(const CommPtr &c, const Params &p)
     const auto in_T = [&](int a) { return std::find(p.axes.begin(), p.axes.end(), a) != p.axes.end(); };
     Geometry g;
     g.dimsd = with(p.dims, r, p.real ? p.dims[static_cast<size_t>(r)] / 2 + 1 : p.dims[static_cast<size_t>(r)]);
-    if (in_T(0)) {  // the first axis off the transform, else axis 1
-        g.out_axis = 1;
-        for (int a = static_cast<int>(p.dims.size()) - 1; a >= 1; --a)
-            if (!in_T(a)) g.out_axis = a;
-    }
+    if (in_T(0) && !p.rows) g.out_axis = exchange_axis(p);
     // Domain and range: 1-D SCATTER vectors of the blocks (default splits).
     const size_t d = static_cast<size_t>(g.out_axis);
     std::vector<int64_t> in_sizes, out_sizes;
@@ -164,7 +175,7 @@ public:
                 if (T[i] == a) return static_cast<bool>(f[i]);
             return false;
         };
-        const int d = out_axis_;
+        const int d = exchange_axis(p_);  // the split between the two passes
         const bool r2c = p_.real && r != 0;  // the r2c axis is transformed first
 
         Shape shape = with(p_.dims, 0, split_count(p_.dims[0], P, me));
@@ -191,7 +202,7 @@ public:
             if (flag(p_.ffs, d)) push_roll(shape, dt, d, shape[static_cast<size_t>(d)] / 2);
             const Shape M = with(shape, 0, p_.dims[0]);  // the global shape in between
             const Shape S2 = with(M, d, split_count(M[static_cast<size_t>(d)], P, me));
-            push_transpose(*c, shape, S2, M, d);
+            push_transpose(*c, shape, S2, M, d, false);
             shape = S2;
             if (flag(p_.ifs, 0)) push_roll(shape, dt, 0, -(p_.dims[0] / 2));
             push_fft(shape, shape, dt, {0}, false);
@@ -204,6 +215,10 @@ public:
         }
         for (size_t i = 0; i < T.size(); ++i)
             if (p_.ffs[i] && !(along0 && T[i] == d)) push_roll(shape, dt, T[i], dimsd_[static_cast<size_t>(T[i])] / 2);
+        if (along0 && p_.rows) {  // back to a split along axis 0
+            const Shape M = with(shape, d, dimsd_[static_cast<size_t>(d)]);
+            push_transpose(*c, with(M, 0, split_count(M[0], P, me)), shape, M, d, true);
+        }
         if (p_.unit) {
             double n = 1;
             for (int a : T) n *= static_cast<double>(p_.dims[static_cast<size_t>(a)]);
@@ -297,11 +312,12 @@ public:
             const Step &s = steps_[i];
             void *dst = k + 1 == n ? out : fw.buf[k % 2].data();
             if (s.kind == Step::transpose) {
-                if (!adjoint) local([&] { pack(e, s, src, fw); });
+                const bool back = adjoint != s.reverse;  // to the split along axis 0
+                if (!back) local([&] { pack(e, s, src, fw); });
                 agree_on(*this, comm(), err, device);
                 err.reset();
-                s.xplan[adjoint]->start(e, adjoint ? src : fw.xfer.data(), adjoint ? fw.xfer.data() : dst).wait();
-                if (adjoint) local([&] { unpack(e, s, fw, dst); });
+                s.xplan[back]->start(e, back ? src : fw.xfer.data(), back ? fw.xfer.data() : dst).wait();
+                if (back) local([&] { unpack(e, s, fw, dst); });
             } else {
                 const kernels::FftPlan *plan = device ? fw.dev->plan[i][adjoint].get() : s.plan[adjoint].get();
                 local([&] { run(e, s, adjoint, src, dst, plan, fw); });
@@ -393,12 +409,18 @@ private:
         push(std::move(s));
     }
 
-    // From blocks of M split along axis 0 (in) to blocks split along d (out), as
-    // DistributedArray::redistribute, with plans for both directions made here.
-    void push_transpose(const comm::Communicator &c, const Shape &in, const Shape &out, const Shape &M, int d)
+    // Between rank's blocks of M split along axis 0 (rows) and split along d (cols), as
+    // DistributedArray::redistribute, with plans for both directions made here: forward
+    // rows -> cols, or cols -> rows when back.
+    void push_transpose(const comm::Communicator &c, const Shape &rows, const Shape &cols, const Shape &M, int d,
+                        bool back)
     {
         const int P = c.size();
-        Step s = make_step(Step::transpose, in, out, dtype_, dtype_);
+        const Shape &in = rows, &out = cols;
+        Step s = back ? make_step(Step::transpose, cols, rows, dtype_, dtype_)
+                      : make_step(Step::transpose, rows, cols, dtype_, dtype_);
+        s.reverse = back;
+        s.rows = rows;
         s.origin.assign(in.size(), 0);
         std::vector<int64_t> sc, rc;
         int64_t soff = 0, roff = 0;
@@ -466,17 +488,17 @@ private:
     // in-side blocks are packed into (forward) or unpacked from (adjoint) the exchange buffer.
     void pack(const Exec &e, const Step &s, const void *src, FftWork &w) const
     {
-        const int nd = static_cast<int>(s.in.size());
+        const int nd = static_cast<int>(s.rows.size());
         for (size_t q = 0; q < s.sbox.size(); ++q)
-            kernels::copy_box(e, dtype_, nd, src, s.in.data(), s.sat[q].data(), at(w.xfer.data(), s.sd[q], dtype_),
+            kernels::copy_box(e, dtype_, nd, src, s.rows.data(), s.sat[q].data(), at(w.xfer.data(), s.sd[q], dtype_),
                               s.sbox[q].data(), s.origin.data(), s.sbox[q].data());
     }
     void unpack(const Exec &e, const Step &s, FftWork &w, void *dst) const
     {
-        const int nd = static_cast<int>(s.in.size());
+        const int nd = static_cast<int>(s.rows.size());
         for (size_t q = 0; q < s.sbox.size(); ++q)
             kernels::copy_box(e, dtype_, nd, at(w.xfer.data(), s.sd[q], dtype_), s.sbox[q].data(), s.origin.data(), dst,
-                              s.in.data(), s.sat[q].data(), s.sbox[q].data());
+                              s.rows.data(), s.sat[q].data(), s.sbox[q].data());
     }
 
     Params p_;
@@ -531,6 +553,9 @@ Params check(const FftSpec &s)
     PLM_REQUIRE(s.real == 0 || s.real == 1, PLM_ERR_INVALID_ARG, "real must be 0 or 1 (got %d)", s.real);
     for (const std::vector<int> *f : {&s.ifftshift_before, &s.fftshift_after})
         for (int v : *f) PLM_REQUIRE(v == 0 || v == 1, PLM_ERR_INVALID_ARG, "shift flags must be 0 or 1 (got %d)", v);
+    PLM_REQUIRE(s.output == PLM_FFT_OUTPUT_FEWEST_EXCHANGES || s.output == PLM_FFT_OUTPUT_AXIS0, PLM_ERR_INVALID_ARG,
+                "output must be PLM_FFT_OUTPUT_FEWEST_EXCHANGES or PLM_FFT_OUTPUT_AXIS0 (got %d)", s.output);
+    p.rows = s.output == PLM_FFT_OUTPUT_AXIS0;
     p.ifs.assign(s.ifftshift_before.begin(), s.ifftshift_before.end());
     p.ffs.assign(s.fftshift_after.begin(), s.fftshift_after.end());
     PLM_REQUIRE(kernels::fft_available(), PLM_ERR_NOT_SUPPORTED,
@@ -553,6 +578,7 @@ Operator::Ptr fftnd(comm::Agreement &ag, const CommPtr &c, const FftSpec &s)
     ag.fold(s.real);
     ag.fold_all(s.ifftshift_before);
     ag.fold_all(s.fftshift_after);
+    ag.fold(s.output);
     ag.run();
     return comm::finish_collective(*c, "op_fftnd", {}, [&]() -> Operator::Ptr { return std::make_shared<Fft>(c, p, geometry(c, p)); });
 }

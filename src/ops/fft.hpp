@@ -17,6 +17,7 @@ struct FftSpec {
     int norm = PLM_FFT_NORM_NONE;
     int real = 0;
     std::vector<int> ifftshift_before, fftshift_after;  // one flag per axis
+    int output = PLM_FFT_OUTPUT_FEWEST_EXCHANGES;
 };
 
 // Collective on c through ag (built on c).

@@ -683,6 +683,17 @@ static plm_status_t row_fftnd(int bad)
     return st;
 }
 
+static plm_status_t row_fftnd_ex_output(int bad)
+{
+    if (!fft_built()) return tu_size == 1 ? PLM_SUCCESS : A;
+    const int axes[2] = {0, 1};
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_fftnd_ex(tu_comm, PLM_COMPLEX128, 3, FFT_DIMS, 2, axes, NULL, PLM_FFT_NORM_NONE, 0, NULL,
+                                      NULL, bad ? PLM_FFT_OUTPUT_AXIS0 : PLM_FFT_OUTPUT_FEWEST_EXCHANGES, &op);
+    plm_op_destroy(&op);
+    return st;
+}
+
 static plm_status_t row_fftnd_axis(int bad)
 {
     const int axes[2] = {0, bad ? 0 : 1}; /* a repeated axis: refused before the FFTW check */
@@ -899,6 +910,7 @@ static const row_t ROWS[] = {
 #endif
     {"plm_op_fftnd", "norm differs", A, 1, row_fftnd},
     {"plm_op_fftnd", "a repeated axis", A, 0, row_fftnd_axis},
+    {"plm_op_fftnd_ex", "output differs", A, 1, row_fftnd_ex_output},
     {"plm_array_fftshift", "inverse differs", A, 1, row_fftshift},
     {"plm_prox_grad", "NULL out", A, 0, row_prox_grad},
     {"plm_solve_proximal_gradient", "tau differs", A, 1, row_proximal_gradient},

@@ -736,18 +736,18 @@ static plm_status_t row_power_iteration(void)
 /* ---- the table ------------------------------------------------------------------------------ */
 
 /* The FFT operator (skipped, as a success, in a build without FFTW) and shifts. */
-static int fft_op(int real, plm_op_t *op)
+static int fft_op(int real, plm_fft_output_t output, plm_op_t *op)
 {
     const int64_t dims[3] = {2 * (int64_t)tu_size + 1, 4, 3};
     const int axes[3] = {0, 1, 2}, shifts[3] = {1, 0, 1};
-    return plm_op_fftnd(tu_comm, PLM_COMPLEX128, 3, dims, 3, axes, NULL, PLM_FFT_NORM_1_N, real, shifts, shifts, op) ==
-           PLM_SUCCESS;
+    return plm_op_fftnd_ex(tu_comm, PLM_COMPLEX128, 3, dims, 3, axes, NULL, PLM_FFT_NORM_1_N, real, shifts, shifts,
+                           output, op) == PLM_SUCCESS;
 }
 
 static plm_status_t row_fftnd(void)
 {
     plm_op_t op = NULL;
-    if (!fft_op(0, &op)) return PLM_SUCCESS;
+    if (!fft_op(0, PLM_FFT_OUTPUT_FEWEST_EXCHANGES, &op)) return PLM_SUCCESS;
     plm_op_destroy(&op);
     plm_status_t st;
     const int64_t dims[3] = {2 * (int64_t)tu_size + 1, 4, 3};
@@ -757,10 +757,24 @@ static plm_status_t row_fftnd(void)
     return st;
 }
 
-static plm_status_t fft_apply_row(int real, int adjoint)
+static plm_status_t row_fftnd_ex(void)
 {
     plm_op_t op = NULL;
-    if (!fft_op(real, &op)) return PLM_SUCCESS;
+    if (!fft_op(0, PLM_FFT_OUTPUT_FEWEST_EXCHANGES, &op)) return PLM_SUCCESS;
+    plm_op_destroy(&op);
+    plm_status_t st;
+    const int64_t dims[3] = {2 * (int64_t)tu_size + 1, 4, 3};
+    const int axes[2] = {2, 0};
+    UNDER_TEST(st, plm_op_fftnd_ex(tu_comm, PLM_COMPLEX128, 3, dims, 2, axes, NULL, PLM_FFT_NORM_NONE, 1, NULL, NULL,
+                                   PLM_FFT_OUTPUT_AXIS0, &op));
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t fft_apply_row(int real, int adjoint, plm_fft_output_t output)
+{
+    plm_op_t op = NULL;
+    if (!fft_op(real, output, &op)) return PLM_SUCCESS;
     plm_layout_t dl = NULL, rl = NULL;
     plm_array_t x = NULL, y = NULL;
     TU_OK(plm_op_domain(op, &dl));
@@ -778,8 +792,10 @@ static plm_status_t fft_apply_row(int real, int adjoint)
     plm_op_destroy(&op);
     return st;
 }
-static plm_status_t row_apply_fftnd(void) { return fft_apply_row(0, 0); }
-static plm_status_t row_apply_adjoint_fftnd_real(void) { return fft_apply_row(1, 1); }
+static plm_status_t row_apply_fftnd(void) { return fft_apply_row(0, 0, PLM_FFT_OUTPUT_FEWEST_EXCHANGES); }
+static plm_status_t row_apply_adjoint_fftnd_real(void) { return fft_apply_row(1, 1, PLM_FFT_OUTPUT_FEWEST_EXCHANGES); }
+static plm_status_t row_apply_fftnd_rows(void) { return fft_apply_row(0, 0, PLM_FFT_OUTPUT_AXIS0); }
+static plm_status_t row_apply_adjoint_fftnd_rows(void) { return fft_apply_row(1, 1, PLM_FFT_OUTPUT_AXIS0); }
 
 static plm_status_t row_fftshift(void)
 {
@@ -994,6 +1010,9 @@ static const row_t ROWS[] = {
     {"plm_op_fftnd", "real, last axis 0", row_fftnd},
     {"plm_op_apply", "fftnd, every axis, shifts", row_apply_fftnd},
     {"plm_op_apply_adjoint", "real fftnd, shifts", row_apply_adjoint_fftnd_real},
+    {"plm_op_fftnd_ex", "real, last axis 0, output split along axis 0", row_fftnd_ex},
+    {"plm_op_apply", "fftnd, output split along axis 0 (two exchanges)", row_apply_fftnd_rows},
+    {"plm_op_apply_adjoint", "real fftnd, output split along axis 0", row_apply_adjoint_fftnd_rows},
     {"plm_array_fftshift", "every axis, distributed one included", row_fftshift},
     {"plm_prox_apply", "L2 with an operator, inner CG", row_prox_apply_l2},
     {"plm_prox_grad", "L2 with an operator", row_prox_grad},

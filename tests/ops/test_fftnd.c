@@ -268,12 +268,21 @@ static const fcase_t CASES[] = {
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
+/* The output's split the operators are made with: plm_op_fftnd's (-1), or plm_op_fftnd_ex's. */
+static int g_output = -1;
+
 static plm_status_t make_op(const fcase_t *c, plm_op_t *op)
 {
     const double sampling[4] = {0.5, 2, 1, 0.25};
+    if (g_output >= 0)
+        return plm_op_fftnd_ex(tu_comm, c->dt, c->ndim, c->dims, c->naxes, c->axes, sampling, c->norm, c->real,
+                               c->ifs, c->ffs, (plm_fft_output_t)g_output, op);
     return plm_op_fftnd(tu_comm, c->dt, c->ndim, c->dims, c->naxes, c->axes, sampling, c->norm, c->real, c->ifs,
                         c->ffs, op);
 }
+
+/* The axis the case's output is split along under g_output. */
+static int out_axis_of(const fcase_t *c) { return g_output == PLM_FFT_OUTPUT_AXIS0 ? 0 : c->out_axis; }
 
 /* Whether this build has FFTW (without it every constructor returns PLM_ERR_NOT_SUPPORTED). */
 static int fft_built(void)
@@ -318,7 +327,7 @@ static void run_case(const fcase_t *c)
     int axis = -1;
     out_shape(c, dimsd);
     TU_CHECK_OK(plm_op_fft_range(op, nd, got, &axis));
-    TU_EXPECT(axis == c->out_axis, "%s: output axis %d, expected %d", c->name, axis, c->out_axis);
+    TU_EXPECT(axis == out_axis_of(c), "%s: output axis %d, expected %d", c->name, axis, out_axis_of(c));
     for (int k = 0; k < nd; k++)
         TU_EXPECT(got[k] == dimsd[k], "%s: dimsd[%d] = %lld, expected %lld", c->name, k, (long long)got[k],
                   (long long)dimsd[k]);
@@ -328,7 +337,7 @@ static void run_case(const fcase_t *c)
     plm_layout_t dom = NULL, ran = NULL;
     TU_OK(plm_op_domain(op, &dom));
     TU_OK(plm_op_range(op, &ran));
-    char what[160];
+    char what[200];
 
     /* Forward: a complex x (its imaginary part dropped by the real transforms). */
     double complex *xg = gen(n, 1, 0), *yg = gen(m, 2, 0);
@@ -338,16 +347,16 @@ static void run_case(const fcase_t *c)
     plm_array_t x = blocks_of(dom, dt, xg, c->dims, nd, 0), y = NULL, ax = NULL, ahy = NULL;
     TU_OK(plm_array_create_from_layout(ran, dt, PLM_MEMORY_HOST, NULL, 0, &ax));
     TU_CHECK_OK(plm_op_apply(op, x, ax));
-    snprintf(what, sizeof what, "%s forward", c->name);
-    check_blocks(ax, dt, want, dimsd, nd, c->out_axis, what);
+    snprintf(what, sizeof what, "%s forward (output %d)", c->name, g_output);
+    check_blocks(ax, dt, want, dimsd, nd, out_axis_of(c), what);
     free(want);
 
     /* Adjoint. */
-    y = blocks_of(ran, dt, yg, dimsd, nd, c->out_axis);
+    y = blocks_of(ran, dt, yg, dimsd, nd, out_axis_of(c));
     TU_OK(plm_array_create_from_layout(dom, dt, PLM_MEMORY_HOST, NULL, 0, &ahy));
     TU_CHECK_OK(plm_op_apply_adjoint(op, y, ahy));
     want = ref_adjoint(c, yg);
-    snprintf(what, sizeof what, "%s adjoint", c->name);
+    snprintf(what, sizeof what, "%s adjoint (output %d)", c->name, g_output);
     check_blocks(ahy, dt, want, c->dims, nd, 0, what);
     free(want);
 
@@ -385,8 +394,11 @@ static void run_case(const fcase_t *c)
 static void test_fft_vs_serial(void **state)
 {
     (void)state;
+    /* plm_op_fftnd, then plm_op_fftnd_ex with either split of the output */
     if (fft_built())
-        for (int i = 0; i < NCASES; i++) run_case(&CASES[i]);
+        for (g_output = -1; g_output <= PLM_FFT_OUTPUT_AXIS0; g_output++)
+            for (int i = 0; i < NCASES; i++) run_case(&CASES[i]);
+    g_output = -1;
     TU_DONE();
 }
 
@@ -454,6 +466,9 @@ static void test_fft_errors(void **state)
                   PLM_ERR_INVALID_ARG);
     TU_EXPECT_ERR(plm_op_fftnd(tu_comm, PLM_COMPLEX128, 3, d3, 1, a0, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL, NULL),
                   PLM_ERR_INVALID_ARG);
+    TU_EXPECT_ERR(plm_op_fftnd_ex(tu_comm, PLM_COMPLEX128, 3, d3, 2, a01, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL,
+                                  (plm_fft_output_t)2, &op),
+                  PLM_ERR_INVALID_ARG); /* no such output */
     /* Not an FFT operator. */
     plm_op_t id = NULL;
     int64_t dimsd[3];

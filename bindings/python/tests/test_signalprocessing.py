@@ -57,7 +57,8 @@ def _fft_ref(x, axes, real, clinear, norm, ifs, ffs):
 
 
 FFT_CASES = [
-    # dims, axes, real, dtype, norm, ifftshift_before, fftshift_after, expected out_axis
+    # dims, axes, real, dtype, norm, ifftshift_before, fftshift_after, the axis the data is split
+    # along between the two exchanges (the output itself is always in rows of axis 0)
     ((5, 6), (0, 1), False, np.complex128, "none", False, False, 1),
     ((6, 4), (0, 1), True, np.float64, "1/n", True, True, 1),
     ((3, 4, 5), (0, 1, 2), True, np.complex128, "none", (True, False, True), (True, True, False), 1),
@@ -96,7 +97,7 @@ def test_fftnd_vs_numpy(case):
     if real:
         dimsd[nax[-1]] = dims[nax[-1]] // 2 + 1
     assert tuple(Op.dimsd) == tuple(dimsd) and Op.dims == tuple(dims)
-    assert Op.out_axis == out_axis
+    assert Op.out_axis == 0                   # out_axis: the split between the exchanges
     assert Op.shape == (int(np.prod(dimsd)), int(np.prod(dims)))
     assert Op.dtype == (np.complex64 if single else np.complex128) and Op.clinear == clinear
     for i, a in enumerate(nax):
@@ -141,7 +142,7 @@ def test_fftnd_vs_numpy(case):
 def test_fftnd_inverse_and_composites():
     dims = (5, 3, 4)
     Op = MPIFFTND(dims)                        # PyLops-MPI's default axes (0, 1, 2)
-    assert Op.out_axis == 1 and Op.norm.name == "NONE"
+    assert Op.out_axis == 0 and Op.norm.name == "NONE"
     xg = _rand(dims, seed=3).ravel()
     x = pm.DistributedArray.to_dist(xg)
     y = Op @ x

@@ -26,10 +26,10 @@ class MPIFFTND(_MPIBaseFFTND):
     Distribution. The model is the C-order vector of ``dims`` in whole rows of axis 0 (any 1-D
     SCATTER vector of that size is accepted and re-split). The data ``Op @ x`` is the C-order
     vector of ``dimsd`` in whole rows of axis 0 with the default split, as in PyLops-MPI.
-    Internally the transform leaves its output split along ``out_axis``: 0 when axis 0 is not
-    among ``axes`` (then nothing is communicated), else the first axis not among ``axes``, or
-    axis 1 when every axis is transformed; in those cases one all-to-all per apply moves the
-    output to whole rows of axis 0 (as PyLops-MPI's ``reshaped`` does after mpi4py-fft).
+    When axis 0 is not among ``axes`` nothing is communicated; otherwise the transform moves
+    the data to a split along another axis for the FFT along axis 0 and back to whole rows of
+    axis 0 (two all-to-alls per apply, planned once; PyLops-MPI's ``reshaped`` does the second
+    after mpi4py-fft). ``out_axis`` is 0.
 
     Differences from PyLops-MPI: repeated ``axes`` raise ValueError (PyLops-MPI warns and
     transforms twice); an FFT along axis 0 needs ``len(dims) >= 2`` (slab decomposition).

@@ -1,11 +1,11 @@
-"""The parameters of PyLops-MPI's FFT operators and the operator made from them (plm_op_fftnd).
+"""The parameters of PyLops-MPI's FFT operators and the operator made from them
+(plm_op_fftnd_ex with PLM_FFT_OUTPUT_AXIS0).
 
-The library's FFT ends with its output split along one axis (`out_axis`, plm_op_fft_range) as a
-1-D vector of C-order blocks in rank order. PyLops-MPI hands out the C-order vector of `dimsd`
-split in whole rows of axis 0 (its `reshaped` decorator redistributes to axis 0 and ravels), so
-when out_axis is not 0 the operator made here is R F, R a shell operator doing that
-redistribution (one more all-to-all per apply, as in PyLops-MPI). The C handle then has the
-PyLops-MPI range layout: composites, solvers and `.H` all see the same vectors as `Op @ x`.
+PyLops-MPI hands out the C-order vector of `dimsd` split in whole rows of axis 0 (its `reshaped`
+decorator redistributes to axis 0 and ravels). The library's FFT leaves its output there itself:
+when axis 0 is transformed, a second all-to-all planned with the operator brings the output
+back to rows of axis 0, with no allocation per apply. The C handle has the PyLops-MPI range
+layout: composites, solvers and `.H` all see the same vectors as `Op @ x`.
 """
 from enum import Enum
 import warnings
@@ -14,8 +14,7 @@ import numpy as np
 from mpi4py import MPI
 
 from .._core import ffi, lib, call, checks, agree, Handle, plm_comm, plm_dtype
-from ..DistributedArray import DistributedArray
-from ..LinearOperator import MPILinearOperator, MPIShellOperator
+from ..LinearOperator import MPILinearOperator
 
 _AxisError = getattr(getattr(np, "exceptions", np), "AxisError")
 
@@ -73,40 +72,6 @@ def _complex_of(dtype):
     return np.dtype(np.complex64) if dt in (np.float32, np.complex64) else np.dtype(np.complex128)
 
 
-def _split(n, size):
-    """The default split of n over size ranks (PyLops-MPI's local_split)."""
-    return [n // size + (1 if r < n % size else 0) for r in range(size)]
-
-
-class _BlocksToRows(MPIShellOperator):
-    """The FFT's output (blocks of dimsd split along out_axis, in rank order) to PyLops-MPI's
-    (C order of dimsd, whole rows of axis 0), and back in the adjoint: a permutation."""
-
-    def __init__(self, dimsd, out_axis, dtype, base_comm):
-        size, n = base_comm.Get_size(), int(np.prod(dimsd))
-        per_block_row = n // max(dimsd[out_axis], 1)      # elements per slice along out_axis
-        per_row = n // max(dimsd[0], 1)
-        self._blocks = DistributedArray(dimsd, base_comm=base_comm, axis=out_axis, dtype=dtype)
-        self._rows = DistributedArray(dimsd, base_comm=base_comm, axis=0, dtype=dtype)
-        self._out_axis = out_axis
-        domain = DistributedArray(n, base_comm=base_comm, dtype=dtype,
-                                  local_shapes=[(b * per_block_row,)
-                                                for b in _split(dimsd[out_axis], size)])
-        range_ = DistributedArray(n, base_comm=base_comm, dtype=dtype,
-                                  local_shapes=[(r * per_row,) for r in _split(dimsd[0], size)])
-        super().__init__(dtype=dtype, base_comm=base_comm, domain=domain, range=range_)
-
-    def _matvec(self, x):
-        a = DistributedArray._like(self._blocks,
-                                   local_array=x.local_array.reshape(self._blocks.local_shape))
-        return a.redistribute(0)
-
-    def _rmatvec(self, y):
-        a = DistributedArray._like(self._rows,
-                                   local_array=y.local_array.reshape(self._rows.local_shape))
-        return a.redistribute(self._out_axis)
-
-
 class _MPIBaseFFTND(MPILinearOperator):
     """N-dimensional FFT over plm_op_fftnd, with PyLops-MPI's parameters and attributes."""
 
@@ -118,7 +83,7 @@ class _MPIBaseFFTND(MPILinearOperator):
                             dtype)
         agree(base_comm, c)
         fft = Handle("plm_op_t", "plm_op_destroy")
-        call(lib.plm_op_fftnd, plm_comm(base_comm), *p.c_args, fft.ptr)
+        call(lib.plm_op_fftnd_ex, plm_comm(base_comm), *p.c_args, lib.PLM_FFT_OUTPUT_AXIS0, fft.ptr)
         ndim = len(p.dims)
         dimsd, out_axis = ffi.new("int64_t[]", ndim), ffi.new("int *")
         call(lib.plm_op_fft_range, fft.h, ndim, dimsd, out_axis)
@@ -126,9 +91,7 @@ class _MPIBaseFFTND(MPILinearOperator):
         for name in ("ndim", "axes", "naxes", "nffts", "sampling", "ifftshift_before",
                      "fftshift_after", "norm", "real", "rdtype", "cdtype", "clinear"):
             setattr(self, name, getattr(p, name))
-        # the axis the transform leaves its output split along, before the redistribution to
-        # whole rows of axis 0 that gives PyLops-MPI's output vector (see the module)
-        self.out_axis = int(out_axis[0])
+        self.out_axis = int(out_axis[0])  # 0: whole rows of axis 0, PyLops-MPI's output (see the module)
         self.fs = tuple(_frequencies(fft, i, dimsd[a]) for i, a in enumerate(self.axes))
         if self.real and self.fftshift_after[-1]:
             warnings.warn(
@@ -139,8 +102,7 @@ class _MPIBaseFFTND(MPILinearOperator):
                 "this message.", stacklevel=3)
         n = float(np.prod(self.nffts))
         self._scale = n if self.norm is _FFTNorms.NONE else 1.0 / n
-        hd = _to_rows(fft, dimsd, self.out_axis, self.cdtype, base_comm)
-        MPILinearOperator._native(hd, base_comm, p.dims, dimsd, obj=self)
+        MPILinearOperator._native(fft, base_comm, p.dims, dimsd, obj=self)
 
     def __truediv__(self, y):
         """The inverse transform: the adjoint divided by the forward's scale (PyLops-MPI's)."""
@@ -197,18 +159,3 @@ def _frequencies(fft, i, n):
     call(lib.plm_op_fft_frequencies, fft.h, i, int(n),
          ffi.cast("double *", ffi.from_buffer(f)) if n else ffi.NULL)
     return f
-
-
-def _to_rows(fft, dimsd, out_axis, dtype, base_comm):
-    """fft itself when its output is split along axis 0, else R fft (see the module)."""
-    if out_axis == 0:
-        return fft
-    r = _BlocksToRows(dimsd, out_axis, dtype, base_comm)
-    hd = Handle("plm_op_t", "plm_op_destroy")
-    try:
-        call(lib.plm_op_product, r.handle, fft.h, hd.ptr)
-    finally:
-        # the product holds both; dropping R's own handle ends the cycle R -> C op -> ctx -> R
-        r.destroy()
-        fft.destroy()
-    return hd
