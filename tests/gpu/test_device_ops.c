@@ -399,26 +399,31 @@ static void test_fft(plm_comm_t comm, plm_dtype_t t)
         int naxes, axes[3], real, ifs[3], ffs[3];
         plm_fft_norm_t norm;
         int staged, wrapped;
+        plm_fft_output_t output;
     } cases[] = {
-        {3, {6, 5, 4}, 3, {0, 1, 2}, 0, {0, 0, 0}, {0, 0, 0}, PLM_FFT_NORM_NONE, 0, 0},
-        {2, {7, 6, 0}, 1, {1}, 1, {0}, {1}, PLM_FFT_NORM_1_N, 0, 0},
-        {3, {5, 6, 4}, 2, {2, 0}, 1, {1, 1}, {1, 0}, PLM_FFT_NORM_NONE, 0, 0},
-        {3, {4, 6, 3}, 2, {0, 1}, 1, {0, 1}, {0, 0}, PLM_FFT_NORM_1_N, 0, 0},
-        {3, {9, 8, 2}, 1, {1}, 0, {1}, {1}, PLM_FFT_NORM_NONE, 0, 0},
-        {3, {6, 5, 4}, 2, {1, 0}, 0, {0, 1}, {1, 0}, PLM_FFT_NORM_1_N, 0, 1},
-        {3, {4, 3, 5}, 2, {0, 1}, 1, {0, 0}, {0, 0}, PLM_FFT_NORM_NONE, 1, 0},
+        {3, {6, 5, 4}, 3, {0, 1, 2}, 0, {0, 0, 0}, {0, 0, 0}, PLM_FFT_NORM_NONE, 0, 0, PLM_FFT_OUTPUT_FEWEST_EXCHANGES},
+        {2, {7, 6, 0}, 1, {1}, 1, {0}, {1}, PLM_FFT_NORM_1_N, 0, 0, PLM_FFT_OUTPUT_FEWEST_EXCHANGES},
+        {3, {5, 6, 4}, 2, {2, 0}, 1, {1, 1}, {1, 0}, PLM_FFT_NORM_NONE, 0, 0, PLM_FFT_OUTPUT_FEWEST_EXCHANGES},
+        {3, {4, 6, 3}, 2, {0, 1}, 1, {0, 1}, {0, 0}, PLM_FFT_NORM_1_N, 0, 0, PLM_FFT_OUTPUT_FEWEST_EXCHANGES},
+        {3, {9, 8, 2}, 1, {1}, 0, {1}, {1}, PLM_FFT_NORM_NONE, 0, 0, PLM_FFT_OUTPUT_FEWEST_EXCHANGES},
+        {3, {6, 5, 4}, 2, {1, 0}, 0, {0, 1}, {1, 0}, PLM_FFT_NORM_1_N, 0, 1, PLM_FFT_OUTPUT_FEWEST_EXCHANGES},
+        {3, {4, 3, 5}, 2, {0, 1}, 1, {0, 0}, {0, 0}, PLM_FFT_NORM_NONE, 1, 0, PLM_FFT_OUTPUT_FEWEST_EXCHANGES},
+        /* the output back in rows of axis 0: the second (reverse) transpose on device buffers */
+        {3, {6, 5, 4}, 3, {0, 1, 2}, 0, {0, 0, 0}, {0, 0, 0}, PLM_FFT_NORM_NONE, 0, 0, PLM_FFT_OUTPUT_AXIS0},
+        {3, {5, 6, 4}, 2, {2, 0}, 1, {1, 1}, {1, 0}, PLM_FFT_NORM_NONE, 0, 0, PLM_FFT_OUTPUT_AXIS0},
     };
     const size_t half = plm_dtype_size(t) / 2;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         plm_op_t op = NULL;
-        const plm_status_t st = plm_op_fftnd(comm, t, cases[c].ndim, cases[c].dims, cases[c].naxes, cases[c].axes, NULL,
-                                             cases[c].norm, cases[c].real, cases[c].ifs, cases[c].ffs, &op);
+        const plm_status_t st =
+            plm_op_fftnd_ex(comm, t, cases[c].ndim, cases[c].dims, cases[c].naxes, cases[c].axes, NULL, cases[c].norm,
+                            cases[c].real, cases[c].ifs, cases[c].ffs, cases[c].output, &op);
         if (st == PLM_ERR_NOT_SUPPORTED) return; /* a build without FFTW has no FFT operator */
         CHECK(st == PLM_SUCCESS, "plm_op_fftnd case %zu: %s", c, plm_last_error());
         if (st != PLM_SUCCESS) continue;
-        char what[64];
-        snprintf(what, sizeof what, "fftnd case %zu%s%s", c, cases[c].staged ? " (staged)" : "",
-                 cases[c].wrapped ? " (wrapped memory)" : "");
+        char what[96];
+        snprintf(what, sizeof what, "fftnd case %zu%s%s%s", c, cases[c].staged ? " (staged)" : "",
+                 cases[c].wrapped ? " (wrapped memory)" : "", cases[c].output ? " (output along axis 0)" : "");
         check_op_at(op, t, cases[c].staged, cases[c].wrapped ? half : 0, what);
     }
 }
