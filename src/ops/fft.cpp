@@ -416,20 +416,19 @@ private:
                         bool back)
     {
         const int P = c.size();
-        const Shape &in = rows, &out = cols;
         Step s = back ? make_step(Step::transpose, cols, rows, dtype_, dtype_)
                       : make_step(Step::transpose, rows, cols, dtype_, dtype_);
         s.reverse = back;
         s.rows = rows;
-        s.origin.assign(in.size(), 0);
+        s.origin.assign(rows.size(), 0);
         std::vector<int64_t> sc, rc;
         int64_t soff = 0, roff = 0;
         for (int q = 0; q < P; ++q) {
             const int64_t nd = split_count(M[static_cast<size_t>(d)], P, q), n0 = split_count(M[0], P, q);
-            s.sbox.push_back(with(in, d, nd));
-            s.sat.push_back(with(Shape(in.size(), 0), d, split_start(M[static_cast<size_t>(d)], P, q)));
+            s.sbox.push_back(with(rows, d, nd));
+            s.sat.push_back(with(Shape(rows.size(), 0), d, split_start(M[static_cast<size_t>(d)], P, q)));
             sc.push_back(plm::product(s.sbox.back()));
-            rc.push_back(plm::product(with(out, 0, n0)));  // rows of M[0] split along axis 0
+            rc.push_back(plm::product(with(cols, 0, n0)));  // rows of M[0] split along axis 0
             s.sd.push_back(soff);
             s.rd.push_back(roff);
             soff += sc.back();
@@ -437,8 +436,8 @@ private:
         }
         s.xplan[0] = std::make_shared<comm::AlltoallvPlan>(c, dtype_, sc, s.sd, rc, s.rd);
         s.xplan[1] = std::make_shared<comm::AlltoallvPlan>(c, dtype_, rc, s.rd, sc, s.sd);
-        xfer_bytes_ = std::max(xfer_bytes_, plm::product(in) * static_cast<int64_t>(dtype_size(dtype_)));
-        staged_elems_ = std::max(staged_elems_, plm::product(in) + plm::product(out));  // alltoallv: out and in
+        xfer_bytes_ = std::max(xfer_bytes_, plm::product(rows) * static_cast<int64_t>(dtype_size(dtype_)));
+        staged_elems_ = std::max(staged_elems_, plm::product(rows) + plm::product(cols));  // alltoallv: both sides
         push(std::move(s));
     }
 
@@ -483,9 +482,9 @@ private:
         }
     }
 
-    // A transpose: the blocks along axis 0 (received forward, sent in the adjoint) lie in rank
+    // A transpose: the blocks along axis 0 (received going to d, sent going back) lie in rank
     // order in the block split along d, so they go straight to dst / from src, unpacked; the
-    // in-side blocks are packed into (forward) or unpacked from (adjoint) the exchange buffer.
+    // rows-side blocks are packed into (to d) or unpacked from (back) the exchange buffer.
     void pack(const Exec &e, const Step &s, const void *src, FftWork &w) const
     {
         const int nd = static_cast<int>(s.rows.size());
