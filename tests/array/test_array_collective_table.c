@@ -23,6 +23,12 @@ static plm_array_t ones(plm_partition_t part, const int *mask)
 
 static int64_t nones(void) { return G2[0] * G2[1]; }
 
+/* Two mask groups: even and odd ranks. */
+static void alternating_mask(int *mask)
+{
+    for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
+}
+
 /* ---- the rows: each returns the status of the call under test on this rank ---------------- */
 
 static plm_status_t row_comm_create(int bad)
@@ -67,7 +73,7 @@ static plm_status_t row_array_create_ex(int bad)
 {
     plm_array_t x = NULL;
     int mask[TU_MAX_RANKS];
-    for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
+    alternating_mask(mask);
     if (bad) mask[0] = 5; /* a valid mask, but another one */
     plm_status_t st = plm_array_create_ex(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, 0,
                                           NULL, tu_size, mask, NULL, 0, &x);
@@ -134,7 +140,7 @@ static plm_status_t row_norm_ord(int bad)
 static plm_status_t row_norm_masked_nan(int bad)
 {
     int mask[TU_MAX_RANKS];
-    for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
+    alternating_mask(mask);
     plm_array_t x = ones(PLM_PARTITION_SCATTER, mask);
     double r = 0;
     plm_status_t st = plm_array_norm(x, bad ? NAN : 2.0, &r);
@@ -147,7 +153,7 @@ static plm_status_t row_norm_masked_nan(int bad)
 static plm_status_t row_norm_mask_differs(int bad)
 {
     int mask[TU_MAX_RANKS];
-    for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
+    alternating_mask(mask);
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL), m = ones(PLM_PARTITION_SCATTER, mask);
     double r = 0;
     plm_status_t st = plm_array_norm(bad ? m : x, 2.0, &r);
@@ -159,7 +165,7 @@ static plm_status_t row_norm_mask_differs(int bad)
 static plm_status_t row_dot_mask_differs(int bad)
 {
     int mask[TU_MAX_RANKS];
-    for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
+    alternating_mask(mask);
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL), m = ones(PLM_PARTITION_SCATTER, mask);
     double re = 0, im = 0;
     plm_status_t st = plm_array_dot(bad ? m : x, bad ? m : x, 0, &re, &im);
@@ -182,7 +188,7 @@ static plm_status_t row_norm_axis(int bad)
 static plm_status_t row_asarray_masked(int bad)
 {
     int mask[TU_MAX_RANKS];
-    for (int r = 0; r < tu_size; r++) mask[r] = r % 2;
+    alternating_mask(mask);
     plm_array_t x = ones(PLM_PARTITION_SCATTER, mask);
     double *buf = tu_alloc(nones());
     int64_t n_full = nones(), n_group = 0, ls[2];

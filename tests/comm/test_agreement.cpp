@@ -26,6 +26,17 @@ namespace {
 
 std::shared_ptr<Communicator> world() { return Communicator::create(MPI_COMM_WORLD, nullptr); }
 
+// The status ag.run() ends with on this rank.
+plm_status_t run_status(Agreement &ag)
+{
+    try {
+        ag.run();
+    } catch (const Error &e) {
+        return e.status();
+    }
+    return PLM_SUCCESS;
+}
+
 void test_success_and_lanes(void **)
 {
     auto c = world();
@@ -111,13 +122,7 @@ void test_fingerprint_mismatch(void **)
         ag.fold_double(c->rank() == bad ? 1.0 : 2.0);
         const size_t s = ag.add_lanes(1, LaneOp::sum);
         ag.set(s, 1.0);
-        plm_status_t st = PLM_SUCCESS;
-        try {
-            ag.run();
-        } catch (const Error &e) {
-            st = e.status();
-        }
-        assert_all_ranks_true(st == (c->size() > 1 ? PLM_ERR_INVALID_ARG : PLM_SUCCESS));
+        assert_all_ranks_true(run_status(ag) == (c->size() > 1 ? PLM_ERR_INVALID_ARG : PLM_SUCCESS));
     }
 }
 
@@ -135,13 +140,7 @@ void test_lane_count_differs(void **)
             const size_t n = c->rank() == c->size() - 1 ? other : mine;
             const size_t s = ag.add_lanes(n, LaneOp::sum);
             for (size_t i = 0; i < n; ++i) ag.set(s + i, 1.0);
-            plm_status_t st = PLM_SUCCESS;
-            try {
-                ag.run();
-            } catch (const Error &e) {
-                st = e.status();
-            }
-            assert_all_ranks_true(st == (c->size() > 1 ? PLM_ERR_INVALID_ARG : PLM_SUCCESS));
+            assert_all_ranks_true(run_status(ag) == (c->size() > 1 ? PLM_ERR_INVALID_ARG : PLM_SUCCESS));
         }
 }
 

@@ -191,10 +191,11 @@ class CGLS(_Solver):
         return x, self.istop, self.iiter, self.r1norm, self.r2norm, self.cost
 
 
-def _native_ok(Op, y, x0, show, callback, extra=True):
-    """Collective: whether every rank can run the solve in the library. The facts are local
-    (a callback or show=True on one rank only), so the choice is agreed: one way on every rank."""
-    ok = (Op.handle is not None and not show and callback is None and extra
+def _native_ok(Op, y, x0, show, callback, args_ok=True):
+    """Collective: whether every rank can run the solve in the library (args_ok: the solver's
+    own arguments allow it). The facts are local (a callback or show=True on one rank only), so
+    the choice is agreed: one way on every rank."""
+    ok = (Op.handle is not None and not show and callback is None and args_ok
           and type(y) is DistributedArray and type(x0) is DistributedArray)
     return Op.base_comm.allreduce(bool(ok), op=MPI.LAND)
 
