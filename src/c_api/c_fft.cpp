@@ -1,11 +1,11 @@
 // The distributed FFT operator and the fft shifts of arrays: handle checks and conversions
-// only; the work is in src/ops/fft.cpp and src/array/fftshift.cpp.
+// only; the work is in src/ops/signal/fft.cpp and src/array/fftshift.cpp.
 #include <algorithm>
 #include <memory>
 
 #include "array/fftshift.hpp"
 #include "c_api/guard.hpp"
-#include "ops/fft.hpp"
+#include "ops/signal/fft.hpp"
 
 using namespace plm;
 using detail::guard;

@@ -232,7 +232,7 @@ Operator::Ptr transpose(Operator::Ptr a);                    // a^T = conj(a^H c
 Operator::Ptr conjugate(Operator::Ptr a);                    // conj(a) = conj(a conj(.))
 Operator::Ptr power(Operator::Ptr a, int p);                 // a^p, a square, p >= 0
 
-// Stencil operators (ops/stencil.cpp) on an N-D model (dims, C order) split along axis 0 in
+// Stencil operators (ops/basic/stencil.cpp) on an N-D model (dims, C order) split along axis 0 in
 // whole rows: local_rows is this rank's, or -1 on every rank for the default split. Domain
 // and range are that 1-D SCATTER layout. Raw caller values, checked into ag (built on c);
 // collective. kind: a plm_deriv_kind_t value.
@@ -252,7 +252,7 @@ Operator::Ptr laplacian(comm::Agreement &ag, const CommPtr &c, const StencilMode
 // A stacked vstack of first derivatives along every axis; sampling empty (all 1) or one per axis.
 Operator::Ptr gradient(comm::Agreement &ag, const CommPtr &c, const StencilModel &m, const std::vector<double> &sampling,
                        int kind, bool edge);
-// The model of the stencil operators, checked (ops/stencil.cpp; shared by every operator on
+// The model of the stencil operators, checked (ops/basic/stencil.cpp; shared by every operator on
 // an N-D model split along axis 0 in whole rows). check_model and check_axis check into ag
 // and fold what must agree; add_rows adds this rank's rows to ag (before it runs), model_rows
 // reads every rank's rows from it after (SIZE_MISMATCH alike on every rank when they do not
@@ -276,18 +276,18 @@ struct GhostCounts {
     int64_t before = 0, after = 0;
 };
 GhostCounts ghost_counts(const std::vector<int64_t> &rows, int me, int64_t row_len, int64_t reach);
-// NonStationaryConvolve1D (ops/nonstat.cpp) along `axis` of the model: nfilt filters of nh
+// NonStationaryConvolve1D (ops/signal/nonstat.cpp) along `axis` of the model: nfilt filters of nh
 // (odd) taps, hs (nfilt x nh of the dtype, host memory, hs_bytes its size, copied) at the
 // regular positions ih (nfilt of them, in [0, dims[axis])). Collective on c through ag.
 Operator::Ptr nonstat_convolve1d(comm::Agreement &ag, const CommPtr &c, const StencilModel &m, int axis, int64_t nfilt,
                                  int64_t nh, const void *hs, int64_t hs_bytes, const int64_t *ih);
 
-// Halo (ops/halo.cpp): dims split over a process grid (empty: all ranks on the last axis),
+// Halo (ops/basic/halo.cpp): dims split over a process grid (empty: all ranks on the last axis),
 // halo widths as in plm_op_halo (1, ndim or 2 ndim values). Collective.
 Operator::Ptr halo(comm::Agreement &ag, const CommPtr &c, int dtype, const std::vector<int64_t> &dims,
                    const std::vector<int> &grid, const std::vector<int64_t> &widths);
 
-// MatrixMult (ops/matmul.cpp), Y = A X with A n x k, X k x m. kind: a plm_matmul_kind_t value.
+// MatrixMult (ops/basic/matmul.cpp), Y = A X with A n x k, X k x m. kind: a plm_matmul_kind_t value.
 // The blocks rank `rank` of nranks holds on a grid of grid_rows rows (0: the largest divisor
 // of nranks not above its square root), each {row_begin, row_end, col_begin, col_end}, as
 // documented at plm_matmul_blocks. Pure; INVALID_ARG for bad arguments.

@@ -299,7 +299,7 @@ Operator::Ptr build(comm::Agreement &ag, const CommPtr &c, const RowModel &m, si
 
 }  // namespace
 
-// ---- models split along axis 0 in whole rows (shared with ops/nonstat.cpp) ----
+// ---- models split along axis 0 in whole rows (shared with ops/signal/nonstat.cpp) ----
 
 // What a rank receives along axis 0: `before` rows ahead of its block and `after` rows past
 // it (as far as the stencil reaches), from whichever ranks hold them; and what it sends.

@@ -1,5 +1,5 @@
 // The distributed N-D FFT operator (PyLops-MPI's MPIFFTND / MPIFFT2D), slab decomposition:
-// see ops/fft.cpp and docs/operators-fft.md.
+// see ops/signal/fft.cpp and docs/architecture.md.
 #pragma once
 
 #include <vector>

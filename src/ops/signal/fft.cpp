@@ -19,7 +19,7 @@
 // device backend). The local work between two exchanges is agreed before the next exchange
 // (a device fault on one rank fails every rank there, not in the exchange). The one layout
 // cuFFT's real passes do not take (device_fft_layout_ok) is staged through host buffers.
-#include "ops/fft.hpp"
+#include "ops/signal/fft.hpp"
 
 #include <algorithm>
 #include <cmath>
