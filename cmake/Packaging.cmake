@@ -37,11 +37,12 @@ install(TARGETS pylopsmpi
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT Runtime
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-# --- public headers: the hand-written one and the generated version header -------------------------
+# --- public headers: pylopsmpi.h, the per-object headers it includes, the generated version header --
 install(FILES
   ${PROJECT_SOURCE_DIR}/include/pylopsmpi.h
   ${PROJECT_BINARY_DIR}/include/pylopsmpi_version.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT Development)
+install(FILES ${PLM_OBJECT_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pylopsmpi COMPONENT Development)
 
 # --- pkg-config ------------------------------------------------------------------------------------
 # libdir/includedir are "${prefix}/<relative dir>" unless GNUInstallDirs was given absolute paths,
