@@ -215,16 +215,20 @@ size_t DistributedArray::add_dot(comm::Agreement &ag, const DistributedArray *y,
     fold_layout(ag);
     ag.fold(conjugate);
     const size_t lane = ag.add_lanes(2 * static_cast<size_t>(lay_->ngroups()), comm::LaneOp::sum);
-    if (!ag.ok()) return lane;
+    if (ag.ok()) set_dot(ag, lane, *y, conjugate);
+    return lane;
+}
+
+void DistributedArray::set_dot(comm::Agreement &ag, size_t lane, const DistributedArray &y, bool conjugate) const
+{
     int64_t begin = 0, count = 0;
     reduce_share(&begin, &count);
     alignas(16) unsigned char part[16] = {};
     // Device kernels may fail (scratch, CUDA errors): inside the agreement, like any check.
     if (!ag.check([&] {
-            kernels::dot(exec(), dtype_, count, at(data(), begin, dtype_), at(y->data(), begin, dtype_), conjugate,
-                         part);
+            kernels::dot(exec(), dtype_, count, at(data(), begin, dtype_), at(y.data(), begin, dtype_), conjugate, part);
         }))
-        return lane;
+        return;
     dispatch_float(dtype_, [&](auto t) {
         using T = decltype(t);
         T v;
@@ -232,7 +236,6 @@ size_t DistributedArray::add_dot(comm::Agreement &ag, const DistributedArray *y,
         ag.set(lane + 2 * static_cast<size_t>(lay_->group_index()), static_cast<double>(std::real(v)));
         ag.set(lane + 2 * static_cast<size_t>(lay_->group_index()) + 1, static_cast<double>(std::imag(v)));
     });
-    return lane;
 }
 
 void DistributedArray::read_dot(const comm::Agreement &ag, size_t lane, double *re, double *im) const
@@ -259,13 +262,21 @@ DistributedArray::NormLanes DistributedArray::add_norm(comm::Agreement &ag, doub
     ag.check([&] { n = plan_norm(ord); });
     fold_layout(ag);
     ag.fold_double(ord);
-    const size_t lane = ag.add_lanes(static_cast<size_t>(lay_->ngroups()), n.op);
+    const NormLanes l{static_cast<int>(n.kind), n.p, ag.add_lanes(static_cast<size_t>(lay_->ngroups()), n.op)};
+    set_norm(ag, l);
+    return l;
+}
+
+void DistributedArray::set_norm(comm::Agreement &ag, const NormLanes &n) const
+{
     int64_t begin = 0, count = 0;
     reduce_share(&begin, &count);
     double part = 0;
-    if (ag.check([&] { kernels::norm_partial(exec(), dtype_, n.kind, n.p, 1, count, 1, at(data(), begin, dtype_), &part); }))
-        ag.set(lane + static_cast<size_t>(lay_->group_index()), part);
-    return {static_cast<int>(n.kind), n.p, lane};
+    if (ag.check([&] {
+            kernels::norm_partial(exec(), dtype_, static_cast<kernels::NormKind>(n.kind), n.p, 1, count, 1,
+                                  at(data(), begin, dtype_), &part);
+        }))
+        ag.set(n.lane + static_cast<size_t>(lay_->group_index()), part);
 }
 
 double DistributedArray::read_norm(const comm::Agreement &ag, const NormLanes &n) const

@@ -84,7 +84,10 @@ public:
 
     // Reductions over the caller's mask group, carried in one agreement over base(): each
     // rank adds into its group's lanes. add_* check and compute; read_* after ag.run().
+    // set_* compute the partial again into lanes added before (a loop re-running one
+    // agreement after rearm(): the operands were checked when the lanes were added).
     size_t add_dot(comm::Agreement &ag, const DistributedArray *y, bool conjugate) const;
+    void set_dot(comm::Agreement &ag, size_t lane, const DistributedArray &y, bool conjugate) const;
     void read_dot(const comm::Agreement &ag, size_t lane, double *re, double *im) const;
     struct NormLanes {
         int kind;
@@ -92,6 +95,7 @@ public:
         size_t lane;
     };
     NormLanes add_norm(comm::Agreement &ag, double ord) const;
+    void set_norm(comm::Agreement &ag, const NormLanes &n) const;
     double read_norm(const comm::Agreement &ag, const NormLanes &n) const;
 
     void dot(comm::Agreement &ag, const DistributedArray *y, bool conjugate, double *re, double *im) const;
