@@ -1,5 +1,6 @@
 /* bench_matmul: MatrixMult (SUMMA and block kinds) forward and adjoint, float64, next to a
- * local cblas_dgemm doing the same flops per rank (n x k x ceil(m / P)) and, in builds that
+ * local cblas_dgemm doing the same product with the same flops per rank (forward: Y = A X,
+ * n x k x ceil(m / P); adjoint: X = A^T Y, the same sizes with A transposed) and, in builds that
  * found ScaLAPACK, pdgemm on its best grid and block size, all measured in the same run.
  *
  *   mpiexec -n 2 build/bench/bench_matmul [-n N | -s n,k,m] [-r REPS] [-g GRID_ROWS] [-a]
@@ -31,7 +32,7 @@ static int g_rank = 0;
 
 typedef struct {
     int64_t n, k, m, mloc;
-    double *a, *b, *c; /* the local dgemm's operands */
+    double *a, *b, *c; /* the local dgemm's operands: A (n x k), B (k x mloc), C (n x mloc) */
     plm_op_t op;
     plm_array_t x, y;
 } bench_t;
@@ -41,6 +42,13 @@ static void f_dgemm(void *p)
     bench_t *b = p;
     const int n = (int)b->n, k = (int)b->k, m = (int)b->mloc;
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, m, k, 1.0, b->a, k, b->b, m, 0.0, b->c, m);
+}
+/* the adjoint's shape: B (k x mloc) = A^T C */
+static void f_dgemm_adj(void *p)
+{
+    bench_t *b = p;
+    const int n = (int)b->n, k = (int)b->k, m = (int)b->mloc;
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, m, n, 1.0, b->a, k, b->c, m, 0.0, b->b, m);
 }
 static void f_apply(void *p)
 {
@@ -201,7 +209,7 @@ static void run(plm_comm_t comm, bench_t *b, plm_matmul_kind_t kind, int grid_ro
     const double flops = 2.0 * (double)n * (double)k * (double)m / size; /* per rank */
     const char *name = kind == PLM_MATMUL_SUMMA ? "summa" : "block";
     for (int adj = 0; adj < 2; ++adj) {
-        bench_fn f[3] = {adj ? f_apply_adj : f_apply, f_dgemm, NULL};
+        bench_fn f[3] = {adj ? f_apply_adj : f_apply, adj ? f_dgemm_adj : f_dgemm, NULL};
         void *c[3] = {b, b, NULL};
         int nf = 2;
         double t[3] = {0, 0, 0};
@@ -256,6 +264,7 @@ int main(int argc, char **argv)
     b.c = malloc(sizeof(double) * (size_t)(n * b.mloc));
     for (int64_t i = 0; i < n * k; ++i) b.a[i] = cos(0.37 * (double)i);
     for (int64_t i = 0; i < k * b.mloc; ++i) b.b[i] = sin(0.11 * (double)i);
+    for (int64_t i = 0; i < n * b.mloc; ++i) b.c[i] = cos(0.13 * (double)i);
 
     plm_comm_t comm = NULL;
     CHECK(plm_comm_create(MPI_COMM_WORLD, NULL, &comm));
