@@ -12,7 +12,8 @@ import numpy as np
 from mpi4py import MPI
 
 from ._core import (ffi, lib, call, check, checks, agree, agree_gather, Handle, plm_comm, plm_dtype,
-                    np_dtype, new_ctx, array_handle as _array_handle)
+                    np_dtype, new_ctx)
+from ._core import _ArrayHandle, _ARRAY_PTR, _array_destroy, _live_refs, _ref
 from .DistributedArray import DistributedArray, StackedDistributedArray, Partition, _Layout
 
 _NULL = ffi.NULL
@@ -21,6 +22,7 @@ _empty = np.empty
 _create_from_layout = lib.plm_array_create_from_layout
 _HOST = lib.PLM_MEMORY_HOST
 _from_buffer = ffi.from_buffer
+_ffi_new = ffi.new
 
 __all__ = ["MPILinearOperator", "MPIShellOperator", "asmpilinearoperator", "local_operator"]
 
@@ -203,6 +205,7 @@ class _IO:
         # what a new output on that layout needs (_apply_native makes it without further calls)
         self.out = (self.range[0], self.domain[0]) if self.fast else None
         self.fn = (lib.plm_op_apply, lib.plm_op_apply_adjoint)
+        self.op_ptr = hd.ptr
         self.new = tuple((lay, lay.handle.ptr, lay.base_comm, lay.local_shape) for lay in self.out) \
             if self.fast else None
 
@@ -232,13 +235,17 @@ def _apply_native(op, io, x, adjoint):
         y._dtype = dtype
         y._sub_comm = None
         y._local = local
-        y._h = hd = _array_handle(local)
+        y._h = hd = _new(_ArrayHandle)  # _core.array_handle, inlined
+        hd.ptr = cell = _ffi_new(_ARRAY_PTR)
+        hd._destroy = _array_destroy
+        hd._collective = False
+        hd.keep = local
+        _live_refs[id(hd)] = _ref(hd)
         nbytes = local.nbytes
-        st = _create_from_layout(lay_ptr[0], io.code, _HOST, _from_buffer(local) if nbytes else _NULL, nbytes,
-                                 hd.ptr)
+        st = _create_from_layout(lay_ptr[0], io.code, _HOST, _from_buffer(local) if nbytes else _NULL, nbytes, cell)
         if st:
             check(st)
-        st = io.fn[adjoint](io.hd.ptr[0], x._h.ptr[0] if isinstance(x, DistributedArray) else _NULL, hd.ptr[0])
+        st = io.fn[adjoint](io.op_ptr[0], x._h.ptr[0] if isinstance(x, DistributedArray) else _NULL, cell[0])
         if not st:
             return y
         try:            # failed on every rank (agreed): x conformed, else the library's error
