@@ -1,8 +1,10 @@
 // ProximalGradient and ADMML2 (PyLops-MPI's proximal/optimization/primal.py), iterate for
-// iterate. Every work vector, composite operator and the history's room are made before the
-// solve's agreement; each iteration is then a sequence of agreed collective steps (operator
-// applies, proximal steps and values, the inner CGLS of ADMML2, the callback's answer), each
-// with its own agreement on the solve's communicator.
+// iterate. Every work vector, composite operator, planned step (solvers/prox_plan.hpp), the
+// inner CGLS of ADMML2 and the history's room are made before the solve's agreement. An
+// iteration then agrees only where it must: a reduction (J's values, one agreement for f and g;
+// the inner CGLS's own), the callback's answer, and the steps that are not planned (user
+// functions, the L2 prox with an operator), each with its own agreement on the solve's
+// communicator.
 #include <cmath>
 #include <cstdio>
 #include <limits>
