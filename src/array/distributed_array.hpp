@@ -121,6 +121,10 @@ public:
     void add_ghost_cells(comm::Agreement &ag, int64_t before, int64_t after, void *out, int64_t out_bytes) const;
     Ptr redistribute(comm::Agreement &ag, int axis) const;
 
+    // A redistributed array's deleter gives its data buffer back to the plan that made it
+    // (array/redistribute.cpp). Not collective; allocates nothing.
+    static void give_buffer(DistributedArray &a, ArrayLayout::Redistribution &p) noexcept;
+
 private:
     DistributedArray() = default;
     // Work space in s, on the communicator's device for device memory.

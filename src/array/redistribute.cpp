@@ -1,13 +1,16 @@
 // DistributedArray::redistribute: the same data split along another axis, one all-to-all.
 //
 // Each call runs a plan made once per (source layout, axis, dtype, memory space) and kept by
-// the source layout (ArrayLayout::take_redistribution): the counts, the blocks, and the one
-// scratch buffer the exchange needs, so a warm call allocates only its new array. Per call the
+// the source layout (ArrayLayout::take_redistribution): the counts, the blocks, the one scratch
+// buffer the exchange needs, and the data buffer of the last array it returned once that array
+// is destroyed (its deleter gives the buffer back to the plan), so a warm call - the last result
+// destroyed, as the Python package does after copying it - allocates no buffer. Per call the
 // data cross memory once where they can: this rank's own block is copied straight from x to y;
 // blocks that are contiguous in x are sent from x, and blocks contiguous in y are received into
 // y (from axis 0, every received block is; to axis 0, every sent one), so only the other side
 // goes through the scratch buffer (one pack or one unpack pass).
 #include <algorithm>
+#include <mutex>
 
 #include "array/distributed_array.hpp"
 
@@ -56,7 +59,32 @@ struct ArrayLayout::Redistribution {
     bool send_direct = false, recv_direct = false;  // displacements into x / y, not the scratch
     Buffer scratch;                                 // packed sends or unpacked receives (or both)
     int64_t scratch_recv = 0;                       // where the receive part starts in it
+    // The data of the last array returned, once destroyed: the next result's data. The lock:
+    // arrays are destroyed on any thread, while another call may hold the plan.
+    std::mutex spare_lock;
+    Buffer spare;
 };
+
+namespace {
+
+// The deleter of a redistributed array: its data buffer back to its plan (when the plan is
+// still kept and has none), then the array.
+struct GiveBack {
+    std::weak_ptr<ArrayLayout::Redistribution> plan;
+    void operator()(DistributedArray *a) const noexcept
+    {
+        if (std::shared_ptr<ArrayLayout::Redistribution> p = plan.lock()) DistributedArray::give_buffer(*a, *p);
+        delete a;
+    }
+};
+
+}  // namespace
+
+void DistributedArray::give_buffer(DistributedArray &a, ArrayLayout::Redistribution &p) noexcept
+{
+    std::lock_guard<std::mutex> g(p.spare_lock);
+    if (!p.spare.data()) p.spare = std::move(a.buffer_);
+}
 
 std::shared_ptr<ArrayLayout::Redistribution> ArrayLayout::take_redistribution(int axis, DType dt, Space s) const
 {
@@ -139,7 +167,20 @@ DistributedArray::Ptr DistributedArray::redistribute(comm::Agreement &ag, int ax
                                                       dtype_, "the redistribution scratch in bytes"));
             p.scratch_recv = packed;
         }
-        y = with_layout(lay_->with(plan->target), space_);
+        // The result, on the plan's spare buffer when the last one was given back.
+        ArrayLayout::Ptr target = lay_->with(plan->target);
+        const size_t bytes = checked_bytes(target->local_size(), dtype_, "the local block in bytes");
+        Buffer data;
+        {
+            std::lock_guard<std::mutex> g(plan->spare_lock);
+            if (plan->spare.data() && plan->spare.bytes() == bytes) data = std::move(plan->spare);
+        }
+        if (!data.data()) data = scratch(space_, bytes);
+        y = Ptr(new DistributedArray(), GiveBack{plan});
+        y->dtype_ = dtype_;
+        y->space_ = space_;
+        y->buffer_ = std::move(data);
+        y->lay_ = std::move(target);
         reserve_staging(local_size() + y->local_size());
     });
     fold_layout(ag);
