@@ -93,11 +93,10 @@ const char *accel_name(int a)
 // ProximalGradient per iteration, with f and g planned (L2 f, L1 / L0 / Box / closed-form L2
 // g): the gradient (f's applies and the residual: 1 pass), w = base - tau grad (1 pass), the
 // prox in place (L1, L0: 1 pass), then y = (1 + omega) x - omega x_old (2 passes, only when
-// omega != 0): no agreement
-// and no copy of x (the iterates rotate through x, x_old and a work array; x gets the last one
-// at the end, or before each callback). J, when needed: f(x) and g(x) in one agreement. A
-// callback's answer: one agreement. Unplanned steps (user functions, the L2 prox with an
-// operator) keep an agreement each.
+// omega != 0): no agreement and no copy of x (the iterates rotate through x, x_old and a work
+// array; x gets the last one at the end, or before each callback). J, when needed: f(x) and
+// g(x) in one agreement. A callback's answer: one agreement. Unplanned steps (user functions,
+// the L2 prox with an operator) keep an agreement each.
 void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, DistributedArray &x, const ProxGrad &o,
                        Info &info, const Monitor &mon)
 {
