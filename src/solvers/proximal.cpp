@@ -18,6 +18,20 @@ const DistributedArray &or_else(const DistributedArray::Ptr &p, const Distribute
     return p ? *p : fallback;
 }
 
+// Folds what makes two L2 operators the same on every rank.
+void fold_l2(comm::Agreement &ag, const L2 &p)
+{
+    ag.fold(p.op != nullptr);
+    ag.fold(p.b != nullptr);
+    ag.fold(p.q != nullptr);
+    ag.fold_double(p.alpha);
+    ag.fold(p.qgrad);
+    ag.fold(p.niter);
+    ag.fold_double(p.tol);
+    ag.fold(p.cg);
+    ag.fold(p.warm);
+}
+
 }  // namespace prox_util
 
 using namespace prox_util;
@@ -56,20 +70,6 @@ void require_user_host(const DistributedArray &x, bool have, const char *what)
 void user_rc(int rc, const char *what)
 {
     PLM_REQUIRE(rc == 0, PLM_ERR_CALLBACK, "the user proximal %s callback returned %d", what, rc);
-}
-
-// Folds what makes two L2 operators the same on every rank.
-void fold_l2(comm::Agreement &ag, const L2 &p)
-{
-    ag.fold(p.op != nullptr);
-    ag.fold(p.b != nullptr);
-    ag.fold(p.q != nullptr);
-    ag.fold_double(p.alpha);
-    ag.fold(p.qgrad);
-    ag.fold(p.niter);
-    ag.fold_double(p.tol);
-    ag.fold(p.cg);
-    ag.fold(p.warm);
 }
 
 // x (and out) against the L2's arrays: with op, x is on op's domain (x0's layout).

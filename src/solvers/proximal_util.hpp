@@ -10,6 +10,8 @@ namespace plm::solvers {
 namespace prox_util {
 // p, or fallback where a failed check left p unset (the agreement then throws before use).
 const DistributedArray &or_else(const DistributedArray::Ptr &p, const DistributedArray &fallback);
+// Folds what makes two L2 operators the same on every rank.
+void fold_l2(comm::Agreement &ag, const L2 &p);
 }  // namespace prox_util
 
 // "L1", "L0", "Box", "L2" or "user", for the solvers' tables.
