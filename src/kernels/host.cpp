@@ -587,6 +587,91 @@ void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t 
 }
 
 namespace {
+// copy_box_dim with weights: f is the factor of every entry below dimension d once the
+// recursion has passed the weights' axis (< 0 before).
+template <typename T>
+void copy_box_scaled_dim(int d, int ndim, const T *src, const int64_t *ss, const int64_t *s0, T *dst,
+                         const int64_t *ds, const int64_t *d0, const int64_t *box, const BoxScale &w, double f)
+{
+    int64_t sstride = 1, dstride = 1;
+    for (int k = d + 1; k < ndim; ++k) {
+        sstride *= ss[k];
+        dstride *= ds[k];
+    }
+    src += s0[d] * sstride;
+    dst += d0[d] * dstride;
+    const auto factor = [&](int64_t k) { return w.first + k >= w.b0 && w.first + k < w.b1 ? w.in : w.out; };
+    const auto times = [](T v, double g) {
+        if constexpr (is_complex_v<T>) {
+            using R = typename T::value_type;
+            const Cx<R> r = el::scal(Cx<R>{static_cast<R>(g), R(0)}, Cx<R>{v.real(), v.imag()});
+            return T(r.re, r.im);
+        } else {
+            return static_cast<T>(el::scal(static_cast<T>(g), v));
+        }
+    };
+    if (d == ndim - 1) {
+        for (int64_t i = 0; i < box[d]; ++i) dst[i] = times(src[i], f >= 0 || w.axis != d ? f : factor(i));
+        return;
+    }
+    for (int64_t i = 0; i < box[d]; ++i)
+        copy_box_scaled_dim(d + 1, ndim, src + i * sstride, ss, s0, dst + i * dstride, ds, d0, box, w,
+                            w.axis == d ? factor(i) : f);
+}
+}  // namespace
+
+void copy_box_scaled(const Exec &e, DType dt, int ndim, const void *src, const int64_t *src_shape,
+                     const int64_t *src_start, void *dst, const int64_t *dst_shape, const int64_t *dst_start,
+                     const int64_t *box, const BoxScale &w)
+{
+    if (w.none()) return copy_box(e, dt, ndim, src, src_shape, src_start, dst, dst_shape, dst_start, box);
+    for (int d = 0; d < ndim; ++d)
+        if (box[d] <= 0) return;
+    PLM_REQUIRE(w.axis < ndim, PLM_ERR_INTERNAL, "box weights along axis %d of %d", w.axis, ndim);
+    if (e.space == Space::device) {
+        for (int d = 1; d < ndim; ++d)
+            PLM_REQUIRE(dst_shape[d] == box[d] && dst_start[d] == 0, PLM_ERR_INTERNAL,
+                        "a weighted box copy on the device needs a contiguous destination box");
+        copy_box(e, dt, ndim, src, src_shape, src_start, dst, dst_shape, dst_start, box);
+        int64_t inner = 1;
+        for (int d = 1; d < ndim; ++d) inner *= dst_shape[d];
+        return scale_box(e, dt, ndim, box, w,
+                         static_cast<char *>(dst) + static_cast<size_t>(dst_start[0] * inner) * dtype_size(dt));
+    }
+    dispatch_float(dt, [&](auto t) {
+        using T = decltype(t);
+        copy_box_scaled_dim<T>(0, ndim, static_cast<const T *>(src), src_shape, src_start, static_cast<T *>(dst),
+                               dst_shape, dst_start, box, w, -1.0);
+    });
+}
+
+void scale_box(const Exec &e, DType dt, int ndim, const int64_t *box, const BoxScale &w, void *x)
+{
+    if (w.none()) return;
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < ndim; ++d) {
+        if (box[d] <= 0) return;
+        if (d < w.axis) outer *= box[d];
+        if (d > w.axis) inner *= box[d];
+    }
+    const int64_t n = box[w.axis];
+    const int64_t lo = std::clamp<int64_t>(w.b0 - w.first, 0, n), hi = std::clamp<int64_t>(w.b1 - w.first, lo, n);
+    const int64_t cut[4] = {0, lo, hi, n};
+    for (int k = 0; k < 3; ++k) {
+        if (cut[k + 1] <= cut[k]) continue;
+        const double f = k == 1 ? w.in : w.out;
+        alignas(16) unsigned char a[16] = {};  // f as one element of dt (complex: (f, 0))
+        if (dt == DType::f32 || dt == DType::c64) {
+            const float v = static_cast<float>(f);
+            std::memcpy(a, &v, sizeof v);
+        } else {
+            std::memcpy(a, &f, sizeof f);
+        }
+        scale_slab(e, dt, outer, n, inner, cut[k], cut[k + 1] - cut[k], a, x);
+    }
+}
+
+namespace {
 template <typename T> void threshold_t(int64_t n, T *x, const el::ThresholdArgs &a)
 {
     if constexpr (is_complex_v<T>) {
