@@ -447,8 +447,8 @@ static void test_fft_errors(void **state)
     plm_op_t op = (plm_op_t)(void *)&tu_fail; /* not NULL: a failing call must clear it */
     const int built = fft_built();
     /* Argument errors come before the FFTW check: the same status in every build. */
-    TU_EXPECT_ERR(plm_op_fftnd(tu_comm, PLM_COMPLEX128, 1, d1, 1, a0, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL, &op),
-                  PLM_ERR_INVALID_ARG); /* 1-D along the distributed axis */
+    TU_EXPECT_ERR(plm_op_fftnd(tu_comm, PLM_COMPLEX128, 1, d1, 2, a01, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL, &op),
+                  PLM_ERR_INVALID_ARG); /* more axes than dimensions */
     TU_EXPECT(op == NULL, "out not cleared");
     TU_EXPECT_ERR(plm_op_fftnd(tu_comm, PLM_COMPLEX128, 3, d3, 2, a11, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL, &op),
                   PLM_ERR_INVALID_ARG); /* a repeated axis */
