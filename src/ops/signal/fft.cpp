@@ -46,7 +46,10 @@
 #include <cmath>
 #include <complex>
 #include <map>
+#include <mutex>
 #include <numeric>
+#include <set>
+#include <string>
 
 #include "kernels/fft.hpp"
 #include "kernels/kernels.hpp"
@@ -407,6 +410,9 @@ struct FftWork : Work {
     Buffer fft_work;                          // and cuFFT's work area
 };
 
+// Zeros: the start of every box the pipeline copies (an apply allocates nothing).
+constexpr int64_t kOrigin[PLM_MAX_NDIM] = {};
+
 char *at(const void *p, int64_t elems, DType dt)
 {
     return const_cast<char *>(static_cast<const char *>(p)) + elems * static_cast<int64_t>(dtype_size(dt));
@@ -574,6 +580,28 @@ public:
 
     // Plans every FFT step again (after wisdom arrived: planned from it). Not collective.
     void replan() { make_plans(); }
+
+    // A text naming every host plan's problem (shape, axes, kind, options, dtype): equal texts,
+    // equal FFTW problems.
+    std::string plan_keys() const
+    {
+        std::string k;
+        const size_t n = steps_.size();
+        for (size_t i = 0; i < n; ++i) {
+            const Step &s = steps_[i];
+            for (int adj = 0; adj < 2; ++adj) {
+                if (!s.plan[adj]) continue;
+                const kernels::FftOptions &o = s.plan[adj]->options();
+                k += std::to_string(static_cast<int>(dtype_)) + ':' + std::to_string(static_cast<int>(kind_of(s, adj)));
+                for (int64_t v : s.plan_shape) k += ',' + std::to_string(v);
+                k += '/';
+                for (int a : s.axes) k += std::to_string(a) + ',';
+                k += std::to_string(static_cast<int>(o.effort)) + std::to_string(o.in_place) +
+                     std::to_string(o.interleaved_real) + std::to_string(o.transposed) + ';';
+            }
+        }
+        return k;
+    }
 
 private:
     bool on_device(Space sp) const { return sp == Space::device && kernels::device_fft_available(); }
@@ -993,11 +1021,14 @@ private:
         case Step::roll:
             return kernels::roll(e, dtype_, nd, s.in.data(), s.axis, adjoint ? -s.shift : s.shift, src, dst);
         case Step::resize: {  // the common box, zeros elsewhere
-            Shape box(from.size()), origin(from.size(), 0);
-            for (size_t k = 0; k < box.size(); ++k) box[k] = std::min(from[k], to[k]);
-            if (box != to) kernels::fill(e, dtype_, plm::product(to), zero, dst);
-            return kernels::copy_box(e, dtype_, nd, src, from.data(), origin.data(), dst, to.data(), origin.data(),
-                                     box.data());
+            int64_t box[PLM_MAX_NDIM];
+            bool whole = true;
+            for (int k = 0; k < nd; ++k) {
+                box[k] = std::min(from[static_cast<size_t>(k)], to[static_cast<size_t>(k)]);
+                whole = whole && box[k] == to[static_cast<size_t>(k)];
+            }
+            if (!whole) kernels::fill(e, dtype_, plm::product(to), zero, dst);
+            return kernels::copy_box(e, dtype_, nd, src, from.data(), kOrigin, dst, to.data(), kOrigin, box);
         }
         case Step::fft:
             if (!plan) return;
@@ -1006,9 +1037,8 @@ private:
         case Step::weights: {
             const BoxScale &bw = s.w[adjoint];
             if (src == dst) return kernels::scale_box(e, dtype_, nd, from.data(), bw, dst);
-            const Shape origin(from.size(), 0);
-            return kernels::copy_box_scaled(e, dtype_, nd, src, from.data(), origin.data(), dst, from.data(),
-                                            origin.data(), from.data(), bw);
+            return kernels::copy_box_scaled(e, dtype_, nd, src, from.data(), kOrigin, dst, from.data(), kOrigin,
+                                            from.data(), bw);
         }
         case Step::twiddle: return kernels::binary(e, dtype_, kernels::Binary::mul, n, src, table, dst);
         case Step::transpose:
@@ -1023,19 +1053,18 @@ private:
                     const void *rows, void *rows_out, const void *place, void *place_out, bool device) const
     {
         const int nd = static_cast<int>(t.M.size());
-        const Shape origin(t.M.size(), 0);
         BoxScale bw = w;
         if (!bw.none()) bw.first = first_along(t.M, pc.first, bw.axis);
         if (to_cols)
-            return kernels::copy_box_scaled(e, dtype_, nd, at(rows, pc.roff, dtype_), t.M.data(), origin.data(),
-                                            at(place_out, pc.coff, dtype_), pc.cshape.data(), origin.data(),
+            return kernels::copy_box_scaled(e, dtype_, nd, at(rows, pc.roff, dtype_), t.M.data(), kOrigin,
+                                            at(place_out, pc.coff, dtype_), pc.cshape.data(), kOrigin,
                                             pc.box.data(), bw);
         if (device && !bw.none()) {
             kernels::scale_box(e, dtype_, nd, pc.box.data(), bw, at(place, pc.coff, dtype_));  // scratch
             bw = BoxScale{};
         }
-        kernels::copy_box_scaled(e, dtype_, nd, at(place, pc.coff, dtype_), pc.cshape.data(), origin.data(),
-                                 at(rows_out, pc.roff, dtype_), t.M.data(), origin.data(), pc.box.data(), bw);
+        kernels::copy_box_scaled(e, dtype_, nd, at(place, pc.coff, dtype_), pc.cshape.data(), kOrigin,
+                                 at(rows_out, pc.roff, dtype_), t.M.data(), kOrigin, pc.box.data(), bw);
     }
 
     // The index along axis of M's flat index f.
@@ -1205,20 +1234,37 @@ Params check(const FftSpec &s)
     return p;
 }
 
+// The plan problems whose wisdom this process has had from rank 0 already (plan_keys()),
+// per communicator size: an operator of those problems plans alike on every rank without
+// another exchange of wisdom (repeated constructions of one operator cost nothing more).
+std::mutex g_shared_lock;
+std::set<std::string> g_shared;
+
 // Rank 0's wisdom to every rank, which plans op again from it (collective on c; measuring
-// planners only).
+// planners only), unless every rank has had it for these problems.
 void share_wisdom(const CommPtr &c, Fft &op)
 {
-    std::string mine;
+    std::string mine, key;
     std::vector<char> text;
     comm::Agreement a(*c, "op_fftnd wisdom");
+    bool known = false;
     a.check([&] {
+        key = std::to_string(c->size()) + '#' + op.plan_keys();
+        std::lock_guard<std::mutex> g(g_shared_lock);
+        known = g_shared.count(key) > 0;
+    });
+    const size_t fresh = a.add_lanes(1, comm::LaneOp::max);
+    a.set(fresh, known ? 0 : 1);
+    a.run();
+    if (a.get(fresh) == 0) return;  // every rank planned these problems from rank 0's wisdom before
+    comm::Agreement w(*c, "op_fftnd wisdom");
+    w.check([&] {
         if (c->rank() == 0) mine = kernels::fft_wisdom_export();
     });
-    const size_t lane = a.add_lanes(1, comm::LaneOp::max);
-    a.set(lane, static_cast<double>(mine.size()));
-    a.run();
-    const size_t len = static_cast<size_t>(a.get(lane));
+    const size_t lane = w.add_lanes(1, comm::LaneOp::max);
+    w.set(lane, static_cast<double>(mine.size()));
+    w.run();
+    const size_t len = static_cast<size_t>(w.get(lane));
     comm::Agreement b(*c, "op_fftnd wisdom");
     b.check([&] {
         text.assign(len + 1, '\0');
@@ -1230,6 +1276,8 @@ void share_wisdom(const CommPtr &c, Fft &op)
     f.check([&] {
         if (c->rank() != 0) kernels::fft_wisdom_import(std::string(text.data(), len));
         op.replan();
+        std::lock_guard<std::mutex> g(g_shared_lock);
+        g_shared.insert(key);
     });
     f.run();
 }
@@ -1311,30 +1359,57 @@ void fft_wisdom_export(comm::Agreement &ag, const CommPtr &c, std::string *out)
     b.run();
     comm::allgatherv(*c, c->exec(Space::host), all.data() + displs[static_cast<size_t>(c->rank())], all.data(), counts,
                      DType::u8, displs);
+    // every rank merges the others' wisdom; rank 0's text (the order FFTW prints its entries
+    // in may differ between ranks) is what every rank returns
+    std::string merged;
     comm::Agreement f(*c, "fft_wisdom_export");
     f.check([&] {
         for (int q = 0; q < P; ++q)
             if (q != c->rank())
                 kernels::fft_wisdom_import(std::string(all.data() + displs[static_cast<size_t>(q)],
                                                        static_cast<size_t>(counts[static_cast<size_t>(q)])));
-        *out = kernels::fft_wisdom_export();
+        if (c->rank() == 0) merged = kernels::fft_wisdom_export();
     });
+    const size_t lane = f.add_lanes(1, comm::LaneOp::max);
+    f.set(lane, static_cast<double>(merged.size()));
     f.run();
+    const size_t len = static_cast<size_t>(f.get(lane));
+    std::vector<char> text;
+    comm::Agreement g(*c, "fft_wisdom_export");
+    g.check([&] {
+        text.assign(len + 1, '\0');
+        std::copy(merged.begin(), merged.end(), text.begin());
+        out->reserve(len);
+    });
+    g.run();
+    comm::bcast(*c, c->exec(Space::host), text.data(), static_cast<int64_t>(len), DType::u8, 0);
+    out->assign(text.data(), len);  // fits the reserve
 }
 
 void fft_wisdom_import(comm::Agreement &ag, const CommPtr &c, const char *wisdom)
 {
-    // rank 0's string, broadcast
+    // rank 0's string, broadcast; a text given elsewhere must be rank 0's (52 bits of its
+    // FNV-1a hash, the smallest and largest over the ranks that gave one)
     std::string mine;
+    double hash = 0;
     ag.check([&] {
-        if (c->rank() == 0) {
-            PLM_REQUIRE(wisdom, PLM_ERR_INVALID_ARG, "the wisdom to import is NULL on rank 0");
-            mine = wisdom;
-        }
+        PLM_REQUIRE(wisdom || c->rank() != 0, PLM_ERR_INVALID_ARG, "the wisdom to import is NULL on rank 0");
+        if (!wisdom) return;
+        uint64_t h = 1469598103934665603ull;
+        for (const char *q = wisdom; *q; ++q) h = (h ^ static_cast<unsigned char>(*q)) * 1099511628211ull;
+        hash = static_cast<double>(h >> 12);
+        if (c->rank() == 0) mine = wisdom;
     });
     const size_t lane = ag.add_lanes(1, comm::LaneOp::max);
+    const size_t hi = ag.add_lanes(1, comm::LaneOp::max), lo = ag.add_lanes(1, comm::LaneOp::min);
     ag.set(lane, static_cast<double>(mine.size()));
+    if (wisdom) {
+        ag.set(hi, hash);
+        ag.set(lo, hash);
+    }
     ag.run();
+    PLM_REQUIRE(!(ag.get(hi) > ag.get(lo)), PLM_ERR_INVALID_ARG,
+                "the wisdom to import differs between the ranks that give one (rank 0's is imported)");
     const size_t len = static_cast<size_t>(ag.get(lane));
     std::vector<char> text;
     comm::Agreement b(*c, "fft_wisdom_import");
