@@ -587,36 +587,40 @@ void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t 
 }
 
 namespace {
-// copy_box_dim with weights: f is the factor of every entry below dimension d once the
-// recursion has passed the weights' axis (< 0 before).
-template <typename T>
-void copy_box_scaled_dim(int d, int ndim, const T *src, const int64_t *ss, const int64_t *s0, T *dst,
-                         const int64_t *ds, const int64_t *d0, const int64_t *box, const BoxScale &w, double f)
+// dst[i] = f src[i] for the n reals of a run (complex data: both parts).
+template <typename R> PLM_CLONES void times_run(int64_t n, const R *src, R *dst, R f)
 {
-    int64_t sstride = 1, dstride = 1;
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i] * f;
+}
+
+// copy_box_dim with weights, on the reals of a box of elements of w reals each (w = 2 for
+// complex): f is the factor of every entry below dimension d once the recursion has passed
+// the weights' axis (< 0 before).
+template <typename R>
+void copy_box_scaled_dim(int d, int ndim, int w, const R *src, const int64_t *ss, const int64_t *s0, R *dst,
+                         const int64_t *ds, const int64_t *d0, const int64_t *box, const BoxScale &bw, double f)
+{
+    int64_t sstride = w, dstride = w;
     for (int k = d + 1; k < ndim; ++k) {
         sstride *= ss[k];
         dstride *= ds[k];
     }
     src += s0[d] * sstride;
     dst += d0[d] * dstride;
-    const auto factor = [&](int64_t k) { return w.first + k >= w.b0 && w.first + k < w.b1 ? w.in : w.out; };
-    const auto times = [](T v, double g) {
-        if constexpr (is_complex_v<T>) {
-            using R = typename T::value_type;
-            const Cx<R> r = el::scal(Cx<R>{static_cast<R>(g), R(0)}, Cx<R>{v.real(), v.imag()});
-            return T(r.re, r.im);
-        } else {
-            return static_cast<T>(el::scal(static_cast<T>(g), v));
-        }
-    };
+    const int64_t n = box[d];
     if (d == ndim - 1) {
-        for (int64_t i = 0; i < box[d]; ++i) dst[i] = times(src[i], f >= 0 || w.axis != d ? f : factor(i));
+        if (bw.axis != d) return times_run<R>(n * w, src, dst, static_cast<R>(f));
+        // the weights' axis innermost: three runs of one factor each
+        const int64_t lo = std::clamp<int64_t>(bw.b0 - bw.first, 0, n), hi = std::clamp<int64_t>(bw.b1 - bw.first, lo, n);
+        times_run<R>(lo * w, src, dst, static_cast<R>(bw.out));
+        times_run<R>((hi - lo) * w, src + lo * w, dst + lo * w, static_cast<R>(bw.in));
+        times_run<R>((n - hi) * w, src + hi * w, dst + hi * w, static_cast<R>(bw.out));
         return;
     }
-    for (int64_t i = 0; i < box[d]; ++i)
-        copy_box_scaled_dim(d + 1, ndim, src + i * sstride, ss, s0, dst + i * dstride, ds, d0, box, w,
-                            w.axis == d ? factor(i) : f);
+    for (int64_t i = 0; i < n; ++i) {
+        const double g = bw.axis != d ? f : bw.first + i >= bw.b0 && bw.first + i < bw.b1 ? bw.in : bw.out;
+        copy_box_scaled_dim<R>(d + 1, ndim, w, src + i * sstride, ss, s0, dst + i * dstride, ds, d0, box, bw, g);
+    }
 }
 }  // namespace
 
@@ -638,11 +642,13 @@ void copy_box_scaled(const Exec &e, DType dt, int ndim, const void *src, const i
         return scale_box(e, dt, ndim, box, w,
                          static_cast<char *>(dst) + static_cast<size_t>(dst_start[0] * inner) * dtype_size(dt));
     }
-    dispatch_float(dt, [&](auto t) {
-        using T = decltype(t);
-        copy_box_scaled_dim<T>(0, ndim, static_cast<const T *>(src), src_shape, src_start, static_cast<T *>(dst),
-                               dst_shape, dst_start, box, w, -1.0);
-    });
+    const int parts = is_complex(dt) ? 2 : 1;
+    if (dt == DType::f32 || dt == DType::c64)
+        copy_box_scaled_dim<float>(0, ndim, parts, static_cast<const float *>(src), src_shape, src_start,
+                                   static_cast<float *>(dst), dst_shape, dst_start, box, w, -1.0);
+    else
+        copy_box_scaled_dim<double>(0, ndim, parts, static_cast<const double *>(src), src_shape, src_start,
+                                    static_cast<double *>(dst), dst_shape, dst_start, box, w, -1.0);
 }
 
 void scale_box(const Exec &e, DType dt, int ndim, const int64_t *box, const BoxScale &w, void *x)
@@ -657,17 +663,20 @@ void scale_box(const Exec &e, DType dt, int ndim, const int64_t *box, const BoxS
     const int64_t n = box[w.axis];
     const int64_t lo = std::clamp<int64_t>(w.b0 - w.first, 0, n), hi = std::clamp<int64_t>(w.b1 - w.first, lo, n);
     const int64_t cut[4] = {0, lo, hi, n};
+    // complex data as twice as many reals: each part times the real factor, as copy_box_scaled
+    const DType rdt = dt == DType::c64 ? DType::f32 : dt == DType::c128 ? DType::f64 : dt;
+    const int64_t rinner = inner * (is_complex(dt) ? 2 : 1);
     for (int k = 0; k < 3; ++k) {
         if (cut[k + 1] <= cut[k]) continue;
         const double f = k == 1 ? w.in : w.out;
-        alignas(16) unsigned char a[16] = {};  // f as one element of dt (complex: (f, 0))
-        if (dt == DType::f32 || dt == DType::c64) {
+        alignas(8) unsigned char a[8] = {};  // f as one real of the precision
+        if (rdt == DType::f32) {
             const float v = static_cast<float>(f);
             std::memcpy(a, &v, sizeof v);
         } else {
             std::memcpy(a, &f, sizeof f);
         }
-        scale_slab(e, dt, outer, n, inner, cut[k], cut[k + 1] - cut[k], a, x);
+        scale_slab(e, rdt, outer, n, rinner, cut[k], cut[k + 1] - cut[k], a, x);
     }
 }
 

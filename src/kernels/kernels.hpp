@@ -72,8 +72,8 @@ void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t 
 
 // Real weights by index along one axis of a box: the entries whose index along `axis` (of
 // the box, counted from `first`: global index first + k for box index k) lies in [b0, b1) are
-// multiplied by `in`, the others by `out` (complex data: times the complex (w, 0), as
-// scale()). axis < 0: no weights.
+// multiplied by `in`, the others by `out` (complex data: each part times the real factor).
+// axis < 0: no weights.
 struct BoxScale {
     int axis = -1;
     int64_t first = 0, b0 = 0, b1 = 0;
