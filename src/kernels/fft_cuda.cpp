@@ -95,7 +95,10 @@ public:
         if (prod(shape, 0, shape.size()) == 0) return;  // nothing to transform: no passes
         const cufftType c2c = dbl_ ? CUFFT_Z2Z : CUFFT_C2C;
         try {
-            if (o.transposed) return add_transposed(dbl_ ? CUFFT_Z2Z : CUFFT_C2C, kind, shape[0], shape[1]);
+            if (o.transposed) {
+                add_transposed(dbl_ ? CUFFT_Z2Z : CUFFT_C2C, kind, shape[0], shape[1]);
+                return;
+            }
             switch (kind) {
             case FftKind::c2c_forward:
             case FftKind::c2c_backward: {

@@ -371,6 +371,13 @@ struct Step {
     std::vector<int> axes;
     Shape plan_shape;
     bool r2c = false, transposed = false;
+    // blocked: a c2c FFT along axes[0] = a run chunk by chunk on host (see push_blocked):
+    // chunks of `chunk` (len along a = the axis' length, 1 above, the box below), gathered
+    // with the weights w into scratch, transformed there in place, scattered (device: one plan
+    // over the block, then the weights in place)
+    bool blocked = false;
+    Shape chunk;
+    int split = 0;  // the axis the chunks step along below a (with full axes after it)
     std::shared_ptr<kernels::FftPlan> plan[2];  // forward, adjoint (none on an empty block)
     BoxScale w[2];                                // weights: forward, adjoint
     std::shared_ptr<Transpose> tr;                // transpose
@@ -381,7 +388,7 @@ struct Step {
     // Whether the step may run with its output in its input's buffer.
     bool in_place_ok() const
     {
-        return (kind == fft && !r2c && !transposed) || kind == weights || kind == twiddle;
+        return (kind == fft && !r2c && !transposed) || kind == weights || kind == twiddle;  // blocked too
     }
 };
 
@@ -404,6 +411,7 @@ struct DevicePlans {
 
 struct FftWork : Work {
     Buffer buf[2], xfer, xfer2;      // the work buffers; the exchanges' packed sides
+    Buffer scratch;                  // host: a blocked FFT's chunk
     Buffer stage_in, stage_out;      // host copies of device operands (staged applies)
     Buffer dev_in, dev_out;          // device copies of operands cuFFT cannot take (alignment)
     std::shared_ptr<const DevicePlans> dev;  // device applies: the plans of the device
@@ -412,6 +420,11 @@ struct FftWork : Work {
 
 // Zeros: the start of every box the pipeline copies (an apply allocates nothing).
 constexpr int64_t kOrigin[PLM_MAX_NDIM] = {};
+
+// A blocked FFT (Step::blocked) for strides of kFarStride elements and more, in chunks of
+// about kChunk elements (256 KiB of complex128: the chunk and its transform stay in cache).
+constexpr int64_t kFarStride = 64;
+constexpr int64_t kChunk = 16384;
 
 char *at(const void *p, int64_t elems, DType dt)
 {
@@ -480,6 +493,7 @@ public:
         for (int i = 0; i < 2; ++i) w->buf[i] = Buffer::allocate(ws, static_cast<size_t>(buf_bytes_[i]));
         w->xfer = Buffer::allocate(ws, static_cast<size_t>(xfer_bytes_));
         w->xfer2 = Buffer::allocate(ws, static_cast<size_t>(xfer2_bytes_));
+        if (ws == Space::host) w->scratch = Buffer::allocate(Space::host, static_cast<size_t>(scratch_bytes_));
         if (ws == Space::device) {
             w->dev = device_plans(e.device);
             w->fft_work = Buffer::allocate(Space::device, w->dev->work);
@@ -622,15 +636,26 @@ private:
             if (a != 0 || P == 1) padded[static_cast<size_t>(a)] = p_.nfft(a);
         if (padded != shape) push(plain(Step::resize, shape, padded));
         const Shape out = p_.real ? with(padded, p_.r(), padded[static_cast<size_t>(p_.r())] / 2 + 1) : padded;
-        push_fft(padded, out, T, p_.real, false);
         BoxScale w[2];
         if (p_.real) set_bins(w, p_.r(), 0, p_.nfft(p_.r()), false);
         set_norm(w);
-        if (!w[0].none() || !w[1].none() || p_.real) {  // real: c2r's input must be scratch
-            Step s = plain(Step::weights, out, out);
-            s.w[0] = w[0];
-            s.w[1] = w[1];
-            push(std::move(s));
+        // the outermost FFT axis strides far: its transform runs blocked (cache-sized chunks,
+        // the weights applied on the way in), the other axes' transform before it
+        const int a0 = *std::min_element(T.begin(), T.end());
+        if (strides_far(out, a0) && !(p_.real && p_.r() == a0)) {
+            std::vector<int> rest;
+            for (int a : T)
+                if (a != a0) rest.push_back(a);
+            if (!rest.empty()) push_fft(padded, out, rest, p_.real, false);
+            push_blocked(out, a0, w);
+        } else {
+            push_fft(padded, out, T, p_.real, false);
+            if (!w[0].none() || !w[1].none() || p_.real) {  // real: c2r's input must be scratch
+                Step s = plain(Step::weights, out, out);
+                s.w[0] = w[0];
+                s.w[1] = w[1];
+                push(std::move(s));
+            }
         }
         for (int a : T)
             if (p_.ffs_of(a)) push_roll(out, a, out[static_cast<size_t>(a)] / 2);
@@ -695,7 +720,8 @@ private:
             if (N0 != D0) push(plain(Step::resize, shape, with(shape, 0, N0)));
             shape = with(shape, 0, N0);
         }
-        push_fft(shape, shape, {0}, false, false);
+        if (strides_far(shape, 0)) push_blocked(shape, 0, nullptr);
+        else push_fft(shape, shape, {0}, false, false);
         if (p_.real && r == 0) {
             const Shape cut = with(shape, 0, N0 / 2 + 1);
             push(plain(Step::resize, shape, cut));
@@ -746,7 +772,8 @@ private:
         s1.tr = t1;
         push(std::move(s1));
         shape = t1->cols;  // [n2][w1]
-        push_fft(shape, shape, {0}, false, false);
+        if (strides_far(shape, 0)) push_blocked(shape, 0, nullptr);
+        else push_fft(shape, shape, {0}, false, false);
         // twiddles w^(j1 k2), the norm folded in
         Step tw = plain(Step::twiddle, shape, shape);
         make_twiddles(tw, n2, shape[1], split_start(n1, P, me), N);
@@ -824,6 +851,49 @@ private:
         s.r2c = r2c;
         s.transposed = transposed;
         s.plan_shape = in;
+        push(std::move(s));
+    }
+
+    // Whether the FFT along axis a of a block of shape strides far enough that FFTW's strided
+    // loop (every point of a transform a whole stride apart) loses to chunks gathered into a
+    // cache-sized scratch: a stride of kFarStride elements or more.
+    static bool strides_far(const Shape &shape, int a)
+    {
+        int64_t inner = 1;
+        for (size_t k = static_cast<size_t>(a) + 1; k < shape.size(); ++k) inner *= shape[k];
+        return inner >= kFarStride && shape.size() > static_cast<size_t>(a) + 1;
+    }
+
+    // A c2c FFT along axis a of a block of shape, run in chunks (Step::blocked): each chunk has
+    // the axis' full length, one index along the axes between a and split, a run of split's
+    // indices (a divisor of its length) and every index after split, about kChunk elements in
+    // all; w (null: none) the weights applied on the gather.
+    void push_blocked(const Shape &shape, int a, const BoxScale *w)
+    {
+        Step s = plain(Step::fft, shape, shape);
+        s.axes = {a};
+        s.blocked = true;
+        const size_t nd = shape.size();
+        const int64_t n = shape[static_cast<size_t>(a)];
+        const int64_t want = std::max<int64_t>(1, kChunk / std::max<int64_t>(1, n));  // elements per point
+        s.chunk.assign(nd, 1);
+        s.chunk[static_cast<size_t>(a)] = n;
+        int64_t inner = 1;
+        size_t k = nd - 1;
+        for (; k > static_cast<size_t>(a) + 1 && inner * shape[k] <= want; --k) {
+            s.chunk[k] = shape[k];
+            inner *= shape[k];
+        }
+        int64_t run = 1;  // the largest divisor of shape[k] within the wanted size
+        for (int64_t d = 1; d <= shape[k]; ++d)
+            if (shape[k] % d == 0 && inner * d <= want) run = d;
+        s.chunk[k] = run;
+        s.split = static_cast<int>(k);
+        s.plan_shape = {n, plm::product(s.chunk) / std::max<int64_t>(1, n)};  // the scratch [n][C]
+        if (w) {
+            s.w[0] = w[0];
+            s.w[1] = w[1];
+        }
         push(std::move(s));
     }
 
@@ -925,6 +995,7 @@ private:
                     if (loc == kB0 || loc == kB1) buf_bytes_[loc - kB0] = std::max(buf_bytes_[loc - kB0], cnt * es);
             }
         for (const Step &s : steps_) {
+            if (s.blocked) scratch_bytes_ = std::max(scratch_bytes_, plm::product(s.chunk) * es);
             if (s.kind == Step::transpose) {
                 xfer_bytes_ = std::max(xfer_bytes_, s.tr->xfer() * es);
                 staged_elems_ = std::max(staged_elems_, s.tr->staged());
@@ -947,17 +1018,18 @@ private:
             if (s.kind != Step::fft) continue;
             for (int adj = 0; adj < 2; ++adj) {
                 s.plan[adj].reset();
-                if (plm::product(s.plan_shape) == 0) continue;
+                if (plm::product(s.plan_shape) == 0 || plm::product(s.in) == 0) continue;
                 const size_t k = adj ? n - 1 - i : i;
                 kernels::FftOptions o;
                 o.effort = p_.effort;
-                o.in_place = route_[adj].src[k] == route_[adj].dst[k];
+                o.in_place = s.blocked || route_[adj].src[k] == route_[adj].dst[k];  // blocked: in the scratch
                 o.interleaved_real = s.r2c;
                 o.transposed = s.transposed;
                 PLM_REQUIRE(!(s.r2c && adj && route_[adj].src[k] == kIn), PLM_ERR_INTERNAL,
                             "the FFT's c2r step would overwrite the apply's input");
+                const std::vector<int> axes = s.blocked ? std::vector<int>{0} : s.axes;
                 s.plan[adj] = std::make_shared<kernels::FftPlan>(Space::host, s.r2c ? real_of(dtype_) : dtype_,
-                                                                 kind_of(s, adj), s.plan_shape, s.axes, -1, o);
+                                                                 kind_of(s, adj), s.plan_shape, axes, -1, o);
             }
         }
     }
@@ -994,7 +1066,8 @@ private:
                 o.interleaved_real = s.r2c;
                 o.transposed = s.transposed;
                 d->plan[i][a] = std::make_unique<kernels::FftPlan>(Space::device, s.r2c ? real_of(dtype_) : dtype_,
-                                                                   kind_of(s, a), s.plan_shape, s.axes, device, o);
+                                                                   kind_of(s, a), s.blocked ? s.in : s.plan_shape,
+                                                                   s.axes, device, o);
                 d->work = std::max(d->work, d->plan[i][a]->work_bytes());
             }
         }
@@ -1032,6 +1105,7 @@ private:
         }
         case Step::fft:
             if (!plan) return;
+            if (s.blocked) return run_blocked(e, s, adjoint, src, dst, *plan, w);
             if (s.r2c && adjoint) kernels::fill(e, dtype_, plm::product(to), zero, dst);  // c2r writes real parts only
             return plan->execute(e, src, dst, w.fft_work.data());
         case Step::weights: {
@@ -1043,6 +1117,37 @@ private:
         case Step::twiddle: return kernels::binary(e, dtype_, kernels::Binary::mul, n, src, table, dst);
         case Step::transpose:
         case Step::droll: break;  // pipeline(): pack, exchange, unpack
+        }
+    }
+
+    // A blocked FFT (push_blocked): host, chunk by chunk through the Work's scratch; device,
+    // one plan over the block, then the weights in place.
+    void run_blocked(const Exec &e, const Step &s, bool adjoint, const void *src, void *dst,
+                     const kernels::FftPlan &plan, FftWork &w) const
+    {
+        const int nd = static_cast<int>(s.in.size());
+        const BoxScale &bw = s.w[adjoint];
+        if (e.space == Space::device) {
+            plan.execute(e, src, dst, w.fft_work.data());
+            return kernels::scale_box(e, dtype_, nd, s.in.data(), bw, dst);
+        }
+        int64_t at0[PLM_MAX_NDIM] = {};  // the chunk's start: odometer over the axes the chunks step along
+        void *scratch = w.scratch.data();
+        while (true) {
+            BoxScale cw = bw;
+            if (!cw.none()) cw.first = at0[cw.axis];
+            kernels::copy_box_scaled(e, dtype_, nd, src, s.in.data(), at0, scratch, s.chunk.data(), kOrigin,
+                                     s.chunk.data(), cw);
+            plan.execute(e, scratch, scratch, nullptr);
+            kernels::copy_box(e, dtype_, nd, scratch, s.chunk.data(), kOrigin, dst, s.in.data(), at0, s.chunk.data());
+            int k = s.split;  // next chunk: the split axis, then the axes above it but a
+            for (; k >= 0; --k) {
+                if (k == s.axes[0]) continue;
+                at0[k] += s.chunk[static_cast<size_t>(k)];
+                if (at0[k] < s.in[static_cast<size_t>(k)]) break;
+                at0[k] = 0;
+            }
+            if (k < 0) return;
         }
     }
 
@@ -1171,7 +1276,7 @@ private:
     int out_axis_ = 0;
     std::vector<Step> steps_;
     Route route_[2];
-    int64_t buf_bytes_[2] = {0, 0}, xfer_bytes_ = 0, xfer2_bytes_ = 0, staged_elems_ = 0;
+    int64_t buf_bytes_[2] = {0, 0}, xfer_bytes_ = 0, xfer2_bytes_ = 0, scratch_bytes_ = 0, staged_elems_ = 0;
     mutable std::mutex dev_lock_;
     mutable std::map<int, std::shared_ptr<const DevicePlans>> dev_;  // by device
 };
