@@ -681,6 +681,43 @@ void scale_box(const Exec &e, DType dt, int ndim, const int64_t *box, const BoxS
 }
 
 namespace {
+template <typename R> PLM_CLONES void real_parts_t(int64_t n, const R *z, R *re)
+{
+    for (int64_t i = 0; i < n; ++i) re[i] = z[2 * i];
+}
+template <typename R> PLM_CLONES void from_real_t(int64_t n, const R *re, R *z)
+{
+    for (int64_t i = 0; i < n; ++i) {
+        z[2 * i] = re[i];
+        z[2 * i + 1] = R(0);
+    }
+}
+
+}  // namespace
+
+void real_parts(const Exec &e, DType dt, int64_t n, const void *z, void *re)
+{
+    PLM_REQUIRE(is_complex(dt), PLM_ERR_INTERNAL, "real_parts of a real dtype");
+    const DType rdt = dt == DType::c64 ? DType::f32 : DType::f64;
+    if (e.space == Space::device) return copy_slab(e, rdt, n, 1, z, 2, 0, re, 1, 0, 1);
+    if (rdt == DType::f32) return real_parts_t(n, static_cast<const float *>(z), static_cast<float *>(re));
+    real_parts_t(n, static_cast<const double *>(z), static_cast<double *>(re));
+}
+
+void from_real(const Exec &e, DType dt, int64_t n, const void *re, void *z)
+{
+    PLM_REQUIRE(is_complex(dt), PLM_ERR_INTERNAL, "from_real into a real dtype");
+    const DType rdt = dt == DType::c64 ? DType::f32 : DType::f64;
+    if (e.space == Space::device) {
+        const unsigned char zero[16] = {};
+        fill(e, dt, n, zero, z);
+        return copy_slab(e, rdt, n, 1, re, 1, 0, z, 2, 0, 1);
+    }
+    if (rdt == DType::f32) return from_real_t(n, static_cast<const float *>(re), static_cast<float *>(z));
+    from_real_t(n, static_cast<const double *>(re), static_cast<double *>(z));
+}
+
+namespace {
 template <typename T> void threshold_t(int64_t n, T *x, const el::ThresholdArgs &a)
 {
     if constexpr (is_complex_v<T>) {

@@ -90,6 +90,12 @@ void copy_box_scaled(const Exec &e, DType dt, int ndim, const void *src, const i
 // x (a contiguous C-order block of shape box) times the weights of w, in place.
 void scale_box(const Exec &e, DType dt, int ndim, const int64_t *box, const BoxScale &w, void *x);
 
+// Complex data (dt c64 / c128) and their real parts: re[i] = real(z[i]) (real_parts), and
+// z[i] = (re[i], 0) (from_real), n elements. Host: one pass each; device: strided copies (and
+// a fill of the imaginary parts).
+void real_parts(const Exec &e, DType dt, int64_t n, const void *z, void *re);
+void from_real(const Exec &e, DType dt, int64_t n, const void *re, void *z);
+
 // numpy.roll of a C-order block of ndim dimensions along axis by shift (any sign):
 // dst[..., (i + shift) mod n, ...] = src[..., i, ...]. src and dst must not overlap.
 void roll(const Exec &e, DType dt, int ndim, const int64_t *shape, int axis, int64_t shift, const void *src, void *dst);

@@ -988,8 +988,26 @@ template <typename T> void box_scaled_case()
         }
 }
 
+// real_parts / from_real: the real parts out, (re, 0) back in, float and double.
+template <typename R> void real_parts_case()
+{
+    const DType dt = sizeof(R) == 4 ? DType::c64 : DType::c128;
+    const int64_t n = 37;
+    std::vector<std::complex<R>> z(n), back(n, std::complex<R>(9, 9));
+    for (int64_t i = 0; i < n; ++i) z[i] = std::complex<R>(R(0.5) * R(i) - 3, R(i) + 1);
+    std::vector<R> re(n, R(-1));
+    real_parts(Exec{}, dt, n, z.data(), re.data());
+    from_real(Exec{}, dt, n, re.data(), back.data());
+    for (int64_t i = 0; i < n; ++i) {
+        assert_true(re[i] == z[i].real());
+        assert_true(back[i] == std::complex<R>(z[i].real(), 0));
+    }
+}
+
 void test_box_scaled(void **)
 {
+    real_parts_case<float>();
+    real_parts_case<double>();
     box_scaled_case<float>();
     box_scaled_case<double>();
     box_scaled_case<c64>();

@@ -376,6 +376,11 @@ struct Step {
     // with the weights w into scratch, transformed there in place, scattered (device: one plan
     // over the block, then the weights in place)
     bool blocked = false;
+    // sliced: an r2c / c2r whose axis 0 is a batch axis runs slice by slice on host (each
+    // slice's real side de-interleaved into, or c2r'ed out of, a cache-sized real scratch), so
+    // FFTW works on contiguous reals and the complex result is written once (device: one plan
+    // over the block on the interleaved real side)
+    bool sliced = false;
     Shape chunk;
     int split = 0;  // the axis the chunks step along below a (with full axes after it)
     std::shared_ptr<kernels::FftPlan> plan[2];  // forward, adjoint (none on an empty block)
@@ -851,6 +856,7 @@ private:
         s.r2c = r2c;
         s.transposed = transposed;
         s.plan_shape = in;
+        s.sliced = r2c && in.size() >= 2 && std::find(axes.begin(), axes.end(), 0) == axes.end();
         push(std::move(s));
     }
 
@@ -996,6 +1002,8 @@ private:
             }
         for (const Step &s : steps_) {
             if (s.blocked) scratch_bytes_ = std::max(scratch_bytes_, plm::product(s.chunk) * es);
+            if (s.sliced)  // one slice's real side
+                scratch_bytes_ = std::max(scratch_bytes_, plm::product(s.in) / std::max<int64_t>(1, s.in[0]) * es / 2);
             if (s.kind == Step::transpose) {
                 xfer_bytes_ = std::max(xfer_bytes_, s.tr->xfer() * es);
                 staged_elems_ = std::max(staged_elems_, s.tr->staged());
@@ -1027,9 +1035,15 @@ private:
                 o.transposed = s.transposed;
                 PLM_REQUIRE(!(s.r2c && adj && route_[adj].src[k] == kIn), PLM_ERR_INTERNAL,
                             "the FFT's c2r step would overwrite the apply's input");
-                const std::vector<int> axes = s.blocked ? std::vector<int>{0} : s.axes;
+                std::vector<int> axes = s.blocked ? std::vector<int>{0} : s.axes;
+                Shape shape = s.plan_shape;
+                if (s.sliced) {  // one slice along axis 0, its real side contiguous in the scratch
+                    shape.erase(shape.begin());
+                    for (int &a : axes) --a;
+                    o.interleaved_real = false;
+                }
                 s.plan[adj] = std::make_shared<kernels::FftPlan>(Space::host, s.r2c ? real_of(dtype_) : dtype_,
-                                                                 kind_of(s, adj), s.plan_shape, axes, -1, o);
+                                                                 kind_of(s, adj), shape, axes, -1, o);
             }
         }
     }
@@ -1106,6 +1120,7 @@ private:
         case Step::fft:
             if (!plan) return;
             if (s.blocked) return run_blocked(e, s, adjoint, src, dst, *plan, w);
+            if (s.sliced && e.space == Space::host) return run_sliced(s, adjoint, src, dst, *plan, w);
             if (s.r2c && adjoint) kernels::fill(e, dtype_, plm::product(to), zero, dst);  // c2r writes real parts only
             return plan->execute(e, src, dst, w.fft_work.data());
         case Step::weights: {
@@ -1148,6 +1163,28 @@ private:
                 at0[k] = 0;
             }
             if (k < 0) return;
+        }
+    }
+
+    // A sliced r2c / c2r on host (Step::sliced): slice by slice along axis 0 through the
+    // scratch. r2c: the slice's real parts into the scratch, transformed into the output; c2r:
+    // the slice transformed into the scratch (overwriting its input, scratch of ours), written
+    // out as (re, 0).
+    void run_sliced(const Step &s, bool adjoint, const void *src, void *dst, const kernels::FftPlan &plan,
+                    FftWork &w) const
+    {
+        const Exec e{};
+        const int64_t m = s.in[0];
+        const int64_t rn = plm::product(s.in) / std::max<int64_t>(1, m), cn = plm::product(s.out) / std::max<int64_t>(1, m);
+        void *scratch = w.scratch.data();
+        for (int64_t i = 0; i < m; ++i) {
+            if (!adjoint) {
+                kernels::real_parts(e, dtype_, rn, at(src, i * rn, dtype_), scratch);
+                plan.execute(e, scratch, at(dst, i * cn, dtype_), nullptr);
+            } else {
+                plan.execute(e, at(src, i * cn, dtype_), scratch, nullptr);
+                kernels::from_real(e, dtype_, rn, scratch, at(dst, i * rn, dtype_));
+            }
         }
     }
 
