@@ -39,6 +39,10 @@ public:
     // A user callback inside: a local apply may fail after the arguments were checked, so a
     // distributed apply agrees on its outcome.
     virtual bool may_fail() const { return false; }
+    // Whether the operator is linear over the complex numbers (false: only over the reals, as
+    // PyLops' clinear: an FFT of real input, which keeps the real part of its model). The dot
+    // test compares real parts then.
+    virtual bool clinear() const { return true; }
     // Whether applies on data in space s run there, with no host copy of the data (only user
     // callbacks declared for another memory space stage their data).
     virtual bool native(Space s) const;

@@ -115,7 +115,9 @@ void ista(comm::Agreement &ag, const ops::Operator::Ptr &op, const Parts &y, con
           Info &info, const Monitor &mon);
 
 // <Op u, v> against <u, Op^H v> for u on the domain and v on the range filled with the same
-// pseudo-random values on every rank count (masked: by index within the group).
+// pseudo-random values on every rank count (masked: by index within the group). For an
+// operator linear over the reals only (!clinear()) the real parts of both (the dot product of
+// complex vectors as vectors of real pairs), with zero imaginary parts.
 struct DotTest {
     double yy_re, yy_im, xx_re, xx_im;
     bool passed;

@@ -351,6 +351,24 @@ class MPILinearOperator:
         self._plm = hd
         return self
 
+    # clinear like PyLops: whether the operator is linear over the complex numbers (False: over
+    # the reals only, as a real-input FFT); the library's operators say it themselves
+    _clinear = None
+
+    @property
+    def clinear(self):
+        if self._clinear is not None:
+            return self._clinear
+        if self._plm is not None:
+            v = ffi.new("int *")
+            call(lib.plm_op_clinear, self._plm.h, v)
+            return bool(v[0])
+        return True
+
+    @clinear.setter
+    def clinear(self, value):
+        self._clinear = bool(value)
+
     # shape / dims / dimsd like PyLops-MPI
     @property
     def shape(self):
