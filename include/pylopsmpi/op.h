@@ -210,7 +210,15 @@ PLM_API plm_status_t plm_op_hstack(plm_comm_t comm, int n, const plm_const_op_t 
  * - stacked block-diagonal: member i of the input through part i into member i of the output;
  * - stacked vstack: one array (the parts share their domain) into a stack of each part's
  *   output; the adjoint sums the parts' adjoints.
- * Of the composites only plm_op_adjoint() takes stacked operators.
+ * A part may itself be stacked (a stacked vstack's parts must each take one array): its
+ * members join the stack in place, so stacks of stacks are flat. [Op; s Grad] (Grad =
+ * plm_op_gradient()) maps x to [Op x, s D_0 x, ..., s D_{n-1} x].
+ * Every composite (adjoint, scale, sum, difference, product, transpose, conj, power) takes
+ * stacked operators wherever the members agree: sum and difference need the same domain and
+ * range members (each member's layout equal), a product A B needs B's range members to be A's
+ * domain members, a power the domain members to be the range members; a composite with a
+ * stacked operand is stacked, with the members that follow (A B: B's domain, A's range).
+ * Otherwise PLM_ERR_SIZE_MISMATCH.
  *
  * This one is the stacked block-diagonal.
  * @param[in]  n   number of parts
@@ -250,7 +258,8 @@ PLM_API plm_status_t plm_op_domain_part(plm_const_op_t op, int i, plm_layout_t *
  *  \notcollective */
 PLM_API plm_status_t plm_op_range_part(plm_const_op_t op, int i, plm_layout_t *layout);
 
-/* Composites: both operators local, or both distributed. Not collective. */
+/* Composites: both operators local, or both distributed (plain or stacked: see
+ * plm_op_stacked_blockdiag() for the rules on members). Not collective. */
 /** A^H.
  *  @param[in]  a   the operator A
  *  @param[out] out new operator; release with plm_op_destroy()
@@ -265,21 +274,21 @@ PLM_API plm_status_t plm_op_adjoint(plm_const_op_t a, plm_op_t *out);
  *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_op_scale(plm_const_op_t a, double alpha_re, double alpha_im, plm_op_t *out);
-/** A + B (same shape, or the same domain and range).
+/** A + B (same shape, or the same domain and range members).
  *  @param[in]  a   the operator A
  *  @param[in]  b   the operator B
  *  @param[out] out new operator; release with plm_op_destroy()
  *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_op_sum(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
-/** A - B (same shape, or the same domain and range).
+/** A - B (same shape, or the same domain and range members).
  *  @param[in]  a   the operator A
  *  @param[in]  b   the operator B
  *  @param[out] out new operator; release with plm_op_destroy()
  *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_op_difference(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
-/** A B (B first; B's range is A's domain).
+/** A B (B first; B's range members are A's domain members).
  *  @param[in]  a   the operator A
  *  @param[in]  b   the operator B
  *  @param[out] out new operator; release with plm_op_destroy()
@@ -299,7 +308,7 @@ PLM_API plm_status_t plm_op_transpose(plm_const_op_t a, plm_op_t *out);
  *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_op_conj(plm_const_op_t a, plm_op_t *out);
-/** A^p for a square A (domain == range) and p >= 0; p = 0 is the identity.
+/** A^p for a square A (domain members == range members) and p >= 0; p = 0 is the identity.
  *  @param[in]  a   the operator A
  *  @param[in]  p   the power, >= 0
  *  @param[out] out new operator; release with plm_op_destroy()

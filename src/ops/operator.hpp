@@ -216,12 +216,11 @@ Operator::Ptr broadcast(comm::Agreement &ag, const CommPtr &c, Operator::Ptr loc
 
 // Stacked operators over distributed parts (PyLops-MPI's MPIStackedBlockDiag and
 // MPIStackedVStack). Not collective. StackedBlockDiag maps member i through part i;
-// StackedVStack maps one array (every part's domain) to a stack, its adjoint sums.
+// StackedVStack maps one array (every part's domain: parts taking one array) to a stack, its
+// adjoint sums. A stacked part adds all its members (stacks of stacks are flattened), so
+// [Op; s Gradient] maps x to the stack [Op x, s D_0 x, ..., s D_n-1 x].
 Operator::Ptr stacked_block_diag(std::vector<Operator::Ptr> parts);
 Operator::Ptr stacked_vstack(std::vector<Operator::Ptr> parts);
-// The operators whose outputs make a's range members: a stacked vstack's parts, or {a} for
-// a plain distributed operator. Throws INVALID_ARG for other operators. Not collective.
-std::vector<Operator::Ptr> vstack_parts(const Operator::Ptr &a);
 
 // Composites: both local or both distributed. Not collective.
 Operator::Ptr adjoint(Operator::Ptr a);

@@ -677,12 +677,17 @@ static plm_status_t row_solve_ista(void) { return solve_row(2); }
 static plm_status_t row_solve_fista(void) { return solve_row(3); }
 static plm_status_t row_solve_cgls_callback(void) { return solve_row(4); }
 
-/* Stacks of operators: a stacked vstack of [L; L] on one domain, and a stacked block-diagonal. */
+/* Stacks of operators: a stacked vstack of [L; L] on one domain, and a stacked block-diagonal,
+ * through composites of stacked operators (their intermediate stacks are allocations):
+ * S + 2 S for the vstack, S^T S for the block-diagonal. */
 static plm_status_t stacked_row(int what)
 {
-    plm_op_t l = laplacian(), parts[2] = {l, l}, op = NULL;
-    TU_OK(what == 0 || what == 2 ? plm_op_stacked_vstack(2, (const plm_const_op_t *)parts, &op)
-                                 : plm_op_stacked_blockdiag(2, (const plm_const_op_t *)parts, &op));
+    plm_op_t l = laplacian(), parts[2] = {l, l}, s = NULL, t = NULL, op = NULL;
+    const int vstack = what == 0 || what == 2;
+    TU_OK(vstack ? plm_op_stacked_vstack(2, (const plm_const_op_t *)parts, &s)
+                 : plm_op_stacked_blockdiag(2, (const plm_const_op_t *)parts, &s));
+    TU_OK(vstack ? plm_op_scale(s, 2, 0, &t) : plm_op_transpose(s, &t));
+    TU_OK(vstack ? plm_op_sum(s, t, &op) : plm_op_product(t, s, &op));
     int nd = 0, nr = 0;
     TU_OK(plm_op_parts(op, &nd, &nr));
     plm_array_t xs[2] = {NULL, NULL}, ys[2] = {NULL, NULL};
@@ -705,6 +710,8 @@ static plm_status_t stacked_row(int what)
         plm_array_destroy(&ys[i]);
     }
     plm_op_destroy(&op);
+    plm_op_destroy(&s);
+    plm_op_destroy(&t);
     plm_op_destroy(&l);
     return st;
 }
@@ -877,12 +884,15 @@ static plm_status_t stacked_prox_row(int what)
     }
     return st;
 }
-/* ADMML2 with a stacked z on a stacked vstack [L; L] of a Laplacian (gfirst). */
+/* ADMML2 with a stacked z on 0.5 [L; L], a composite of a stacked vstack of a Laplacian
+ * (gfirst). */
 static plm_status_t row_admml2_stacked(void)
 {
-    plm_op_t op = laplacian(), A = NULL;
+    plm_op_t op = laplacian(), S = NULL, A = NULL;
     const plm_const_op_t parts[2] = {op, op};
-    TU_OK(plm_op_stacked_vstack(2, parts, &A));
+    TU_OK(plm_op_stacked_vstack(2, parts, &S));
+    TU_OK(plm_op_scale(S, 0.5, 0, &A));
+    plm_op_destroy(&S);
     plm_array_t x = on_space(op, 0), y = on_space(op, 1), zm[2] = {on_space(op, 1), on_space(op, 1)};
     plm_stacked_t z = NULL;
     TU_OK(plm_stacked_create(2, zm, &z));
@@ -999,7 +1009,7 @@ static const row_t ROWS[] = {
     {"plm_prox_value_stacked", "Box, SCATTER and BROADCAST members", row_prox_value_stacked_box},
     {"plm_prox_apply_stacked", "user prox, out of place", row_prox_apply_stacked_user},
     {"plm_prox_apply_stacked", "L1, out of place", row_prox_apply_stacked_l1},
-    {"plm_solve_admml2_stacked", "L1, stacked vstack [L; L], gfirst", row_admml2_stacked},
+    {"plm_solve_admml2_stacked", "L1, 0.5 [L; L] (a stacked composite), gfirst", row_admml2_stacked},
     {"plm_op_fredholm1", "uneven slices, G^H kept", row_fredholm1},
     {"plm_op_apply_adjoint", "Fredholm1", row_apply_fredholm_adj},
 #ifdef PLM_TEST_WITH_FFTW

@@ -877,6 +877,252 @@ static void test_stacked(void **state)
     TU_DONE();
 }
 
+/* ---- composites of stacked operators -------------------------------------------------------- */
+
+/* Dense helpers on row-major complex matrices (new allocations). */
+static double complex *dn_new(int64_t M, int64_t N) { return calloc((size_t)(M * N + 1), sizeof(double complex)); }
+
+static double complex *dn_adj(const double complex *A, int64_t M, int64_t N, int conjugate)
+{
+    double complex *B = dn_new(N, M);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) B[j * M + i] = conjugate ? conj(A[i * N + j]) : A[i * N + j];
+    return B;
+}
+
+static double complex *dn_conj(const double complex *A, int64_t M, int64_t N)
+{
+    double complex *B = dn_new(M, N);
+    for (int64_t i = 0; i < M * N; i++) B[i] = conj(A[i]);
+    return B;
+}
+
+static double complex *dn_lin(double complex a, const double complex *A, double complex b, const double complex *B,
+                              int64_t M, int64_t N)
+{
+    double complex *C = dn_new(M, N);
+    for (int64_t i = 0; i < M * N; i++) C[i] = a * A[i] + (B ? b * B[i] : 0);
+    return C;
+}
+
+static double complex *dn_mul(const double complex *A, const double complex *B, int64_t M, int64_t K, int64_t N)
+{
+    double complex *C = dn_new(M, N);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++) C[i * N + j] += A[i * K + k] * B[k * N + j];
+    return C;
+}
+
+/* [A 0; 0 B] and [A; B] */
+static double complex *dn_diag(const double complex *A, int64_t M1, int64_t N1, const double complex *B, int64_t M2,
+                               int64_t N2)
+{
+    double complex *C = dn_new(M1 + M2, N1 + N2);
+    for (int64_t i = 0; i < M1; i++)
+        for (int64_t j = 0; j < N1; j++) C[i * (N1 + N2) + j] = A[i * N1 + j];
+    for (int64_t i = 0; i < M2; i++)
+        for (int64_t j = 0; j < N2; j++) C[(M1 + i) * (N1 + N2) + N1 + j] = B[i * N2 + j];
+    return C;
+}
+
+static double complex *dn_vstack(const double complex *A, int64_t M1, const double complex *B, int64_t M2, int64_t N)
+{
+    double complex *C = dn_new(M1 + M2, N);
+    memcpy(C, A, (size_t)(M1 * N) * sizeof *C);
+    memcpy(C + M1 * N, B, (size_t)(M2 * N) * sizeof *C);
+    return C;
+}
+
+/* A stacked (or plain) operator on stacks of its members against the dense M x N matrix G of
+ * the concatenations: forward, adjoint, dot test. */
+static void check_stacked(plm_const_op_t op, const double complex *G, int64_t M, int64_t N, plm_dtype_t dt,
+                          const char *what)
+{
+    plm_array_t xm[8], ym[8], am[8], hm[8];
+    int nx = 0, ny = 0;
+    plm_stacked_t xs = stack_on(op, 0, dt, 1, xm, &nx), ys = stack_on(op, 1, dt, 2, ym, &ny);
+    plm_stacked_t as = stack_on(op, 1, dt, 3, am, &ny), hs = stack_on(op, 0, dt, 4, hm, &nx);
+    TU_CHECK_OK(plm_op_apply_stacked(op, xs, as));
+    TU_CHECK_OK(plm_op_apply_adjoint_stacked(op, ys, hs));
+    double complex *xg = gathered_stack(xs, dt, N), *yg = gathered_stack(ys, dt, M);
+    double complex *got = gathered_stack(as, dt, M), *want = matvec(G, M, N, xg, 0);
+    char buf[192];
+    snprintf(buf, sizeof buf, "%s forward", what);
+    expect_close(got, want, M, dt, buf);
+    free(got);
+    free(want);
+    got = gathered_stack(hs, dt, N);
+    want = matvec(G, M, N, yg, 1);
+    snprintf(buf, sizeof buf, "%s adjoint", what);
+    expect_close(got, want, N, dt, buf);
+    int passed = 0;
+    double yy[2], xx[2];
+    TU_CHECK_OK(plm_op_dottest(op, tu_single(dt) ? 1e-4 : 1e-12, &passed, yy, xx));
+    TU_EXPECT(passed, "%s (%s): dot test %g%+gi vs %g%+gi", what, tu_dtname(dt), yy[0], yy[1], xx[0], xx[1]);
+    int64_t rows = 0, cols = 0;
+    TU_CHECK_OK(plm_op_shape(op, &rows, &cols));
+    TU_EXPECT(rows == M && cols == N, "%s: shape %lld x %lld, want %lld x %lld", what, (long long)rows,
+              (long long)cols, (long long)M, (long long)N);
+    free(got);
+    free(want);
+    free(xg);
+    free(yg);
+    for (int i = 0; i < nx; i++) {
+        plm_array_destroy(&xm[i]);
+        plm_array_destroy(&hm[i]);
+    }
+    for (int i = 0; i < ny; i++) {
+        plm_array_destroy(&ym[i]);
+        plm_array_destroy(&am[i]);
+    }
+    plm_stacked_destroy(&xs);
+    plm_stacked_destroy(&ys);
+    plm_stacked_destroy(&as);
+    plm_stacked_destroy(&hs);
+}
+
+/* Every composite of stacked operators (scale, adjoint, transpose, conj, sum, difference,
+ * product with stacked and plain operands, power) and stacks of stacks, against dense
+ * references built from the parts' matrices, on the uneven blocks of SET_APPLY (empty blocks
+ * on some ranks) and SET_TALL. Mismatched members are refused. */
+static void test_stacked_composites(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 4; t++) {
+        const plm_dtype_t dt = TU_DTYPES[t];
+        plm_op_t p1[4], p2[4], A1 = NULL, A2 = NULL;
+        int n1 = my_blocks(SET_TALL, dt, 0, p1), n2 = my_blocks(SET_APPLY, dt, 1, p2);
+        TU_OK(plm_op_blockdiag(tu_comm, n1, (const plm_const_op_t *)p1, 0, NULL, &A1));
+        TU_OK(plm_op_blockdiag(tu_comm, n2, (const plm_const_op_t *)p2, 0, NULL, &A2));
+        destroy_all(p1, n1);
+        destroy_all(p2, n2);
+        int64_t M1, N1, M2, N2;
+        double complex *G1 = global_blockdiag(SET_TALL, dt, &M1, &N1), *G2 = global_blockdiag(SET_APPLY, dt, &M2, &N2);
+        const double complex alpha = tu_cplx(dt) ? 1.5 - 0.5 * I : -2.5;
+        plm_op_t SB = NULL, SV = NULL, A1x2 = NULL, op[16] = {0};
+        TU_CHECK_OK(plm_op_scale(A1, 2, 0, &A1x2));
+        plm_op_t sb[2] = {A1, A2}, sv[2] = {A1, A1x2};
+        TU_CHECK_OK(plm_op_stacked_blockdiag(2, (const plm_const_op_t *)sb, &SB));
+        TU_CHECK_OK(plm_op_stacked_vstack(2, (const plm_const_op_t *)sv, &SV));
+        const int64_t M = M1 + M2, N = N1 + N2;
+        double complex *GB = dn_diag(G1, M1, N1, G2, M2, N2), *G1x2 = dn_lin(2, G1, 0, NULL, M1, N1),
+                       *GV = dn_vstack(G1, M1, G1x2, M1, N1);
+        check_stacked(SB, GB, M, N, dt, "stacked blockdiag");
+
+        /* scale, adjoint, transpose, conj */
+        TU_CHECK_OK(plm_op_scale(SB, creal(alpha), cimag(alpha), &op[0]));
+        double complex *R = dn_lin(alpha, GB, 0, NULL, M, N);
+        check_stacked(op[0], R, M, N, dt, "alpha SB");
+        free(R);
+        TU_CHECK_OK(plm_op_adjoint(SV, &op[1]));
+        R = dn_adj(GV, 2 * M1, N1, 1);
+        check_stacked(op[1], R, N1, 2 * M1, dt, "SV^H");
+        free(R);
+        TU_CHECK_OK(plm_op_transpose(SB, &op[2]));
+        R = dn_adj(GB, M, N, 0);
+        check_stacked(op[2], R, N, M, dt, "SB^T");
+        free(R);
+        TU_CHECK_OK(plm_op_conj(SV, &op[3]));
+        R = dn_conj(GV, 2 * M1, N1);
+        check_stacked(op[3], R, 2 * M1, N1, dt, "conj(SV)");
+        free(R);
+
+        /* sum and difference (of a composite too: alpha SB - SB) */
+        TU_CHECK_OK(plm_op_sum(SB, op[0], &op[4]));
+        R = dn_lin(1 + alpha, GB, 0, NULL, M, N);
+        check_stacked(op[4], R, M, N, dt, "SB + alpha SB");
+        free(R);
+        TU_CHECK_OK(plm_op_difference(op[0], SB, &op[5]));
+        R = dn_lin(alpha - 1, GB, 0, NULL, M, N);
+        check_stacked(op[5], R, M, N, dt, "alpha SB - SB");
+        free(R);
+
+        /* products: stacked x stacked (SB^H SB), stacked x plain (SV A1^H A1), plain x stacked (A1^H SV^H... as
+         * SV^H SV, a plain range) */
+        TU_CHECK_OK(plm_op_adjoint(SB, &op[6]));
+        TU_CHECK_OK(plm_op_product(op[6], SB, &op[7]));
+        double complex *GBH = dn_adj(GB, M, N, 1), *GBHGB = dn_mul(GBH, GB, N, M, N);
+        check_stacked(op[7], GBHGB, N, N, dt, "SB^H SB");
+        plm_op_t A1H = NULL, Q = NULL;
+        TU_CHECK_OK(plm_op_adjoint(A1, &A1H));
+        TU_CHECK_OK(plm_op_product(A1H, A1, &Q));
+        TU_CHECK_OK(plm_op_product(SV, Q, &op[8]));
+        double complex *G1H = dn_adj(G1, M1, N1, 1), *GQ = dn_mul(G1H, G1, N1, M1, N1);
+        R = dn_mul(GV, GQ, 2 * M1, N1, N1);
+        check_stacked(op[8], R, 2 * M1, N1, dt, "SV (A1^H A1)");
+        free(R);
+        TU_CHECK_OK(plm_op_product(op[1], SV, &op[9]));
+        double complex *GVH = dn_adj(GV, 2 * M1, N1, 1);
+        R = dn_mul(GVH, GV, N1, 2 * M1, N1);
+        check_stacked(op[9], R, N1, N1, dt, "SV^H SV (a plain result)");
+        free(R);
+
+        /* power of a square stacked operator */
+        TU_CHECK_OK(plm_op_power(op[7], 2, &op[10]));
+        R = dn_mul(GBHGB, GBHGB, N, N, N);
+        check_stacked(op[10], R, N, N, dt, "(SB^H SB)^2");
+        free(R);
+        TU_CHECK_OK(plm_op_power(op[7], 0, &op[11]));
+        R = dn_new(N, N);
+        for (int64_t i = 0; i < N; i++) R[i * N + i] = 1;
+        check_stacked(op[11], R, N, N, dt, "(SB^H SB)^0");
+        free(R);
+
+        /* stacks of stacks are flattened: [A1; SV] = [A1; A1; 2 A1], blockdiag(SB, A1) */
+        plm_op_t nv[2] = {A1, SV}, nb[2] = {SB, A1};
+        TU_CHECK_OK(plm_op_stacked_vstack(2, (const plm_const_op_t *)nv, &op[12]));
+        R = dn_vstack(G1, M1, GV, 2 * M1, N1);
+        check_stacked(op[12], R, 3 * M1, N1, dt, "[A1; SV]");
+        free(R);
+        TU_CHECK_OK(plm_op_stacked_blockdiag(2, (const plm_const_op_t *)nb, &op[13]));
+        R = dn_diag(GB, M, N, G1, M1, N1);
+        check_stacked(op[13], R, M + M1, N + N1, dt, "blockdiag(SB, A1)");
+        free(R);
+        /* a composite inside a stack: [A1; alpha conj(SV)] */
+        plm_op_t sc = NULL;
+        TU_CHECK_OK(plm_op_scale(op[3], creal(alpha), cimag(alpha), &sc));
+        plm_op_t nv2[2] = {A1, sc};
+        TU_CHECK_OK(plm_op_stacked_vstack(2, (const plm_const_op_t *)nv2, &op[14]));
+        double complex *GVc = dn_conj(GV, 2 * M1, N1), *aGVc = dn_lin(alpha, GVc, 0, NULL, 2 * M1, N1);
+        R = dn_vstack(G1, M1, aGVc, 2 * M1, N1);
+        check_stacked(op[14], R, 3 * M1, N1, dt, "[A1; alpha conj(SV)]");
+        free(R);
+        plm_op_destroy(&sc);
+
+        /* mismatched members: refused with SIZE_MISMATCH */
+        plm_op_t bad = NULL;
+        TU_EXPECT_ERR(plm_op_sum(SB, SV, &bad), PLM_ERR_SIZE_MISMATCH);
+        TU_EXPECT(bad == NULL, "a failed sum left a handle");
+        TU_EXPECT_ERR(plm_op_product(SB, SB, &bad), PLM_ERR_SIZE_MISMATCH);
+        TU_EXPECT_ERR(plm_op_power(SV, 2, &bad), PLM_ERR_SIZE_MISMATCH);
+        plm_op_t bv[2] = {A1, SB}; /* SB takes a stack of two: not a vstack part */
+        TU_EXPECT_ERR(plm_op_stacked_vstack(2, (const plm_const_op_t *)bv, &bad), PLM_ERR_SIZE_MISMATCH);
+
+        for (int i = 0; i < 16; i++) plm_op_destroy(&op[i]);
+        plm_op_destroy(&A1H);
+        plm_op_destroy(&Q);
+        plm_op_destroy(&A1);
+        plm_op_destroy(&A2);
+        plm_op_destroy(&A1x2);
+        plm_op_destroy(&SB);
+        plm_op_destroy(&SV);
+        free(G1);
+        free(G2);
+        free(GB);
+        free(G1x2);
+        free(GV);
+        free(GBH);
+        free(GBHGB);
+        free(G1H);
+        free(GQ);
+        free(GVH);
+        free(GVc);
+        free(aGVc);
+    }
+    TU_DONE();
+}
+
 /* ---- native or staged: plm_op_native -------------------------------------------------------- */
 
 static int dev_noop(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dt, void *stream)
@@ -940,7 +1186,7 @@ int main(int argc, char **argv)
         TU_TEST(test_blockdiag), TU_TEST(test_stacks), TU_TEST(test_composites),
         TU_TEST(test_callback),  TU_TEST(test_mismatch), TU_TEST(test_cgls),
         TU_TEST(test_more_composites), TU_TEST(test_power_iteration), TU_TEST(test_sparse),
-        TU_TEST(test_stacked), TU_TEST(test_native),
+        TU_TEST(test_stacked), TU_TEST(test_stacked_composites), TU_TEST(test_native),
     };
     return plm_run_group_tests_mpi(tests);
 }
