@@ -18,7 +18,8 @@ from .DistributedArray import DistributedArray, StackedDistributedArray, Partiti
 _on_layout = DistributedArray._on_layout
 _NULL = ffi.NULL
 
-__all__ = ["MPILinearOperator", "MPIShellOperator", "asmpilinearoperator", "local_operator"]
+__all__ = ["MPILinearOperator", "MPIStackedLinearOperator", "MPIShellOperator", "asmpilinearoperator",
+           "local_operator"]
 
 
 # --- local blocks ---------------------------------------------------------------------------------
@@ -175,6 +176,32 @@ def _stack_handle(s):
     return hd
 
 
+# --- stacks of stacks -----------------------------------------------------------------------------
+# A stacked operator's domain and range are trees: None is one DistributedArray, a list of trees
+# a StackedDistributedArray of them (PyLops-MPI's nesting: MPIStackedVStack([Op, Gradient]) maps x
+# to [Op x, [D0 x, D1 x]]). The library sees the leaves, in order (its stacks are flat).
+def _leaves(x):
+    """The DistributedArrays of a (nested) StackedDistributedArray, in order (x alone for one)."""
+    if isinstance(x, StackedDistributedArray):
+        return [leaf for d in x.distarrays for leaf in _leaves(d)]
+    return [x]
+
+
+def _count(tree):
+    return 1 if tree is None else sum(_count(t) for t in tree)
+
+
+def _build(tree, leaves, comm):
+    """A DistributedArray (tree None) or a nested StackedDistributedArray of the leaves."""
+    it = iter(leaves)
+
+    def make(t):
+        if t is None:
+            return next(it)
+        return StackedDistributedArray([make(s) for s in t], base_comm=comm)
+    return make(tree)
+
+
 class _IO:
     """What the applies of a library operator need, asked of the library once per operator
     (operators are immutable): its parts' layouts, its dtype, and for a one-part operator
@@ -193,7 +220,8 @@ class _IO:
         cls = type(op)
         self.native = cls._matvec is MPILinearOperator._matvec and \
             cls._rmatvec is MPILinearOperator._rmatvec
-        self.fast = (nd, nr) == (1, 1) and self.domain[0].global_shape == (op.shape[1],) \
+        self.fast = (nd, nr) == (1, 1) and op._dtree is None and op._rtree is None \
+            and self.domain[0].global_shape == (op.shape[1],) \
             and self.range[0].global_shape == (op.shape[0],)
         # the fast path's pieces, by adjoint (0 or 1): output layout and library function
         self.out = (self.range[0], self.domain[0]) if self.fast else None
@@ -229,9 +257,10 @@ def _apply_native(op, io, x, adjoint):
 
 def _apply_slow(op, io, x, adjoint, failed):
     """Every rank: agree on x (kind, size, layout), convert it to the operator's layouts, apply.
-    `failed`: the fast path's agreed error, raised again when x needed no conversion."""
+    `failed`: the fast path's agreed error, raised again when x needed no conversion. A stack
+    (nested or not) passes its leaves; the output has the operator's nesting."""
     ins, outs = (io.range, io.domain) if adjoint else (io.domain, io.range)
-    members = x.distarrays if isinstance(x, StackedDistributedArray) else [x]
+    members = _leaves(x) if isinstance(x, StackedDistributedArray) else [x]
 
     def check():
         _check_input(x, op.shape[0] if adjoint else op.shape[1])
@@ -243,10 +272,11 @@ def _apply_slow(op, io, x, adjoint, failed):
     xs = [_convert(m, lay, io.dtype) for m, lay in zip(members, ins)]
     ys = [DistributedArray._on_layout(lay, io.dtype, io.code) for lay in outs]
     h = io.hd.h
+    comm = op.base_comm
+    tree = op._dtree if adjoint else op._rtree
     if len(xs) == 1 and len(ys) == 1:
         call(lib.plm_op_apply_adjoint if adjoint else lib.plm_op_apply, h, xs[0].handle, ys[0].handle)
-        return ys[0]
-    comm = op.base_comm
+        return _build(tree, ys, comm)
     xh = _stack_handle(StackedDistributedArray(xs, base_comm=comm))
     yh = _stack_handle(StackedDistributedArray(ys, base_comm=comm))
     try:
@@ -254,7 +284,9 @@ def _apply_slow(op, io, x, adjoint, failed):
     finally:
         xh.destroy()
         yh.destroy()
-    return ys[0] if len(ys) == 1 else StackedDistributedArray(ys, base_comm=comm)
+    if tree is None and len(ys) > 1:    # an operator of this package always knows its nesting
+        tree = [None] * len(ys)
+    return _build(tree, ys, comm)
 
 
 def _check_input(x, n):
@@ -281,6 +313,8 @@ class MPILinearOperator:
 
     _plm = None          # Handle of the C operator, for operators the library applies
     _io = None           # _IO of _plm, made by the first apply
+    _dtree = None        # nesting of the domain and the range: None for one array (see _leaves)
+    _rtree = None
 
     def __init__(self, Op=None, shape=None, dims=None, dimsd=None, dtype=None,
                  base_comm=MPI.COMM_WORLD):
@@ -464,9 +498,10 @@ class MPILinearOperator:
         if self._plm is not None:
             hd = Handle("plm_op_t", "plm_op_destroy")
             call(lib.plm_op_power, self._plm.h, int(p), hd.ptr)
-            return MPILinearOperator._native(hd, self.base_comm, self.dims, self.dimsd)
-        return _PyOp(self.shape, self.dtype, self.base_comm, lambda x: _power(self, x, p, False),
-                     lambda x: _power(self, x, p, True), self.dims, self.dimsd)
+            return _result(hd, self.base_comm, self.dims, self.dimsd, self._dtree, self._rtree)
+        return _python_op(self.shape, self.dtype, self.base_comm, lambda x: _power(self, x, p, False),
+                          lambda x: _power(self, x, p, True), self.dims, self.dimsd, self._dtree,
+                          self._rtree)
 
     def __add__(self, other):
         if not isinstance(other, MPILinearOperator):
@@ -499,13 +534,16 @@ class MPILinearOperator:
         return self._unary("conj")
 
     # --- composites: in the library when both operands are library operators ------------------
+    # (stacked operands too: the library checks that their members agree, and the result is an
+    # MPIStackedLinearOperator when either operand is stacked)
     def _unary(self, kind):
         swap = kind in ("adjoint", "transpose")
         dims, dimsd = (self.dimsd, self.dims) if swap else (self.dims, self.dimsd)
+        dtree, rtree = (self._rtree, self._dtree) if swap else (self._dtree, self._rtree)
         if self._plm is not None:
             hd = Handle("plm_op_t", "plm_op_destroy")
             call(getattr(lib, "plm_op_" + kind), self._plm.h, hd.ptr)
-            return MPILinearOperator._native(hd, self.base_comm, dims, dimsd)
+            return _result(hd, self.base_comm, dims, dimsd, dtree, rtree)
         shape = (self.shape[1], self.shape[0]) if swap else self.shape
         if kind == "adjoint":
             mv, rmv = self.rmatvec, self.matvec
@@ -515,7 +553,7 @@ class MPILinearOperator:
         else:
             mv = lambda x: self.matvec(x.conj()).conj()
             rmv = lambda x: self.rmatvec(x.conj()).conj()
-        return _PyOp(shape, self.dtype, self.base_comm, mv, rmv, dims, dimsd)
+        return _python_op(shape, self.dtype, self.base_comm, mv, rmv, dims, dimsd, dtree, rtree)
 
     def _scaled(self, alpha):
         dtype = np.result_type(self.dtype, np.asarray(alpha).dtype)
@@ -523,26 +561,29 @@ class MPILinearOperator:
             a = complex(alpha)
             hd = Handle("plm_op_t", "plm_op_destroy")
             call(lib.plm_op_scale, self._plm.h, a.real, a.imag, hd.ptr)
-            return MPILinearOperator._native(hd, self.base_comm, self.dims, self.dimsd)
-        return _PyOp(self.shape, dtype, self.base_comm, lambda x: self.matvec(x) * alpha,
-                     lambda x: self.rmatvec(x) * np.conj(alpha), self.dims, self.dimsd)
+            return _result(hd, self.base_comm, self.dims, self.dimsd, self._dtree, self._rtree)
+        return _python_op(self.shape, dtype, self.base_comm, lambda x: self.matvec(x) * alpha,
+                          lambda x: self.rmatvec(x) * np.conj(alpha), self.dims, self.dimsd,
+                          self._dtree, self._rtree)
 
     def _compose(self, kind, other):
         if kind == "product" and self.shape[1] != other.shape[0]:
             raise ValueError(f"cannot multiply {self} and {other}: shape mismatch")
         dims, dimsd = (other.dims, self.dimsd) if kind == "product" else (self.dims, self.dimsd)
+        dtree, rtree = (other._dtree, self._rtree) if kind == "product" else (self._dtree, self._rtree)
         if self._plm is not None and other._plm is not None and self.dtype == other.dtype:
             hd = Handle("plm_op_t", "plm_op_destroy")
             call(getattr(lib, "plm_op_" + kind), self._plm.h, other._plm.h, hd.ptr)
-            return MPILinearOperator._native(hd, self.base_comm, dims, dimsd)
+            return _result(hd, self.base_comm, dims, dimsd, dtree, rtree)
         if kind == "product":
-            return _PyOp((self.shape[0], other.shape[1]), np.result_type(self.dtype, other.dtype),
-                         self.base_comm, lambda x: self.matvec(other.matvec(x)),
-                         lambda x: other.rmatvec(self.rmatvec(x)), dims, dimsd)
+            return _python_op((self.shape[0], other.shape[1]), np.result_type(self.dtype, other.dtype),
+                              self.base_comm, lambda x: self.matvec(other.matvec(x)),
+                              lambda x: other.rmatvec(self.rmatvec(x)), dims, dimsd, dtree, rtree)
         sign = 1 if kind == "sum" else -1
-        return _PyOp(self.shape, self.dtype, self.base_comm,
-                     lambda x: self.matvec(x) + other.matvec(x) * sign,
-                     lambda x: self.rmatvec(x) + other.rmatvec(x) * sign, dims, dimsd)
+        return _python_op(self.shape, np.result_type(self.dtype, other.dtype), self.base_comm,
+                          lambda x: self.matvec(x) + other.matvec(x) * sign,
+                          lambda x: self.rmatvec(x) + other.rmatvec(x) * sign, dims, dimsd, dtree,
+                          rtree)
 
     def __repr__(self):
         return f"<{self.shape[0]}x{self.shape[1]} {type(self).__name__} with dtype={self.dtype}>"
@@ -560,6 +601,50 @@ class _PyOp(MPILinearOperator):
 
     def _rmatvec(self, x):
         return self._rmv(x)
+
+
+class MPIStackedLinearOperator(MPILinearOperator):
+    """A distributed operator on stacks (PyLops-MPI's MPIStackedLinearOperator): its domain or
+    range is a StackedDistributedArray (possibly nested, as PyLops-MPI's MPIStackedVStack of
+    [Op, MPIGradient] gives [Op x, [D0 x, D1 x]]). MPIStackedBlockDiag, MPIStackedVStack and
+    MPIGradient are ones; so is every composite (+ - * @ ** .H .T conj, scaling) with a stacked
+    operand, applied by the library when the operands are library operators. Subclass it with
+    `_matvec` / `_rmatvec` on (stacked) arrays for an operator defined in Python, as in PyLops-MPI.
+    """
+
+    def __init__(self, shape=None, dims=None, dimsd=None, dtype=None, base_comm=MPI.COMM_WORLD):
+        MPILinearOperator.__init__(self, shape=shape, dims=dims, dimsd=dimsd, dtype=dtype,
+                                   base_comm=base_comm)
+
+
+class _PyStackedOp(MPIStackedLinearOperator):
+    """A composite of stacked operators applied in Python (an operand is defined in Python)."""
+
+    def __init__(self, shape, dtype, base_comm, mv, rmv, dims=None, dimsd=None):
+        super().__init__(shape=shape, dims=dims, dimsd=dimsd, dtype=dtype, base_comm=base_comm)
+        self._mv, self._rmv = mv, rmv
+
+    def _matvec(self, x):
+        return self._mv(x)
+
+    def _rmatvec(self, x):
+        return self._rmv(x)
+
+
+def _python_op(shape, dtype, base_comm, mv, rmv, dims, dimsd, dtree, rtree):
+    """A composite applied in Python: stacked when its domain or range is."""
+    stacked = dtree is not None or rtree is not None
+    op = (_PyStackedOp if stacked else _PyOp)(shape, dtype, base_comm, mv, rmv, dims, dimsd)
+    op._dtree, op._rtree = dtree, rtree
+    return op
+
+
+def _result(hd, base_comm, dims, dimsd, dtree, rtree):
+    """The operator over a library composite: stacked when its domain or range is."""
+    stacked = dtree is not None or rtree is not None
+    op = (MPIStackedLinearOperator if stacked else MPILinearOperator)._native(hd, base_comm, dims, dimsd)
+    op._dtree, op._rtree = dtree, rtree
+    return op
 
 
 def _power(op, x, p, adjoint):
