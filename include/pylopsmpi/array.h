@@ -326,7 +326,10 @@ PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y);
 /**
  * Global dot product: sum x_i y_i (conjugate = 0, PyLops-MPI's dot) or sum conj(x_i) y_i
  * (conjugate = 1, vdot), reduced over the caller's mask group (the whole comm without a
- * mask). BROADCAST arrays count each element once. Every rank of the communicator takes
+ * mask). BROADCAST arrays reduce like their SCATTER twin: each rank contributes its slab of
+ * the default split (along axis 0, over the whole communicator), so unmasked every element
+ * counts once, and masked each group sums its own ranks' slabs (PyLops-MPI's dot: ones(4),
+ * mask {0, 1} on 2 ranks gives 2 in each group, as the SCATTER array does). Every rank of the communicator takes
  * part, even with a mask: conjugate must be equal on every rank; y may be NULL on a rank (an
  * error on all). The ranks' partial sums are combined in double, in the one reduction that also
  * carries the agreement.
@@ -343,7 +346,9 @@ PLM_API plm_status_t plm_array_dot(plm_const_array_t x, plm_const_array_t y, int
                                    double *im);
 
 /**
- * Global vector norm of all elements, over the caller's mask group, as float64:
+ * Global vector norm of all elements, over the caller's mask group, as float64 (BROADCAST
+ * arrays: over the group's slabs, as plm_array_dot(), so norm^2 = vdot(x, x) in each group;
+ * PyLops-MPI's norm drops the mask of a BROADCAST array instead):
  * ord 2: sqrt(sum |x|^2); 1: sum |x|; INFINITY: max |x|; -INFINITY: min |x|;
  * 0: number of non-zeros; any other p: (sum |x|^p)^(1/p). NaN ord: PLM_ERR_INVALID_ARG.
  * NaN data give NaN on every rank of the group for every ord but 0 (also INFINITY and

@@ -197,9 +197,12 @@ void DistributedArray::reduce_share(int64_t *begin, int64_t *count) const
     *begin = 0;
     *count = local_size();
     if (lay_->layout().scattered()) return;
+    // Rank r's share is its slab of the default split over the whole communicator (PyLops-MPI
+    // reduces the to_dist of a BROADCAST array over the mask group): unmasked, every element
+    // counts once; masked, each group reduces its own ranks' slabs, as a SCATTER array does.
     const int64_t rows = lay_->layout().global[0];
     const int64_t row_elems = Layout::inner(lay_->layout().global, 0);
-    const int g = lay_->group().size(), me = lay_->group().rank();
+    const int g = lay_->comm().size(), me = lay_->comm().rank();
     int64_t first = 0;
     for (int q = 0; q < me; ++q) first += split_count(rows, g, q);
     *begin = first * row_elems;

@@ -76,7 +76,8 @@ public:
 
     // The elements of this rank's local data that count in reductions (dot, norms): all of
     // them for SCATTER, this rank's contiguous share of the replicated data for the BROADCAST
-    // kinds (its slab along axis 0 over its mask group), so replicated data count once.
+    // kinds (its slab along axis 0 in the default split over the whole communicator), so
+    // unmasked replicated data count once and a mask group reduces its ranks' slabs.
     void reduce_share(int64_t *begin, int64_t *count) const;
 
     void fill(const Scalar &value);  // local
