@@ -248,11 +248,19 @@ PLM_API plm_status_t plm_array_get_local_write(plm_array_t x, void **data);
  */
 PLM_API plm_status_t plm_array_restore_local_write(plm_array_t x, void **data);
 
-/* Element-wise math. Operands must share dtype (PLM_ERR_DTYPE_MISMATCH), layout: partition,
- * global and local shapes, axis and mask (PLM_ERR_SIZE_MISMATCH), and live on communicators
- * with the same ranks in the same order (PLM_ERR_INVALID_ARG otherwise: two plm_comm_t made
- * from the same MPI communicator qualify, a reordered one does not). Outputs may alias inputs.
- * Not collective: layouts are known on every rank, so all ranks agree on any layout error.
+/* Element-wise math. Operands must share layout: partition, global and local shapes, axis
+ * and mask (PLM_ERR_SIZE_MISMATCH), and live on communicators with the same ranks in the same
+ * order (PLM_ERR_INVALID_ARG otherwise: two plm_comm_t made from the same MPI communicator
+ * qualify, a reordered one does not). Outputs may alias inputs. Not collective: layouts are
+ * known on every rank, so all ranks agree on any layout error.
+ *
+ * Dtypes follow NumPy's promotion (plm_dtype_promote()): add, sub and mul take operands of any
+ * dtypes and write an output of exactly their promoted dtype (float32 + float64 into float64,
+ * float64 * complex64 into complex128), computed as NumPy does, the narrower operand widened
+ * first; copy and axpby widen x into y's dtype (float32 into float64, real into complex). An
+ * output that would truncate the result (complex into real, float64 into float32: NumPy's
+ * in-place `x += y` does that silently) is PLM_ERR_DTYPE_MISMATCH, as is a conj into another
+ * dtype. Mixed operations allocate a widened copy of the narrower operand.
  *
  * Scalars cross the API as a real and an imaginary part (double, by value) whatever the
  * dtype: they are rounded to the dtype, and a non-zero (or NaN) imaginary part for a real
@@ -325,7 +333,9 @@ PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y);
 
 /**
  * Global dot product: sum x_i y_i (conjugate = 0, PyLops-MPI's dot) or sum conj(x_i) y_i
- * (conjugate = 1, vdot), reduced over the caller's mask group (the whole comm without a
+ * (conjugate = 1, vdot), in the promoted dtype of x and y (plm_dtype_promote(): a float32 and
+ * a float64 array give the float64 dot; y's dtype must be equal on every rank), reduced over
+ * the caller's mask group (the whole comm without a
  * mask). BROADCAST arrays reduce like their SCATTER twin: each rank contributes its slab of
  * the default split (along axis 0, over the whole communicator), so unmasked every element
  * counts once, and masked each group sums its own ranks' slabs (PyLops-MPI's dot: ones(4),
@@ -337,8 +347,8 @@ PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y);
  * @param[in]  y         second operand
  * @param[in]  conjugate 0: sum x_i y_i; 1: sum conj(x_i) y_i
  * @param[out] re host memory; the real part, the same on every rank of the group
- * @param[out] im host memory; the imaginary part. May be NULL for real dtypes (it would be
- *                0), must not be NULL for complex ones.
+ * @param[out] im host memory; the imaginary part. May be NULL when both dtypes are real (it
+ *                would be 0), must not be NULL when either is complex.
  * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \collective{x}
  */

@@ -401,7 +401,16 @@ PLM_API plm_status_t plm_op_new_range_array(plm_const_op_t op, plm_memory_t memo
 
 /**
  * y = Op x: x on the domain, y on the range (layouts checked in O(1): made from them, or equal
- * splits; PLM_ERR_SIZE_MISMATCH otherwise), the operator's dtype, different arrays. The apply
+ * splits; PLM_ERR_SIZE_MISMATCH otherwise), different arrays. Dtypes follow NumPy's promotion
+ * (plm_dtype_promote()), as PyLops' operators do: y's dtype must be the promotion of the
+ * operator's and x's (PLM_ERR_DTYPE_MISMATCH otherwise). x of the operator's dtype is applied
+ * as it is; a narrower x (float32 on a float64 operator, real data on a complex one) is widened
+ * into scratch first; complex data on a real operator of the same precision (complex128, or
+ * complex64 widened, on a float64 operator) gives the complex y = Op re(x) + i Op im(x), two
+ * applies (a real result would have lost the imaginary part). An operator never computes in
+ * another precision than its own: float64 data on a float32 operator (or complex128 on a
+ * float32 or complex64 one) is PLM_ERR_DTYPE_MISMATCH - make the operator in the wider dtype.
+ * Every rank must pass the same dtypes (an agreed error otherwise). The apply
  * runs where the arrays are: host memory, or CUDA device memory (kernels, cuBLAS and the
  * communicator's device backend, all on the communicator's stream; see plm_op_native()). Its
  * scratch is made at the first apply in a memory space and reused by the next ones of the
@@ -422,7 +431,8 @@ PLM_API plm_status_t plm_op_apply(plm_const_op_t op, plm_const_array_t x, plm_ar
  *  \collective{op} */
 PLM_API plm_status_t plm_op_apply_adjoint(plm_const_op_t op, plm_const_array_t y, plm_array_t x);
 /** plm_op_apply() on stacks: member i of x on domain part i, of y on range part i (any
- *  distributed operator; a plain one takes stacks of one member).
+ *  distributed operator; a plain one takes stacks of one member). The members of x share one
+ *  dtype, those of y its promotion with the operator's (as plm_op_apply()).
  *  @param[in]  op the operator
  *  @param[in]  x  stack on the domain
  *  @param[out] y  stack on the range; receives Op x

@@ -619,6 +619,45 @@ static plm_status_t apply_row(int which, int adjoint)
     plm_op_destroy(&op);
     return st;
 }
+/* Operands of other dtypes than the operator's (NumPy's promotion): the conversions' arrays are
+ * the call's allocations. */
+static plm_status_t promoted_row(plm_dtype_t xdt, plm_dtype_t ydt, int adjoint)
+{
+    plm_op_t op = laplacian();
+    plm_layout_t lx = NULL, ly = NULL;
+    TU_OK(adjoint ? plm_op_range(op, &lx) : plm_op_domain(op, &lx));
+    TU_OK(adjoint ? plm_op_domain(op, &ly) : plm_op_range(op, &ly));
+    plm_array_t x = NULL, y = NULL;
+    TU_OK(plm_array_create_from_layout(lx, xdt, PLM_MEMORY_HOST, NULL, 0, &x));
+    TU_OK(plm_array_create_from_layout(ly, ydt, PLM_MEMORY_HOST, NULL, 0, &y));
+    TU_OK(plm_array_fill(x, 1, 0));
+    plm_status_t st;
+    if (adjoint) UNDER_TEST(st, plm_op_apply_adjoint(op, x, y));
+    else UNDER_TEST(st, plm_op_apply(op, x, y));
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_layout_destroy(&lx);
+    plm_layout_destroy(&ly);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_apply_complex_on_real(void) { return promoted_row(PLM_COMPLEX64, PLM_COMPLEX128, 0); }
+static plm_status_t row_apply_widened(void) { return promoted_row(PLM_FLOAT32, PLM_FLOAT64, 1); }
+
+static plm_status_t row_dot_mixed(void)
+{
+    plm_array_t x = tu_make(2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, NULL, NULL, NULL);
+    plm_array_t y = tu_make(2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT32, NULL, NULL, NULL);
+    TU_OK(plm_array_fill(x, 1, 0));
+    TU_OK(plm_array_fill(y, 2, 0));
+    double r = 0;
+    plm_status_t st;
+    UNDER_TEST(st, plm_array_dot(x, y, 0, &r, NULL));
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    return st;
+}
+
 static plm_status_t row_apply_block(void) { return apply_row(OP_BLOCK, 0); }
 static plm_status_t row_apply_callback(void) { return apply_row(OP_CALLBACK, 1); }
 static plm_status_t row_apply_product(void) { return apply_row(OP_PRODUCT, 0); }
@@ -979,6 +1018,9 @@ static const row_t ROWS[] = {
     {"plm_op_halo", "width 1", row_halo},
     {"plm_op_nonstationary_convolve1d", "axis 0, thin split", row_nonstat},
     {"plm_op_apply", "block-diagonal", row_apply_block},
+    {"plm_op_apply", "float64 Laplacian on complex64 data (parts, widened)", row_apply_complex_on_real},
+    {"plm_op_apply_adjoint", "float64 Laplacian on float32 data (widened)", row_apply_widened},
+    {"plm_array_dot", "float64 with float32 (widened)", row_dot_mixed},
     {"plm_op_apply_adjoint", "block-diagonal with a callback block", row_apply_callback},
     {"plm_op_apply", "product A^H A", row_apply_product},
     {"plm_op_apply_adjoint", "sum of Laplacians", row_apply_sum},

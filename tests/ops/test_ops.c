@@ -338,7 +338,15 @@ static void test_mismatch(void **state)
     TU_EXPECT_ERR(plm_op_apply(A, y, x), PLM_ERR_SIZE_MISMATCH); /* swapped */
     TU_EXPECT_ERR(plm_op_apply(A, x, NULL), PLM_ERR_INVALID_ARG);
     TU_OK(plm_array_create_from_layout(dom, PLM_FLOAT32, PLM_MEMORY_HOST, NULL, 0, &xf));
-    TU_EXPECT_ERR(plm_op_apply(A, xf, y), PLM_ERR_DTYPE_MISMATCH);
+    TU_EXPECT_ERR(plm_op_apply(A, x, xf), PLM_ERR_SIZE_MISMATCH); /* (a domain array as output) */
+    {   /* dtypes: a float32 x promotes into the float64 operator, but the output must be float64 */
+        plm_array_t yf = NULL;
+        TU_OK(plm_array_create_from_layout(ran, PLM_FLOAT32, PLM_MEMORY_HOST, NULL, 0, &yf));
+        TU_OK(plm_array_fill(xf, 1, 0));
+        TU_EXPECT_ERR(plm_op_apply(A, xf, yf), PLM_ERR_DTYPE_MISMATCH);
+        TU_CHECK_OK(plm_op_apply(A, xf, y));
+        plm_array_destroy(&yf);
+    }
     /* a default split of the same global length is not the block-diagonal's domain (P > 1) */
     int64_t M, N;
     totals(SET_TALL, NULL, &M, &N);
@@ -1123,6 +1131,115 @@ static void test_stacked_composites(void **state)
     TU_DONE();
 }
 
+/* ---- applies with other dtypes: NumPy's promotion ------------------------------------------ */
+
+/* op (dense G, M x N, of op_dt) applied forward and adjoint to x of xdt into y of the promoted
+ * dtype, against G (x) in double complex; a complex x on a real op is applied to its real and
+ * imaginary parts (PyLops / NumPy give the complex product). */
+static void check_promoted(plm_const_op_t op, const double complex *G, int64_t M, int64_t N, plm_dtype_t op_dt,
+                           plm_dtype_t xdt, const char *what)
+{
+    plm_dtype_t ydt = op_dt;
+    TU_CHECK_OK(plm_dtype_promote(op_dt, xdt, &ydt));
+    plm_layout_t dom = NULL, ran = NULL;
+    TU_OK(plm_op_domain(op, &dom));
+    TU_OK(plm_op_range(op, &ran));
+    for (int adj = 0; adj < 2; adj++) {
+        plm_array_t x = vec_on(adj ? ran : dom, xdt, 3 + adj), y = vec_on(adj ? dom : ran, ydt, 0);
+        TU_CHECK_OK(adj ? plm_op_apply_adjoint(op, x, y) : plm_op_apply(op, x, y));
+        double complex *xg = gathered(x, xdt, adj ? M : N), *got = gathered(y, ydt, adj ? N : M);
+        double complex *want = matvec(G, M, N, xg, adj);
+        char buf[200];
+        snprintf(buf, sizeof buf, "%s: %s operator on %s data%s", what, tu_dtname(op_dt), tu_dtname(xdt),
+                 adj ? " (adjoint)" : "");
+        expect_close(got, want, adj ? N : M, tu_single(op_dt) || tu_single(xdt) ? PLM_COMPLEX64 : PLM_COMPLEX128, buf);
+        /* an output of another dtype than the promoted one is refused on every rank */
+        plm_dtype_t other = ydt == PLM_COMPLEX128 ? PLM_FLOAT64 : PLM_COMPLEX128;
+        plm_array_t z = vec_on(adj ? dom : ran, other, 0);
+        TU_EXPECT_ERR(adj ? plm_op_apply_adjoint(op, x, z) : plm_op_apply(op, x, z), PLM_ERR_DTYPE_MISMATCH);
+        plm_array_destroy(&z);
+        free(xg);
+        free(got);
+        free(want);
+        plm_array_destroy(&x);
+        plm_array_destroy(&y);
+    }
+    plm_layout_destroy(&dom);
+    plm_layout_destroy(&ran);
+}
+
+/* Applies take data of other dtypes where a promotion allows (and refuse the rest alike on every
+ * rank): real operators on complex data (real and imaginary parts), narrower data widened,
+ * real data on complex operators; a composite and a stacked operator on promoted stacks too. */
+static void test_apply_promotion(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 4; t++) {
+        const plm_dtype_t dt = TU_DTYPES[t];
+        plm_op_t parts[4], A = NULL;
+        const int n = my_blocks(SET_APPLY, dt, 0, parts);
+        TU_OK(plm_op_blockdiag(tu_comm, n, (const plm_const_op_t *)parts, 0, NULL, &A));
+        destroy_all(parts, n);
+        int64_t M, N;
+        double complex *G = global_blockdiag(SET_APPLY, dt, &M, &N);
+        for (int u = 0; u < 4; u++) {
+            const plm_dtype_t xdt = TU_DTYPES[u];
+            plm_dtype_t c = dt;
+            TU_CHECK_OK(plm_dtype_promote(dt, xdt, &c));
+            /* allowed: the operator's dtype, narrower data, or complex data on a real operator of
+             * the same precision */
+            const int ok = c == dt || (!tu_cplx(dt) && tu_cplx(c) && tu_single(dt) == tu_single(c));
+            if (ok) {
+                check_promoted(A, G, M, N, dt, xdt, "BlockDiag");
+                continue;
+            }
+            plm_layout_t dom = NULL, ran = NULL;
+            TU_OK(plm_op_domain(A, &dom));
+            TU_OK(plm_op_range(A, &ran));
+            plm_array_t x = vec_on(dom, xdt, 1), y = vec_on(ran, c, 0);
+            TU_EXPECT_ERR(plm_op_apply(A, x, y), PLM_ERR_DTYPE_MISMATCH); /* it would compute in another precision */
+            plm_array_destroy(&x);
+            plm_array_destroy(&y);
+            plm_layout_destroy(&dom);
+            plm_layout_destroy(&ran);
+        }
+        if (!tu_cplx(dt)) {
+            /* a composite (2 A^H A) and a stacked block-diagonal [A, A] on complex data */
+            plm_op_t AH = NULL, Q = NULL, Q2 = NULL, SB = NULL;
+            TU_CHECK_OK(plm_op_adjoint(A, &AH));
+            TU_CHECK_OK(plm_op_product(AH, A, &Q));
+            TU_CHECK_OK(plm_op_scale(Q, 2, 0, &Q2));
+            double complex *GH = dn_adj(G, M, N, 1), *GQ = dn_mul(GH, G, N, M, N), *GQ2 = dn_lin(2, GQ, 0, NULL, N, N);
+            const plm_dtype_t cx = tu_single(dt) ? PLM_COMPLEX64 : PLM_COMPLEX128;
+            check_promoted(Q2, GQ2, N, N, dt, cx, "2 A^H A");
+            plm_op_t sb[2] = {A, A};
+            TU_CHECK_OK(plm_op_stacked_blockdiag(2, (const plm_const_op_t *)sb, &SB));
+            plm_array_t xm[2], ym[2];
+            int nx = 0, ny = 0;
+            plm_stacked_t xs = stack_on(SB, 0, cx, 5, xm, &nx), ys = stack_on(SB, 1, cx, 0, ym, &ny);
+            TU_CHECK_OK(plm_op_apply_stacked(SB, xs, ys));
+            double complex *GB = dn_diag(G, M, N, G, M, N), *xg = gathered_stack(xs, cx, 2 * N),
+                           *got = gathered_stack(ys, cx, 2 * M), *want = matvec(GB, 2 * M, 2 * N, xg, 0);
+            expect_close(got, want, 2 * M, cx, "stacked [A, A] on complex stacks");
+            free(GB), free(xg), free(got), free(want);
+            for (int i = 0; i < 2; i++) {
+                plm_array_destroy(&xm[i]);
+                plm_array_destroy(&ym[i]);
+            }
+            plm_stacked_destroy(&xs);
+            plm_stacked_destroy(&ys);
+            free(GH), free(GQ), free(GQ2);
+            plm_op_destroy(&AH);
+            plm_op_destroy(&Q);
+            plm_op_destroy(&Q2);
+            plm_op_destroy(&SB);
+        }
+        free(G);
+        plm_op_destroy(&A);
+    }
+    TU_DONE();
+}
+
 /* ---- native or staged: plm_op_native -------------------------------------------------------- */
 
 static int dev_noop(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dt, void *stream)
@@ -1186,7 +1303,8 @@ int main(int argc, char **argv)
         TU_TEST(test_blockdiag), TU_TEST(test_stacks), TU_TEST(test_composites),
         TU_TEST(test_callback),  TU_TEST(test_mismatch), TU_TEST(test_cgls),
         TU_TEST(test_more_composites), TU_TEST(test_power_iteration), TU_TEST(test_sparse),
-        TU_TEST(test_stacked), TU_TEST(test_stacked_composites), TU_TEST(test_native),
+        TU_TEST(test_stacked), TU_TEST(test_stacked_composites), TU_TEST(test_apply_promotion),
+        TU_TEST(test_native),
     };
     return plm_run_group_tests_mpi(tests);
 }
