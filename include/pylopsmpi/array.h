@@ -398,7 +398,8 @@ PLM_API plm_status_t plm_array_norm_axis(plm_const_array_t x, double ord, int ax
  * rank.
  * @param[in]  x         the array
  * @param[in]  masked    1: gather the caller's mask group only; 0: the whole array
- * @param[out] out       the gathered elements, in the array's memory space \mem{array}
+ * @param[out] out       the gathered elements, in the array's memory space (may be NULL when
+ *                       there are none) \mem{array}
  * @param[in]  out_bytes must equal N * plm_dtype_size(dtype), N the global element count (the
  *                       group's with masked = 1)
  * @returns PLM_SUCCESS, or an error status (plm_last_error())
@@ -412,7 +413,8 @@ PLM_API plm_status_t plm_array_asarray(plm_const_array_t x, int masked, void *ou
  * BROADCAST: rank 0's copy wins. For data that only one rank holds, use
  * plm_array_scatter_from().
  * @param[in,out] x            the array
- * @param[in]     global       the global array, in the array's memory space, on every rank
+ * @param[in]     global       the global array, in the array's memory space, on every rank (may be
+ *                             NULL when it has no elements)
  *                             \mem{array}
  * @param[in]     global_bytes must equal N * plm_dtype_size(dtype), N the global element
  *                             count, on every rank

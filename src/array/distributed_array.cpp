@@ -492,7 +492,7 @@ void DistributedArray::asarray(comm::Agreement &ag, bool masked, void *out, int6
 {
     Gather g{};
     ag.check([&] {
-        PLM_REQUIRE(out, PLM_ERR_INVALID_ARG, "asarray: out is NULL");
+        PLM_REQUIRE(out || gathered_size(masked) == 0, PLM_ERR_INVALID_ARG, "asarray: out is NULL");
         require_buffer_bytes("asarray: out", out_bytes, gathered_size(masked), dtype_);
         g = plan_asarray(masked);
     });
@@ -505,7 +505,7 @@ void DistributedArray::asarray(comm::Agreement &ag, bool masked, void *out, int6
 void DistributedArray::set_global(comm::Agreement &ag, const void *global, int64_t global_bytes)
 {
     ag.check([&] {
-        PLM_REQUIRE(global, PLM_ERR_INVALID_ARG, "set_global: global is NULL");
+        PLM_REQUIRE(global || product(lay_->layout().global) == 0, PLM_ERR_INVALID_ARG, "set_global: global is NULL");
         require_buffer_bytes("set_global: global", global_bytes, product(lay_->layout().global), dtype_);
         if (lay_->layout().partition == PLM_PARTITION_BROADCAST) reserve_staging(local_size());
     });

@@ -14,6 +14,7 @@ from mpi4py import MPI
 from ._core import (ffi, lib, call, check, checks, agree, agree_gather, Handle, plm_comm, plm_dtype,
                     np_dtype, new_ctx)
 from .DistributedArray import DistributedArray, StackedDistributedArray, Partition, _Layout
+from .errors import DtypeMismatchError
 
 _on_layout = DistributedArray._on_layout
 _NULL = ffi.NULL
@@ -132,9 +133,14 @@ def _agree_inputs(comm, x, xs, layouts, dtype, check=None):
 def _convert(x, layout, dtype):
     """x itself when it lies on the layout with the dtype, else a copy that does (a slow path:
     the global vector is gathered and set again). Collective: the caller has agreed that x is
-    alike on every rank."""
+    alike on every rank (its dtype too). A dtype x does not convert to without loss (complex
+    into real, float64 into float32) raises DtypeMismatchError on every rank, never drops the
+    imaginary part or the precision."""
     if _direct(x, layout, dtype):
         return x
+    if not np.can_cast(x.dtype, dtype, casting="safe"):
+        raise DtypeMismatchError(lib.PLM_ERR_DTYPE_MISMATCH,
+                                 f"{x.dtype} data cannot be converted to {np.dtype(dtype)} without loss")
     out = DistributedArray._on_layout(layout, dtype, plm_dtype(dtype))
     if x.partition != Partition.SCATTER and out.partition != Partition.SCATTER:
         out.local_array[...] = x.local_array.reshape(out.local_shape)
@@ -243,7 +249,12 @@ def _apply_native(op, io, x, adjoint):
     Collective. The fast path (a DistributedArray on the operator's layout) makes the output and
     calls the library, which agrees on x's layout; any other x takes the agreed slow path."""
     if io.fast:
-        y = _on_layout(io.out[adjoint], io.dtype, io.code)
+        dt, code = io.dtype, io.code
+        xdt = getattr(x, "_dtype", dt)
+        if xdt is not dt and xdt != dt:       # NumPy's promotion (the library checks the pair)
+            dt = np.result_type(dt, xdt)
+            code = plm_dtype(dt)
+        y = _on_layout(io.out[adjoint], dt, code)
         st = io.fn[adjoint](io.hd.ptr[0], x._h.ptr[0] if isinstance(x, DistributedArray) else _NULL,
                             y._h.ptr[0])
         if not st:
@@ -261,16 +272,24 @@ def _apply_slow(op, io, x, adjoint, failed):
     (nested or not) passes its leaves; the output has the operator's nesting."""
     ins, outs = (io.range, io.domain) if adjoint else (io.domain, io.range)
     members = _leaves(x) if isinstance(x, StackedDistributedArray) else [x]
+    # the data's dtype (the members' promotion) and the result's, NumPy's promotion with the
+    # operator's: the library widens narrower data and applies a real operator to complex data
+    # part by part; it refuses data the operator would have to compute in another precision
+    xdt = io.dtype
+    if all(isinstance(m, DistributedArray) for m in members):
+        xdt = np.result_type(*[m.dtype for m in members])
+    ydt = np.result_type(io.dtype, xdt)
 
     def check():
         _check_input(x, op.shape[0] if adjoint else op.shape[1])
         if len(members) != len(ins):
             raise ValueError(f"expected a stack of {len(ins)} arrays, got {len(members)}")
-    direct = _agree_inputs(op.base_comm, x, members, ins, io.dtype, check)
+        plm_dtype(ydt)
+    direct = _agree_inputs(op.base_comm, x, members, ins, xdt, check)
     if failed is not None and direct and isinstance(x, DistributedArray):
         raise failed
-    xs = [_convert(m, lay, io.dtype) for m, lay in zip(members, ins)]
-    ys = [DistributedArray._on_layout(lay, io.dtype, io.code) for lay in outs]
+    xs = [_convert(m, lay, xdt) for m, lay in zip(members, ins)]
+    ys = [DistributedArray._on_layout(lay, ydt, plm_dtype(ydt)) for lay in outs]
     h = io.hd.h
     comm = op.base_comm
     tree = op._dtree if adjoint else op._rtree
