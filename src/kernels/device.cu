@@ -147,6 +147,12 @@ template <typename R> struct Conj {
     __device__ void operator()(int64_t i) const { y[i] = el::conj(x[i]); }
 };
 
+template <typename A, typename B> struct Widen {
+    const A *x;
+    B *y;
+    __device__ void operator()(int64_t i) const { y[i] = el::widen<B>(x[i]); }
+};
+
 template <typename T> struct Thresh {
     T *x;
     el::ThresholdArgs a;
@@ -715,6 +721,19 @@ void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y)
             using R = typename Parts<T>::real;
             launch_map(e, n, Conj<R>{static_cast<const T *>(x), static_cast<T *>(y)}, "conj kernel");
         }
+    });
+}
+
+void convert(const Exec &e, DType from, DType to, int64_t n, const void *x, void *y)
+{
+    cuda::activate(e);
+    dispatch(from, [&](auto a) {
+        dispatch(to, [&](auto b) {
+            using A = decltype(a);
+            using B = decltype(b);
+            if constexpr (!el::IsCxT<A>::value || el::IsCxT<B>::value)
+                launch_map(e, n, Widen<A, B>{static_cast<const A *>(x), static_cast<B *>(y)}, "convert kernel");
+        });
     });
 }
 

@@ -511,6 +511,41 @@ void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y)
     });
 }
 
+namespace {
+// The element type of a dtype as element.hpp names it, for a widening from A.
+template <typename A, typename B> void widen_loop(int64_t n, const void *x, void *y)
+{
+    const A *a = static_cast<const A *>(x);
+    B *b = static_cast<B *>(y);
+    for (int64_t i = 0; i < n; ++i) b[i] = el::widen<B>(a[i]);
+}
+
+template <typename F> void dispatch_el(DType dt, F &&f)
+{
+    switch (dt) {
+    case DType::f32: return f(float{});
+    case DType::f64: return f(double{});
+    case DType::c64: return f(Cx<float>{});
+    case DType::c128: return f(Cx<double>{});
+    default: PLM_FAIL(PLM_ERR_INTERNAL, "dtype %s is not a floating dtype", dtype_name(dt));
+    }
+}
+}  // namespace
+
+void convert(const Exec &e, DType from, DType to, int64_t n, const void *x, void *y)
+{
+    PLM_REQUIRE(widens(from, to), PLM_ERR_INTERNAL, "convert %s to %s narrows", dtype_name(from), dtype_name(to));
+    if (from == to) return copy(e, from, n, x, y);
+    if (e.space == Space::device) return device::convert(e, from, to, n, x, y);
+    dispatch_el(from, [&](auto a) {
+        dispatch_el(to, [&](auto b) {
+            using A = decltype(a);
+            using B = decltype(b);
+            if constexpr (!element::IsCxT<A>::value || element::IsCxT<B>::value) widen_loop<A, B>(n, x, y);
+        });
+    });
+}
+
 void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *result)
 {
     if (e.space == Space::device) return device::dot(e, dt, n, x, y, conjugate, result);

@@ -127,6 +127,23 @@ static plm_status_t row_dot_null_y(int bad)
     return st;
 }
 
+/* y of float32 on the bad rank, float64 elsewhere: a valid mix alone, but the ranks would
+ * reduce in other dtypes (the agreement's fingerprint holds y's dtype). */
+static plm_status_t row_dot_mixed_dtype(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL), y = NULL;
+    plm_layout_t l = NULL;
+    TU_OK(plm_array_layout(x, &l));
+    TU_OK(plm_array_create_from_layout(l, bad ? PLM_FLOAT32 : PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &y));
+    TU_OK(plm_array_fill(y, 1, 0));
+    double r = 0;
+    plm_status_t st = plm_array_dot(x, y, 0, &r, NULL);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_layout_destroy(&l);
+    return st;
+}
+
 static plm_status_t row_norm_ord(int bad)
 {
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
@@ -480,6 +497,45 @@ static plm_status_t row_op_apply(int bad, int adjoint)
     return st;
 }
 static plm_status_t row_op_apply_fwd(int bad) { return row_op_apply(bad, 0); }
+
+/* Complex data on the real operator (applied to the real and imaginary parts) on the bad rank
+ * only, real data elsewhere: each valid alone, the ranks would take different paths. */
+static plm_status_t row_op_apply_promoted(int bad)
+{
+    plm_op_t op = block_op();
+    plm_layout_t dom = NULL, ran = NULL;
+    TU_OK(plm_op_domain(op, &dom));
+    TU_OK(plm_op_range(op, &ran));
+    const plm_dtype_t dt = bad ? PLM_COMPLEX128 : PLM_FLOAT64;
+    plm_array_t x = NULL, y = NULL;
+    TU_OK(plm_array_create_from_layout(dom, dt, PLM_MEMORY_HOST, NULL, 0, &x));
+    TU_OK(plm_array_create_from_layout(ran, dt, PLM_MEMORY_HOST, NULL, 0, &y));
+    TU_OK(plm_array_fill(x, 1, 0));
+    plm_status_t st = plm_op_apply(op, x, y);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_layout_destroy(&dom);
+    plm_layout_destroy(&ran);
+    plm_op_destroy(&op);
+    return st;
+}
+
+/* A complex output of a real operator on real data, on the bad rank only: DTYPE_MISMATCH there,
+ * agreed on every rank. */
+static plm_status_t row_op_apply_bad_output(int bad)
+{
+    plm_op_t op = block_op();
+    plm_layout_t ran = NULL;
+    TU_OK(plm_op_range(op, &ran));
+    plm_array_t x = on_space(op, 0), y = NULL;
+    TU_OK(plm_array_create_from_layout(ran, bad ? PLM_COMPLEX128 : PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &y));
+    plm_status_t st = plm_op_apply(op, x, y);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_layout_destroy(&ran);
+    plm_op_destroy(&op);
+    return st;
+}
 static plm_status_t row_op_apply_adj(int bad) { return row_op_apply(bad, 1); }
 
 static plm_status_t row_op_dottest(int bad)
@@ -903,6 +959,7 @@ static const row_t ROWS[] = {
     {"plm_array_fill", "BROADCAST, imaginary part for float64", A, 0, row_fill},
     {"plm_array_dot", "conjugate differs", A, 1, row_dot_conjugate},
     {"plm_array_dot", "NULL y", A, 0, row_dot_null_y},
+    {"plm_array_dot", "y's dtype differs (float32 on one rank)", A, 1, row_dot_mixed_dtype},
     {"plm_array_norm", "ord differs", A, 1, row_norm_ord},
     {"plm_array_norm", "masked array, NaN ord in one group", A, 0, row_norm_masked_nan},
     {"plm_array_norm", "a masked array on one rank only", A, 1, row_norm_mask_differs},
@@ -925,6 +982,8 @@ static const row_t ROWS[] = {
     {"plm_op_matrix_mult", "NULL a with a non-empty block", A, 0, row_matrix_mult_null_a},
     {"plm_op_matrix_mult", "a_bytes one element short", A, 0, row_matrix_mult_a_bytes},
     {"plm_op_apply", "output on the domain", S, 0, row_op_apply_fwd},
+    {"plm_op_apply", "complex data on a real operator on one rank only", A, 1, row_op_apply_promoted},
+    {"plm_op_apply", "a complex output of real data", PLM_ERR_DTYPE_MISMATCH, 0, row_op_apply_bad_output},
     {"plm_op_apply_adjoint", "input on the domain", S, 0, row_op_apply_adj},
     {"plm_op_dottest", "rtol differs", A, 1, row_op_dottest},
     {"plm_solve_cg", "niter differs", A, 1, row_solve_cg},

@@ -203,8 +203,7 @@ void require_stackable(const std::vector<Operator::Ptr> &parts)
 {
     PLM_REQUIRE(!parts.empty(), PLM_ERR_INVALID_ARG, "a stacked operator needs at least one part");
     for (const Operator::Ptr &p : parts) {
-        PLM_REQUIRE(p && !p->is_local() && !p->stacked(), PLM_ERR_INVALID_ARG,
-                    "stacked operators take plain distributed operators");
+        PLM_REQUIRE(p && !p->is_local(), PLM_ERR_INVALID_ARG, "stacked operators take distributed operators");
         PLM_REQUIRE(p->dtype() == parts.front()->dtype(), PLM_ERR_DTYPE_MISMATCH, "parts of %s and %s",
                     dtype_name(parts.front()->dtype()), dtype_name(p->dtype()));
         PLM_REQUIRE(p->comm().size() == parts.front()->comm().size(), PLM_ERR_SIZE_MISMATCH,
@@ -212,21 +211,65 @@ void require_stackable(const std::vector<Operator::Ptr> &parts)
     }
 }
 
-std::vector<ArrayLayout::Ptr> domains(const std::vector<Operator::Ptr> &parts)
+// The members of a stack of parts, in order: each part's own members (a stacked part adds
+// all of its members: stacks of stacks are flattened).
+std::vector<ArrayLayout::Ptr> members(const std::vector<Operator::Ptr> &parts, bool range)
 {
     std::vector<ArrayLayout::Ptr> v;
-    for (const Operator::Ptr &p : parts) v.push_back(p->domain());
+    for (const Operator::Ptr &p : parts)
+        for (const ArrayLayout::Ptr &l : range ? p->range_parts() : p->domain_parts()) v.push_back(l);
     return v;
 }
 
-std::vector<ArrayLayout::Ptr> ranges(const std::vector<Operator::Ptr> &parts)
+// Where each part's members start in a flattened stack (one entry per part, then the total).
+std::vector<size_t> starts(const std::vector<Operator::Ptr> &parts, bool range)
 {
-    std::vector<ArrayLayout::Ptr> v;
-    for (const Operator::Ptr &p : parts) v.push_back(p->range());
+    std::vector<size_t> v{0};
+    for (const Operator::Ptr &p : parts) v.push_back(v.back() + (range ? p->range_parts() : p->domain_parts()).size());
     return v;
 }
 
-// Member i of the input through part i into member i of the output.
+// Operand lists of one part's apply, made with the Work (so an apply fills them without
+// allocating): the part's slices of the stacked input and output.
+struct Slices {
+    Operator::In in;
+    Operator::Out out;
+};
+
+// The Work of a stack of parts: each part's Work and operand lists, and (stacked vstack) the
+// adjoint's running sum.
+struct StackWork : PartsWork {
+    std::vector<Slices> slices;
+    DistributedArray::Ptr sum;
+    Operator::Out dst = Operator::Out(1);  // the adjoint's output of one part
+};
+
+WorkPtr stack_work(const std::vector<Operator::Ptr> &parts, const Exec &e)
+{
+    auto w = std::make_unique<StackWork>();
+    for (const Operator::Ptr &p : parts) {
+        w->parts.push_back(p->make_work(e));
+        w->slices.push_back({Operator::In(p->domain_parts().size() + p->range_parts().size()),
+                             Operator::Out(p->domain_parts().size() + p->range_parts().size())});
+    }
+    return w;
+}
+
+// Part p applied to members [xi, xi + nin) of x into members [yi, yi + nout) of y: a plain
+// part directly, a stacked one on its slices (filled into the Work's lists, no allocation).
+void apply_part(const Operator &p, const Operator::In &x, size_t xi, size_t nin, const Operator::Out &y, size_t yi,
+                size_t nout, bool adjoint, Work *w, Slices &s)
+{
+    if (!p.stacked()) return p.apply(*x[xi], *y[yi], adjoint, w);
+    s.in.resize(nin);  // within the capacity made with the Work: no allocation
+    s.out.resize(nout);
+    for (size_t k = 0; k < nin; ++k) s.in[k] = x[xi + k];
+    for (size_t k = 0; k < nout; ++k) s.out[k] = y[yi + k];
+    p.apply_parts(s.in, s.out, adjoint, w);
+}
+
+// Member i of the input through part i into member i of the output (stacked parts: their
+// members in turn).
 class StackedBlockDiag final : public Operator {
 public:
     explicit StackedBlockDiag(std::vector<Operator::Ptr> parts)
@@ -237,28 +280,31 @@ public:
             rows_ = checked_add(rows_, p->rows(), "the stacked block-diagonal's rows");
             cols_ = checked_add(cols_, p->cols(), "the stacked block-diagonal's columns");
         }
-        dparts_ = domains(parts_);
-        rparts_ = ranges(parts_);
+        dparts_ = members(parts_, false);
+        rparts_ = members(parts_, true);
+        dstart_ = starts(parts_, false);
+        rstart_ = starts(parts_, true);
     }
     bool may_fail() const override { return any_may_fail(parts_); }
     bool clinear() const override { return all_clinear(parts_); }
     bool native(Space s) const override { return all_native(parts_, s); }
-    WorkPtr make_work(const Exec &e) const override { return parts_work(parts_, e); }
+    WorkPtr make_work(const Exec &e) const override { return stack_work(parts_, e); }
     void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
     {
-        for (size_t i = 0; i < parts_.size(); ++i) parts_[i]->apply(*x[i], *y[i], adjoint, part_of(w, i));
+        StackWork &sw = *static_cast<StackWork *>(w);
+        const std::vector<size_t> &xs = adjoint ? rstart_ : dstart_, &ys = adjoint ? dstart_ : rstart_;
+        for (size_t i = 0; i < parts_.size(); ++i)
+            apply_part(*parts_[i], x, xs[i], xs[i + 1] - xs[i], y, ys[i], ys[i + 1] - ys[i], adjoint, part_of(w, i),
+                       sw.slices[i]);
     }
 
 private:
     std::vector<Operator::Ptr> parts_;
+    std::vector<size_t> dstart_, rstart_;
 };
 
-// The Work of a stacked vstack: its parts' Works and the adjoint's running sum.
-struct StackedVStackWork : PartsWork {
-    DistributedArray::Ptr sum;
-};
-
-// One array through every part into a stack; the adjoint sums the parts' adjoints.
+// One array through every part into a stack (stacked parts add all their members); the
+// adjoint sums the parts' adjoints.
 class StackedVStack final : public Operator {
 public:
     explicit StackedVStack(std::vector<Operator::Ptr> parts)
@@ -267,30 +313,34 @@ public:
         rows_ = 0;
         for (const Operator::Ptr &p : parts_) rows_ = checked_add(rows_, p->rows(), "the stacked vstack's rows");
         dparts_ = {domain_};
-        rparts_ = ranges(parts_);
+        rparts_ = members(parts_, true);
+        rstart_ = starts(parts_, true);
     }
     bool may_fail() const override { return any_may_fail(parts_); }
     bool clinear() const override { return all_clinear(parts_); }
     bool native(Space s) const override { return all_native(parts_, s); }
     WorkPtr make_work(const Exec &e) const override
     {
-        auto w = std::make_unique<StackedVStackWork>();
-        for (const Operator::Ptr &p : parts_) w->parts.push_back(p->make_work(e));
-        w->sum = DistributedArray::create_from_layout(domain_, to_public(dtype_), space_to_public(e.space), nullptr, 0);
+        WorkPtr w = stack_work(parts_, e);
+        static_cast<StackWork &>(*w).sum =
+            DistributedArray::create_from_layout(domain_, to_public(dtype_), space_to_public(e.space), nullptr, 0);
         return w;
     }
-    const std::vector<Operator::Ptr> &parts() const { return parts_; }
     void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
     {
+        StackWork &sw = *static_cast<StackWork *>(w);
         if (!adjoint) {
-            for (size_t i = 0; i < parts_.size(); ++i) parts_[i]->apply(*x[0], *y[i], false, part_of(w, i));
+            for (size_t i = 0; i < parts_.size(); ++i)
+                apply_part(*parts_[i], x, 0, 1, y, rstart_[i], rstart_[i + 1] - rstart_[i], false, part_of(w, i),
+                           sw.slices[i]);
             return;
         }
-        DistributedArray &sum = *static_cast<StackedVStackWork *>(w)->sum;
+        DistributedArray &sum = *sw.sum;
         const Scalar one = make_scalar(dtype_, 1, 0, "stacked vstack");
         for (size_t i = 0; i < parts_.size(); ++i) {
-            DistributedArray &out = i == 0 ? *y[0] : sum;
-            parts_[i]->apply(*x[i], out, true, part_of(w, i));
+            sw.dst[0] = i == 0 ? y[0] : &sum;
+            apply_part(*parts_[i], x, rstart_[i], rstart_[i + 1] - rstart_[i], sw.dst, 0, 1, true, part_of(w, i),
+                       sw.slices[i]);
             if (i > 0)
                 kernels::axpby(y[0]->exec(), dtype_, y[0]->local_size(), one.data(), sum.data(), one.data(),
                                y[0]->data());
@@ -299,6 +349,7 @@ public:
 
 private:
     std::vector<Operator::Ptr> parts_;
+    std::vector<size_t> rstart_;
 };
 
 }  // namespace
@@ -324,19 +375,14 @@ Operator::Ptr stacked_block_diag(std::vector<Operator::Ptr> parts)
 Operator::Ptr stacked_vstack(std::vector<Operator::Ptr> parts)
 {
     require_stackable(parts);
-    for (const Operator::Ptr &p : parts)
+    for (const Operator::Ptr &p : parts) {
+        PLM_REQUIRE(p->domain_parts().size() == 1, PLM_ERR_SIZE_MISMATCH,
+                    "the parts of a stacked vstack take one array (a part takes a stack of %zu)",
+                    p->domain_parts().size());
         PLM_REQUIRE(p->domain()->same_as(*parts.front()->domain()), PLM_ERR_SIZE_MISMATCH,
                     "the parts of a stacked vstack must share one domain");
+    }
     return std::make_shared<StackedVStack>(std::move(parts));
-}
-
-std::vector<Operator::Ptr> vstack_parts(const Operator::Ptr &a)
-{
-    PLM_REQUIRE(a && !a->is_local(), PLM_ERR_INVALID_ARG, "a distributed operator is needed");
-    if (!a->stacked()) return {a};
-    const auto *v = dynamic_cast<const StackedVStack *>(a.get());
-    PLM_REQUIRE(v, PLM_ERR_INVALID_ARG, "a plain distributed operator or a stacked vstack is needed");
-    return v->parts();
 }
 
 Operator::Ptr block_diag(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts,
