@@ -1,5 +1,6 @@
 #include "comm/agreement.hpp"
 #include "comm/pool.hpp"
+#include "core/sim.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -194,6 +195,7 @@ void Agreement::rearm()
 void Agreement::reduce(Word *w, size_t n)
 {
     const WordOp &op = ensure_word_op();
+    sim::before_mpi();
     mpi_check(MPI_Allreduce(MPI_IN_PLACE, w, static_cast<int>(n), op.type, op.op, c_.mpi()), "MPI_Allreduce (agreement)");
 }
 

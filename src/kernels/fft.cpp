@@ -8,6 +8,7 @@
 #include "kernels/fft_impl.hpp"
 
 #include "core/error.hpp"
+#include "core/sim.hpp"
 
 #ifdef PLM_WITH_FFTW
 #include <fftw3.h>
@@ -223,6 +224,10 @@ FftPlan::FftPlan(Space space, DType dt, FftKind kind, const std::vector<int64_t>
         seen[a] = true;
     }
     for (int64_t v : shape) PLM_REQUIRE(v >= 0, PLM_ERR_INVALID_ARG, "FFT: negative extent");
+    // What the plan's cost depends on, for sampled computation (core/sim.hpp).
+    shape_key_ = static_cast<int64_t>(dt) * 8 + static_cast<int64_t>(kind);
+    for (int64_t v : shape) shape_key_ = shape_key_ * 1000003 + v;
+    for (int a : axes) shape_key_ = shape_key_ * 31 + a;
     const bool real = kind == FftKind::r2c || kind == FftKind::c2r;
     const bool complex_dt = dt == DType::c64 || dt == DType::c128;
     PLM_REQUIRE(real ? (dt == DType::f32 || dt == DType::f64) : complex_dt, PLM_ERR_DTYPE_MISMATCH,
@@ -256,14 +261,15 @@ FftPlan::~FftPlan() = default;
 void FftPlan::execute(const void *in, void *out) const
 {
     PLM_REQUIRE(space_ == Space::host, PLM_ERR_INTERNAL, "a device FFT plan executed without its stream");
-    impl_->execute(Exec{}, in, out, nullptr);
+    sim::compute(PLM_SIM_SITE, {shape_key_, in == out}, 1, [&] { impl_->execute(Exec{}, in, out, nullptr); });
 }
 
 void FftPlan::execute(const Exec &e, const void *in, void *out, void *work) const
 {
     PLM_REQUIRE(e.space == space_, PLM_ERR_INTERNAL, "an FFT plan for %s memory run on %s memory", space_name(space_),
                 space_name(e.space));
-    impl_->execute(e, in, out, work);
+    if (space_ == Space::device) return impl_->execute(e, in, out, work);
+    sim::compute(PLM_SIM_SITE, {shape_key_, in == out}, 1, [&] { impl_->execute(e, in, out, work); });
 }
 
 size_t FftPlan::work_bytes() const { return impl_->work_bytes(); }

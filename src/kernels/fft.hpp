@@ -69,6 +69,7 @@ public:
 private:
     FftKind kind_;
     Space space_;
+    int64_t shape_key_ = 0;  // dtype, kind, shape and axes: the sampling key (core/sim.hpp)
     std::unique_ptr<Impl> impl_;
 };
 

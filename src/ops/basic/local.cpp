@@ -11,6 +11,7 @@
 #include <cblas.h>
 
 #include "core/alloc.hpp"
+#include "core/sim.hpp"
 #include "ops/operator.hpp"
 #ifdef PLM_HAVE_CUDA
 #include "ops/device_blas.hpp"
@@ -290,6 +291,13 @@ public:
         const int ld = std::max(1, col_major_ ? m : n);
         const void *a = data_.data();
         if (rows_ == 0 || cols_ == 0) return zero_out(e, dtype_, adjoint ? cols_ : rows_, out);  // BLAS leaves y alone
+        sim::compute(PLM_SIM_SITE, {rows_, cols_, int64_t(dtype_), adjoint, col_major_}, 1,
+                     [&] { gemv(order, adjoint, m, n, a, ld, in, out); });
+    }
+
+private:
+    void gemv(CBLAS_ORDER order, bool adjoint, int m, int n, const void *a, int ld, const void *in, void *out) const
+    {
         switch (dtype_) {
         case DType::f32:
             cblas_sgemv(order, adjoint ? CblasTrans : CblasNoTrans, m, n, 1.0f, static_cast<const float *>(a), ld,
@@ -313,7 +321,6 @@ public:
         }
     }
 
-private:
     bool col_major_;
     Buffer data_;
 #ifdef PLM_HAVE_CUDA
