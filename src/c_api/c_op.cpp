@@ -17,7 +17,9 @@ plm_status_t make_stack(plm_comm_t comm, int n, const plm_const_op_t *parts, con
     return make_on(comm, what, out, [&](comm::Agreement &ag, const CommPtr &c) {
         std::vector<ops::Operator::Ptr> list;
         ag.check([&] {
-            PLM_REQUIRE(n >= 1 && parts, PLM_ERR_INVALID_ARG, "%s needs n >= 1 local operators (n = %d)", what, n);
+            // n = 0: a rank with no local work (its blocks, rows or columns are elsewhere).
+            PLM_REQUIRE(n >= 0 && (parts || n == 0), PLM_ERR_INVALID_ARG,
+                        "%s needs n >= 0 local operators and the list of them (n = %d)", what, n);
             for (int i = 0; i < n; ++i) list.push_back(op_of(parts[i]));
         });
         return build(ag, c, std::move(list));

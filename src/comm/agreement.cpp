@@ -175,6 +175,13 @@ void Agreement::set(size_t i, double v)
 
 double Agreement::get(size_t i) const { return as_double(words()[kHeader + i].bits); }
 
+void Agreement::set_int(size_t i, int64_t v)
+{
+    if (have(i)) words()[kHeader + i].bits = v;
+}
+
+int64_t Agreement::get_int(size_t i) const { return words()[kHeader + i].bits; }
+
 size_t Agreement::add_gather(int64_t mine)
 {
     const size_t first = add_lanes(static_cast<size_t>(c_.size()), LaneOp::imax);
