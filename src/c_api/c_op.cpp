@@ -1,7 +1,10 @@
 // Operator entry points (pylopsmpi/op.h): local blocks, stacks, composites, user operators,
 // queries, applies and the dot test; handle checks and conversions only, the work is in src/ops/.
+#include <deque>
 #include <memory>
+#include <optional>
 #include <type_traits>
+#include <utility>
 
 #include "c_api/op_api.hpp"
 
@@ -26,6 +29,44 @@ plm_status_t make_stack(plm_comm_t comm, int n, const plm_const_op_t *parts, con
     });
 }
 
+// The operand lists of an apply, kept per thread and nesting depth (an apply made from a user
+// operator's callback inside another takes the next pair) and cleared, not freed: once a depth
+// has been used, applies allocate nothing (the SMPI guard counts allocations per apply).
+class Operands {
+public:
+    Operands() : d_(depth()++)
+    {
+        if (lists().size() <= d_) lists().emplace_back();
+        x().clear();
+        y().clear();
+    }
+    ~Operands() { --depth(); }
+    Operands(const Operands &) = delete;
+    Operands &operator=(const Operands &) = delete;
+    ops::Operator::In &x() { return lists()[d_].first; }
+    ops::Operator::Out &y() { return lists()[d_].second; }
+
+private:
+    static size_t &depth()
+    {
+        thread_local size_t d = 0;
+        return d;
+    }
+    static std::deque<std::pair<ops::Operator::In, ops::Operator::Out>> &lists()
+    {
+        thread_local std::deque<std::pair<ops::Operator::In, ops::Operator::Out>> l;  // grows: no reference moves
+        return l;
+    }
+    size_t d_;
+};
+
+void add_operands(plm_const_array_t a, ops::Operator::In &x) { x.push_back(&array_of(a)); }
+void add_operands(plm_const_array_t a, ops::Operator::Out &y) { y.push_back(const_cast<DistributedArray *>(&array_of(a))); }
+template <typename List> void add_operands(plm_const_stacked_t s, List &l)
+{
+    for (const DistributedArray::Ptr &m : stack_of(s).members()) l.push_back(m.get());
+}
+
 // An apply on arrays or stacks: the handles are resolved inside the operator's agreement, the
 // rest is ops::apply's.
 template <typename In, typename Out> plm_status_t apply(plm_const_op_t op, In in, Out out, bool adjoint)
@@ -33,14 +74,15 @@ template <typename In, typename Out> plm_status_t apply(plm_const_op_t op, In in
     return guard([&] {
         const ops::Operator &o = distributed_op(op);
         comm::Agreement ag(o.comm(), adjoint ? "op_apply_adjoint" : "op_apply");
-        ops::Operator::In x;
-        ops::Operator::Out y;
+        std::optional<Operands> lists;
         ag.check([&] {
-            const solvers::Parts xs = parts_of(in);
-            x.assign(xs.begin(), xs.end());
-            y = parts_of(out);
+            lists.emplace();
+            add_operands(in, lists->x());
+            add_operands(out, lists->y());
         });
-        ops::apply(ag, o, x, y, adjoint);
+        static const ops::Operator::In none_in;
+        static const ops::Operator::Out none_out;
+        ops::apply(ag, o, lists ? lists->x() : none_in, lists ? lists->y() : none_out, adjoint);
     });
 }
 
