@@ -42,14 +42,6 @@ Shape with(Shape s, int axis, int64_t n)
     return s;
 }
 
-// Where rank r's share of n entries split over P ranks starts (the default split).
-int64_t split_start(int64_t n, int P, int r)
-{
-    int64_t off = 0;
-    for (int q = 0; q < r; ++q) off += split_count(n, P, q);
-    return off;
-}
-
 // The checked arguments.
 struct Params {
     DType dt = DType::c128;  // the operator's (complex) dtype
