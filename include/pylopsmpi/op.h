@@ -174,12 +174,14 @@ PLM_API plm_status_t plm_op_shell(plm_layout_t domain, plm_layout_t range, plm_d
 
 /**
  * Block-diagonal operator (PyLops-MPI's MPIBlockDiag): each rank gives its own diagonal blocks
- * (n local operators, one dtype on every rank). Domain and range are 1-D SCATTER arrays whose
+ * (n local operators, one dtype on every rank). A rank may give none (n = 0, ops may be NULL):
+ * it holds no part of x or y; at least one rank must give one (else PLM_ERR_INVALID_ARG on
+ * every rank, as when ranks' dtypes differ). Domain and range are 1-D SCATTER arrays whose
  * local sizes are this rank's column and row sums; the mask (optional, as in arrays) is put
  * on both, so reductions in solvers run per group. Applying it needs no communication.
  * @param[in]  comm  communicator
- * @param[in]  n     number of this rank's blocks
- * @param[in]  ops   n local operators \len{n}
+ * @param[in]  n     number of this rank's blocks, >= 0
+ * @param[in]  ops   n local operators (NULL when n is 0) \len{n}
  * @param[in]  nmask 0 (with mask NULL) for no mask, else the comm size
  * @param[in]  mask  nmask group ids, as in plm_array_create_ex() \len{nmask}
  * @param[out] out   new operator; release with plm_op_destroy()
@@ -191,20 +193,22 @@ PLM_API plm_status_t plm_op_blockdiag(plm_comm_t comm, int n, const plm_const_op
 /**
  * Vertical stack (MPIVStack): each rank's n local operators, all with the same columns on
  * every rank, stacked. Domain: 1-D BROADCAST of that length; range: 1-D SCATTER with this
- * rank's row sum. The adjoint reduces over the ranks with one in-place allreduce.
+ * rank's row sum. The adjoint reduces over the ranks with one in-place allreduce. A rank may
+ * give none (n = 0: no rows of y there); at least one rank must give one.
  * @param[in]  comm communicator
- * @param[in]  n    number of this rank's operators
- * @param[in]  ops  n local operators \len{n}
+ * @param[in]  n    number of this rank's operators, >= 0
+ * @param[in]  ops  n local operators (NULL when n is 0) \len{n}
  * @param[out] out  new operator; release with plm_op_destroy()
  * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \collective{comm}
  */
 PLM_API plm_status_t plm_op_vstack(plm_comm_t comm, int n, const plm_const_op_t *ops, plm_op_t *out);
 /** Horizontal stack (MPIHStack): parts with the same rows on every rank; domain 1-D SCATTER
- *  (column sums), range 1-D BROADCAST; the forward reduces over the ranks.
+ *  (column sums), range 1-D BROADCAST; the forward reduces over the ranks. A rank may give
+ *  none (n = 0: no columns of x there); at least one rank must give one.
  *  @param[in]  comm communicator
- *  @param[in]  n    number of this rank's operators
- *  @param[in]  ops  n local operators \len{n}
+ *  @param[in]  n    number of this rank's operators, >= 0
+ *  @param[in]  ops  n local operators (NULL when n is 0) \len{n}
  *  @param[out] out  new operator; release with plm_op_destroy()
  *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \collective{comm} */

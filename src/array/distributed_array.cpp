@@ -257,9 +257,7 @@ void DistributedArray::reduce_share(int64_t *begin, int64_t *count) const
     const int64_t rows = lay_->layout().global[0];
     const int64_t row_elems = Layout::inner(lay_->layout().global, 0);
     const int g = lay_->comm().size(), me = lay_->comm().rank();
-    int64_t first = 0;
-    for (int q = 0; q < me; ++q) first += split_count(rows, g, q);
-    *begin = first * row_elems;
+    *begin = split_start(rows, g, me) * row_elems;  // O(1): every solver reduction asks
     *count = split_count(rows, g, me) * row_elems;
 }
 

@@ -1,5 +1,6 @@
 #include "comm/agreement.hpp"
 #include "comm/pool.hpp"
+#include "core/sim.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -174,6 +175,13 @@ void Agreement::set(size_t i, double v)
 
 double Agreement::get(size_t i) const { return as_double(words()[kHeader + i].bits); }
 
+void Agreement::set_int(size_t i, int64_t v)
+{
+    if (have(i)) words()[kHeader + i].bits = v;
+}
+
+int64_t Agreement::get_int(size_t i) const { return words()[kHeader + i].bits; }
+
 size_t Agreement::add_gather(int64_t mine)
 {
     const size_t first = add_lanes(static_cast<size_t>(c_.size()), LaneOp::imax);
@@ -194,6 +202,7 @@ void Agreement::rearm()
 void Agreement::reduce(Word *w, size_t n)
 {
     const WordOp &op = ensure_word_op();
+    sim::before_mpi();
     mpi_check(MPI_Allreduce(MPI_IN_PLACE, w, static_cast<int>(n), op.type, op.op, c_.mpi()), "MPI_Allreduce (agreement)");
 }
 

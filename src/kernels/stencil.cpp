@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/sim.hpp"
 #include "kernels/device.hpp"
 #include "kernels/element.hpp"
 #include "kernels/host_simd.hpp"
@@ -616,13 +617,21 @@ void stencil(const Exec &e, DType dt, const StencilPlan &p, const void *x, const
                 static_cast<long long>(r1));
     if (r1 <= r0) return;
     if (e.space == Space::device) return device::stencil(e, dt, p, x, ghost_before, ghost_after, r0, r1, accumulate, y);
-    dispatch_float(dt, [&](auto t) {
-        using T = decltype(t);
-        using R = real_t<T>;
-        Sweep<R> s(p, is_complex_v<T> ? 2 : 1, static_cast<const R *>(x), static_cast<const R *>(ghost_before),
-                   static_cast<const R *>(ghost_after), accumulate, static_cast<R *>(y));
-        s.rows(r0, r1);
-    });
+    // Sampling (core/sim.hpp): the cost is proportional to the rows, for a plan's shape and terms.
+    int64_t terms = 0;
+    for (int a = 0; a < p.naxes; ++a) terms = terms * 8 + p.axes[a].band.mid.nterms;
+    sim::compute(PLM_SIM_SITE,
+                 {p.ndim > 1 ? p.dims[1] : 1, p.ndim > 2 ? p.dims[2] : 1, p.ndim, terms, int64_t(dt), accumulate},
+                 r1 - r0, [&] {
+                     dispatch_float(dt, [&](auto t) {
+                         using T = decltype(t);
+                         using R = real_t<T>;
+                         Sweep<R> s(p, is_complex_v<T> ? 2 : 1, static_cast<const R *>(x),
+                                    static_cast<const R *>(ghost_before), static_cast<const R *>(ghost_after),
+                                    accumulate, static_cast<R *>(y));
+                         s.rows(r0, r1);
+                     });
+                 });
 }
 
 }  // namespace plm::kernels

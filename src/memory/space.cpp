@@ -1,6 +1,7 @@
 #include "memory/space.hpp"
 
 #include "core/alloc.hpp"
+#include "core/sim.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -20,12 +21,21 @@ void *host_alloc(std::size_t bytes)
     // rank with an empty block still has a valid pointer to hand to MPI.
     std::size_t n = (bytes + kAlign - 1) / kAlign * kAlign;
     if (n == 0) n = kAlign;
+#ifdef PLM_SMPI
+    if (void *s = sim::alloc(n)) return s;  // sampled timing runs only (core/sim.hpp)
+#endif
     void *p = std::aligned_alloc(kAlign, n);
     if (!p) throw std::bad_alloc();
     return p;
 }
 
-void host_release(void *p) { std::free(p); }
+void host_release(void *p)
+{
+#ifdef PLM_SMPI
+    if (sim::release(p)) return;
+#endif
+    std::free(p);
+}
 
 void host_copy(void *dst, const void *src, std::size_t bytes, Stream)
 {

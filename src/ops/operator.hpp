@@ -73,6 +73,12 @@ public:
     bool stacked() const { return !dparts_.empty(); }
     std::vector<ArrayLayout::Ptr> domain_parts() const { return stacked() ? dparts_ : std::vector{domain_}; }
     std::vector<ArrayLayout::Ptr> range_parts() const { return stacked() ? rparts_ : std::vector{range_}; }
+    // The same without a copy (the apply path allocates nothing): the count and part i.
+    size_t nparts(bool range) const { return stacked() ? (range ? rparts_ : dparts_).size() : 1; }
+    const ArrayLayout::Ptr &part(bool range, size_t i) const
+    {
+        return stacked() ? (range ? rparts_ : dparts_)[i] : (range ? range_ : domain_);
+    }
     // apply() on parts; the default (plain operators) takes one part on each side.
     virtual void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const;
     // Throws SIZE_MISMATCH / DTYPE_MISMATCH / INVALID_ARG unless every member of x is on the
@@ -138,14 +144,18 @@ private:
 class HostStage {
 public:
     HostStage() = default;
+    // x and y must outlive the stage (operands in one space are used as they are: no copy).
     HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs = false);
-    const Operator::In &in() const { return in_; }
-    const Operator::Out &out() const { return out_; }
+    const Operator::In &in() const { return staged_ ? in_ : *x_; }
+    const Operator::Out &out() const { return staged_ ? out_ : *y_; }
     // The memory space the operands are in (host when staged).
     Space space() const { return space_; }
     void finish() const;
 
 private:
+    const Operator::In *x_ = nullptr;
+    const Operator::Out *y_ = nullptr;
+    bool staged_ = false;  // a mix of host and device operands: in_ and out_ hold host twins
     Operator::In in_;
     Operator::Out out_, device_out_;
     std::vector<DistributedArray::Ptr> twins_;

@@ -312,8 +312,8 @@ static plm_status_t row_op_blockdiag(int bad)
 static plm_status_t row_op_stack(int bad, int horizontal)
 {
     plm_op_t d = dense_block(PLM_FLOAT64), op = NULL;
-    plm_status_t st = horizontal ? plm_op_hstack(tu_comm, bad ? 0 : 1, (const plm_const_op_t *)&d, &op)
-                                 : plm_op_vstack(tu_comm, bad ? 0 : 1, (const plm_const_op_t *)&d, &op);
+    plm_status_t st = horizontal ? plm_op_hstack(tu_comm, bad ? -1 : 1, (const plm_const_op_t *)&d, &op)
+                                 : plm_op_vstack(tu_comm, bad ? -1 : 1, (const plm_const_op_t *)&d, &op);
     plm_op_destroy(&d);
     plm_op_destroy(&op);
     return st;
@@ -975,9 +975,9 @@ static const row_t ROWS[] = {
     {"plm_array_scatter_from", "root differs", A, 1, row_scatter_from},
     {"plm_op_blockdiag", "another dtype", PLM_ERR_INVALID_ARG, 1, row_op_blockdiag},
     {"plm_op_blockdiag", "rows of one rank's blocks summing past INT64_MAX", A, 0, row_op_blockdiag_huge},
-    {"plm_op_vstack", "no parts", A, 0, row_op_vstack},
+    {"plm_op_vstack", "a negative count", A, 0, row_op_vstack},
     {"plm_op_vstack", "rows summing past INT64_MAX over the ranks", S, 1, row_op_vstack_sum},
-    {"plm_op_hstack", "no parts", A, 0, row_op_hstack},
+    {"plm_op_hstack", "a negative count", A, 0, row_op_hstack},
     {"plm_op_matrix_mult", "n differs", A, 1, row_matrix_mult_n},
     {"plm_op_matrix_mult", "NULL a with a non-empty block", A, 0, row_matrix_mult_null_a},
     {"plm_op_matrix_mult", "a_bytes one element short", A, 0, row_matrix_mult_a_bytes},

@@ -9,16 +9,25 @@
  * - layouts that do not match: PLM_ERR_SIZE_MISMATCH on every rank;
  * - CGLS and CG converge to the known least-squares solution (relative error < 1e-8), and
  *   CGLS reports the iterations, istop, r1norm and r2norm of a serial CGLS run here with
- *   PyLops' rules on the same global problem. */
+ *   PyLops' rules on the same global problem;
+ * - ranks with no local work: BlockDiag, VStack and HStack where the last rank gives no
+ *   operator at all (n = 0, ops NULL), every dtype, against the dense references, and CGLS on
+ *   such a BlockDiag; no rank with an operator is PLM_ERR_INVALID_ARG on every rank. */
 #include <complex.h>
 
 #include "ops/ops_test_util.h"
 
 /* ---- the blocks: rank q's block b ---------------------------------------------------------- */
 
-enum { SET_APPLY, SET_TALL }; /* with empty blocks / full column rank for least squares */
+/* with empty blocks / full column rank for least squares / SET_TALL with no blocks at all on
+ * the last rank (when there is more than one) */
+enum { SET_APPLY, SET_TALL, SET_NONE };
 
-static int nblocks(int set, int q) { return set == SET_APPLY ? 2 + (q == 1) : 2; }
+static int nblocks(int set, int q)
+{
+    if (set == SET_NONE) return q == tu_size - 1 && tu_size > 1 ? 0 : 2;
+    return set == SET_APPLY ? 2 + (q == 1) : 2;
+}
 
 static void block_dims(int set, int q, int b, int64_t *rows, int64_t *cols)
 {
@@ -1297,6 +1306,99 @@ static void test_native(void **state)
     TU_DONE();
 }
 
+/* A rank with no local work: the last rank gives no operator (n = 0, ops NULL). */
+static void test_no_local_work(void **state)
+{
+    (void)state;
+    const int none = tu_size > 1 && tu_rank == tu_size - 1;
+    for (int t = 0; t < 4; t++) {
+        const plm_dtype_t dt = TU_DTYPES[t];
+        plm_op_t parts[4], op = NULL, v = NULL, h = NULL, adj[4];
+        const int n = my_blocks(SET_NONE, dt, 0, parts);
+        TU_EXPECT(n == (none ? 0 : 2), "rank %d has %d blocks", tu_rank, n);
+        TU_OK(plm_op_blockdiag(tu_comm, n, n ? (const plm_const_op_t *)parts : NULL, 0, NULL, &op));
+        int64_t M, N;
+        double complex *G = global_blockdiag(SET_NONE, dt, &M, &N);
+        check_against(op, G, M, N, dt, "blockdiag, a rank with no blocks");
+        /* VStack of one block a rank (a rank without any) and the HStack of their adjoints: the
+         * blocks of set SET_NONE cut to 2 columns each */
+        const int64_t K = 2;
+        int64_t MV = 0;
+        for (int q = 0; q < tu_size; q++) MV += (tu_size > 1 && q == tu_size - 1) ? 0 : 3;
+        double complex *V = calloc((size_t)(MV * K + 1), sizeof *V), *VH = calloc((size_t)(MV * K + 1), sizeof *VH);
+        plm_op_t mine = NULL;
+        for (int q = 0, r0 = 0; q < tu_size; q++) {
+            if (tu_size > 1 && q == tu_size - 1) continue;
+            void *a = calloc(3 * K, tu_esize(dt));
+            for (int64_t i = 0; i < 3; i++)
+                for (int64_t j = 0; j < K; j++) {
+                    double re, im;
+                    entry(q, 0, i, j, dt, &re, &im);
+                    V[(r0 + i) * K + j] = re + I * im;
+                    VH[j * MV + r0 + i] = re - I * im;
+                    tu_set(dt, a, i * K + j, re, im);
+                }
+            if (q == tu_rank) TU_CHECK_OK(plm_op_dense(dt, 3, K, a, tu_bytes(dt, 3 * K), 0, 0, &mine));
+            free(a);
+            r0 += 3;
+        }
+        TU_OK(plm_op_vstack(tu_comm, mine ? 1 : 0, mine ? (const plm_const_op_t *)&mine : NULL, &v));
+        check_against(v, V, MV, K, dt, "vstack, a rank with no parts");
+        if (mine) TU_CHECK_OK(plm_op_adjoint(mine, &adj[0]));
+        TU_OK(plm_op_hstack(tu_comm, mine ? 1 : 0, mine ? (const plm_const_op_t *)adj : NULL, &h));
+        check_against(h, VH, K, MV, dt, "hstack, a rank with no parts");
+        if (mine) plm_op_destroy(&adj[0]);
+        plm_op_destroy(&mine);
+        destroy_all(parts, n);
+        plm_op_destroy(&op);
+        plm_op_destroy(&v);
+        plm_op_destroy(&h);
+        free(G);
+        free(V);
+        free(VH);
+    }
+
+    /* CGLS on the block-diagonal with an empty rank: the least-squares solution x_true */
+    plm_op_t parts[4], A = NULL;
+    const int n = my_blocks(SET_NONE, PLM_FLOAT64, 0, parts);
+    TU_OK(plm_op_blockdiag(tu_comm, n, n ? (const plm_const_op_t *)parts : NULL, 0, NULL, &A));
+    destroy_all(parts, n);
+    int64_t M, N;
+    double complex *Gc = global_blockdiag(SET_NONE, PLM_FLOAT64, &M, &N);
+    plm_layout_t dom = NULL, ran = NULL;
+    TU_OK(plm_op_domain(A, &dom));
+    TU_OK(plm_op_range(A, &ran));
+    plm_array_t xt = vec_on(dom, PLM_FLOAT64, 9), y = vec_on(ran, PLM_FLOAT64, 0), x = vec_on(dom, PLM_FLOAT64, 0);
+    int64_t nloc = -1;
+    TU_CHECK_OK(plm_array_local_size(x, &nloc));
+    TU_EXPECT(!none || nloc == 0, "the empty rank holds %lld unknowns", (long long)nloc);
+    TU_OK(plm_op_apply(A, xt, y));
+    TU_OK(plm_array_fill(x, 0, 0));
+    plm_solver_info_t info = NULL;
+    TU_OK(plm_solver_info_create(&info));
+    TU_CHECK_OK(plm_solve_cgls(A, y, x, 4 * N, 0.0, 1e-26, info));
+    double complex *xg = gathered(x, PLM_FLOAT64, N), *tg = gathered(xt, PLM_FLOAT64, N);
+    TU_EXPECT(rel_err(xg, tg, N) < 1e-8, "CGLS with an empty rank: relative error %g", rel_err(xg, tg, N));
+    free(xg);
+    free(tg);
+    free(Gc);
+    plm_solver_info_destroy(&info);
+    plm_array_destroy(&xt);
+    plm_array_destroy(&y);
+    plm_array_destroy(&x);
+    plm_layout_destroy(&dom);
+    plm_layout_destroy(&ran);
+    plm_op_destroy(&A);
+
+    /* no rank with an operator: the dtype is unknown, an error on every rank */
+    plm_op_t out = NULL;
+    TU_EXPECT_ERR(plm_op_blockdiag(tu_comm, 0, NULL, 0, NULL, &out), PLM_ERR_INVALID_ARG);
+    TU_EXPECT(out == NULL, "a failed blockdiag set *out");
+    TU_EXPECT_ERR(plm_op_vstack(tu_comm, 0, NULL, &out), PLM_ERR_INVALID_ARG);
+    TU_EXPECT_ERR(plm_op_hstack(tu_comm, 0, NULL, &out), PLM_ERR_INVALID_ARG);
+    TU_DONE();
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -1304,7 +1406,7 @@ int main(int argc, char **argv)
         TU_TEST(test_callback),  TU_TEST(test_mismatch), TU_TEST(test_cgls),
         TU_TEST(test_more_composites), TU_TEST(test_power_iteration), TU_TEST(test_sparse),
         TU_TEST(test_stacked), TU_TEST(test_stacked_composites), TU_TEST(test_apply_promotion),
-        TU_TEST(test_native),
+        TU_TEST(test_native), TU_TEST(test_no_local_work),
     };
     return plm_run_group_tests_mpi(tests);
 }

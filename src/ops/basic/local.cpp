@@ -11,6 +11,7 @@
 #include <cblas.h>
 
 #include "core/alloc.hpp"
+#include "core/sim.hpp"
 #include "ops/operator.hpp"
 #ifdef PLM_HAVE_CUDA
 #include "ops/device_blas.hpp"
@@ -58,11 +59,9 @@ void Operator::apply_parts(const In &x, const Out &y, bool adjoint, Work *w) con
 
 void Operator::check_parts(const In &x, const Out &y, bool adjoint, bool dtypes) const
 {
-    const std::vector<ArrayLayout::Ptr> in = adjoint ? range_parts() : domain_parts(),
-                                         out = adjoint ? domain_parts() : range_parts();
-    PLM_REQUIRE(x.size() == in.size() && y.size() == out.size(), PLM_ERR_SIZE_MISMATCH,
-                "the operator maps %zu to %zu arrays; got stacks of %zu and %zu", in.size(), out.size(), x.size(),
-                y.size());
+    const size_t nin = nparts(adjoint), nout = nparts(!adjoint);
+    PLM_REQUIRE(x.size() == nin && y.size() == nout, PLM_ERR_SIZE_MISMATCH,
+                "the operator maps %zu to %zu arrays; got stacks of %zu and %zu", nin, nout, x.size(), y.size());
     for (const DistributedArray *a : x)
         PLM_REQUIRE(!dtypes || a->dtype() == dtype_, PLM_ERR_DTYPE_MISMATCH, "operator of %s applied to an array of %s",
                     dtype_name(dtype_), dtype_name(a->dtype()));
@@ -70,11 +69,11 @@ void Operator::check_parts(const In &x, const Out &y, bool adjoint, bool dtypes)
         PLM_REQUIRE(!dtypes || a->dtype() == dtype_, PLM_ERR_DTYPE_MISMATCH, "operator of %s writing an array of %s",
                     dtype_name(dtype_), dtype_name(a->dtype()));
     for (size_t i = 0; i < x.size(); ++i)
-        PLM_REQUIRE(x[i]->layout_object()->same_as(*in[i]), PLM_ERR_SIZE_MISMATCH,
+        PLM_REQUIRE(x[i]->layout_object()->same_as(*part(adjoint, i)), PLM_ERR_SIZE_MISMATCH,
                     "input %zu is not on the operator's %s%s (make arrays from plm_op_domain/plm_op_range)", i,
                     adjoint ? "range" : "domain", stacked() ? " part" : "");
     for (size_t i = 0; i < y.size(); ++i)
-        PLM_REQUIRE(y[i]->layout_object()->same_as(*out[i]), PLM_ERR_SIZE_MISMATCH,
+        PLM_REQUIRE(y[i]->layout_object()->same_as(*part(!adjoint, i)), PLM_ERR_SIZE_MISMATCH,
                     "output %zu is not on the operator's %s%s (make arrays from plm_op_domain/plm_op_range)", i,
                     adjoint ? "domain" : "range", stacked() ? " part" : "");
     for (const DistributedArray *a : x)
@@ -160,13 +159,15 @@ DistributedArray *host_twin(const DistributedArray &a, std::vector<DistributedAr
 int64_t twins_made() { return g_twins.load(); }
 void count_twin() { ++g_twins; }
 
-HostStage::HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs)
+HostStage::HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs) : x_(&x), y_(&y)
 {
     bool host = false, device = false;
     for (const DistributedArray *a : x) (a->space() == Space::host ? host : device) = true;
     for (const DistributedArray *a : y) (a->space() == Space::host ? host : device) = true;
     space_ = device && !host ? Space::device : Space::host;
     const bool stage = host && device;  // one space: the operator runs there, no copies
+    staged_ = stage;
+    if (!stage) return;
     for (const DistributedArray *a : x)
         in_.push_back(!stage || a->space() == Space::host ? a : host_twin(*a, twins_, true));
     for (DistributedArray *a : y) {
@@ -178,6 +179,7 @@ HostStage::HostStage(const Operator::In &x, const Operator::Out &y, bool read_ou
 
 void HostStage::finish() const
 {
+    if (!staged_) return;
     for (size_t i = 0; i < out_.size(); ++i)
         if (DistributedArray *d = device_out_[i])
             copy_bytes(d->space(), d->data(), Space::host, out_[i]->data(),
@@ -395,6 +397,13 @@ public:
         const int ld = std::max(1, col_major_ ? m : n);
         const void *a = data_.data();
         if (rows_ == 0 || cols_ == 0) return zero_out(e, dtype_, adjoint ? cols_ : rows_, out);  // BLAS leaves y alone
+        sim::compute(PLM_SIM_SITE, {rows_, cols_, int64_t(dtype_), adjoint, col_major_}, 1,
+                     [&] { gemv(order, adjoint, m, n, a, ld, in, out); });
+    }
+
+private:
+    void gemv(CBLAS_ORDER order, bool adjoint, int m, int n, const void *a, int ld, const void *in, void *out) const
+    {
         switch (dtype_) {
         case DType::f32:
             cblas_sgemv(order, adjoint ? CblasTrans : CblasNoTrans, m, n, 1.0f, static_cast<const float *>(a), ld,
@@ -418,7 +427,6 @@ public:
         }
     }
 
-private:
     bool col_major_;
     Buffer data_;
 #ifdef PLM_HAVE_CUDA

@@ -1,5 +1,8 @@
 // Distributed operators built from each rank's local operators: BlockDiag, VStack, HStack,
 // the broadcast wrapper, and the stacked operators over distributed parts.
+#include <limits>
+#include <optional>
+
 #include "ops/operator.hpp"
 
 #include <algorithm>
@@ -10,12 +13,41 @@ namespace {
 
 char *at(void *p, int64_t elems, DType dt) { return static_cast<char *>(p) + elems * static_cast<int64_t>(dtype_size(dt)); }
 
-// Checks this rank's parts (at least one, all local, one dtype) into ag; returns the dtype.
-DType check_parts(comm::Agreement &ag, const std::vector<Operator::Ptr> &parts)
+// A value every rank with local operators passes, gathered through two imax lanes (the
+// largest value and the largest negated one): a rank with none (no local work) does not know
+// it, so it cannot be folded into the fingerprint. Read with agreed() after the run.
+struct SharedLanes {
+    size_t hi, neg;
+};
+
+SharedLanes add_shared(comm::Agreement &ag, std::optional<int64_t> mine)
 {
-    DType dt = DType::f64;
+    const SharedLanes l{ag.add_lanes(1, comm::LaneOp::imax), ag.add_lanes(1, comm::LaneOp::imax)};
+    if (mine && ag.ok()) {
+        ag.set_int(l.hi, *mine);
+        ag.set_int(l.neg, -*mine);
+    }
+    return l;
+}
+
+// After the run: the value, the same on every rank; INVALID_ARG on every rank when ranks passed
+// different ones (what the fingerprint would say) or none passed any.
+int64_t agreed(const comm::Agreement &ag, SharedLanes l, const char *what)
+{
+    const int64_t hi = ag.get_int(l.hi), lo = -ag.get_int(l.neg);
+    PLM_REQUIRE(hi != std::numeric_limits<int64_t>::min(), PLM_ERR_INVALID_ARG,
+                "no rank has a local operator: the %s is unknown", what);
+    PLM_REQUIRE(hi == lo, PLM_ERR_INVALID_ARG, "ranks passed local operators of different %ss (%lld and %lld)", what,
+                static_cast<long long>(lo), static_cast<long long>(hi));
+    return hi;
+}
+
+// Checks this rank's parts (any number: a rank may hold no local work; all local, one dtype)
+// into ag; the dtype every rank's parts share is agreed through lanes (dtype_of after the run).
+SharedLanes check_parts(comm::Agreement &ag, const std::vector<Operator::Ptr> &parts)
+{
+    std::optional<int64_t> dt;
     ag.check([&] {
-        PLM_REQUIRE(!parts.empty(), PLM_ERR_INVALID_ARG, "every rank needs at least one local operator");
         for (const Operator::Ptr &p : parts) {
             PLM_REQUIRE(p, PLM_ERR_INVALID_ARG, "a local operator is NULL");
             PLM_REQUIRE(p->is_local(), PLM_ERR_INVALID_ARG,
@@ -24,16 +56,16 @@ DType check_parts(comm::Agreement &ag, const std::vector<Operator::Ptr> &parts)
                         "local operators of %s and %s on one rank", dtype_name(parts.front()->dtype()),
                         dtype_name(p->dtype()));
         }
-        dt = parts.front()->dtype();
+        if (!parts.empty()) dt = static_cast<int64_t>(parts.front()->dtype());
     });
-    ag.fold(static_cast<int64_t>(dt));
-    return dt;
+    return add_shared(ag, dt);
 }
 
 bool all_clinear(const std::vector<Operator::Ptr> &parts)
 {
     return std::all_of(parts.begin(), parts.end(), [](const Operator::Ptr &p) { return p->clinear(); });
 }
+DType dtype_of(const comm::Agreement &ag, SharedLanes l) { return static_cast<DType>(agreed(ag, l, "dtype")); }
 
 bool any_may_fail(const std::vector<Operator::Ptr> &parts)
 {
@@ -157,9 +189,14 @@ public:
             agree_on(*this, comm(), err, e.space == Space::device);
             return;
         }
-        // Adjoint: the local sum of A_i^H x_i, then one allreduce over the ranks, in place.
+        // Adjoint: the local sum of A_i^H x_i (zeros on a rank with no parts), then one
+        // allreduce over the ranks, in place.
         void *sum = static_cast<VStackWork *>(w)->sum.data();
         const std::optional<Error> err = comm::capture([&] {
+            if (parts_.empty()) {
+                const unsigned char zero[16] = {};
+                kernels::fill(e, dtype_, cols_, zero, y.data());
+            }
             int64_t in = 0;
             const Scalar one = make_scalar(dtype_, 1, 0, "vstack");
             for (size_t i = 0; i < parts_.size(); ++i) {
@@ -388,7 +425,7 @@ Operator::Ptr stacked_vstack(std::vector<Operator::Ptr> parts)
 Operator::Ptr block_diag(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts,
                          std::vector<int> mask)
 {
-    const DType dt = check_parts(ag, parts);
+    const SharedLanes dtl = check_parts(ag, parts);
     ag.check([&] {
         if (mask.empty()) return;
         PLM_REQUIRE(static_cast<int>(mask.size()) == c->size(), PLM_ERR_SIZE_MISMATCH,
@@ -399,6 +436,7 @@ Operator::Ptr block_diag(comm::Agreement &ag, const CommPtr &c, std::vector<Oper
     const size_t fails = add_may_fail(ag, parts);
     const SizeLanes sz = add_sizes(ag, parts);
     ag.run();
+    const DType dt = dtype_of(ag, dtl);
     return comm::finish_collective(*c, "op_blockdiag", {&mask}, [&] {
         ArrayLayout::Ptr domain = vector_layout(c, gathered(ag, sz.cols), PLM_PARTITION_SCATTER, mask);
         ArrayLayout::Ptr range = vector_layout(c, gathered(ag, sz.rows), PLM_PARTITION_SCATTER, mask);
@@ -411,19 +449,23 @@ namespace {
 // A vstack, or (adjoint) the hstack of the parts' adjoints.
 Operator::Ptr make_vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts, bool adjoint_of)
 {
-    const DType dt = check_parts(ag, parts);
-    int64_t cols = 0;
+    const SharedLanes dtl = check_parts(ag, parts);
+    std::optional<int64_t> mine;  // this rank's columns, when it has parts
     ag.check([&] {
-        cols = parts.front()->cols();
+        if (parts.empty()) return;
+        const int64_t cols = parts.front()->cols();
         for (const Operator::Ptr &p : parts)
             PLM_REQUIRE(p->cols() == cols, PLM_ERR_SIZE_MISMATCH, "vstack parts with %lld and %lld columns",
                         static_cast<long long>(cols), static_cast<long long>(p->cols()));
-        checked_bytes(cols, dt, "the vstack's replicated domain in bytes");  // every rank holds it whole
+        checked_bytes(cols, parts.front()->dtype(), "the vstack's replicated domain in bytes");  // held whole
+        mine = cols;
     });
-    ag.fold(cols);  // every rank's parts have the same columns
+    const SharedLanes coll = add_shared(ag, mine);  // every rank's parts have the same columns
     const size_t fails = add_may_fail(ag, parts);
     const SizeLanes sz = add_sizes(ag, parts);
     ag.run();
+    const DType dt = dtype_of(ag, dtl);
+    const int64_t cols = agreed(ag, coll, "column count");
     return comm::finish_collective(*c, adjoint_of ? "op_hstack" : "op_vstack", {}, [&] {
         ArrayLayout::Ptr domain = vector_layout(c, std::vector<int64_t>(static_cast<size_t>(c->size()), cols),
                                                 PLM_PARTITION_BROADCAST, {});
@@ -443,8 +485,11 @@ Operator::Ptr vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator
 Operator::Ptr broadcast(comm::Agreement &ag, const CommPtr &c, Operator::Ptr local)
 {
     std::vector<Operator::Ptr> parts;
-    ag.check([&] { parts.push_back(local); });
-    check_parts(ag, parts);
+    ag.check([&] {
+        PLM_REQUIRE(local, PLM_ERR_INVALID_ARG, "a local operator is NULL");
+        parts.push_back(local);
+    });
+    const SharedLanes dtl = check_parts(ag, parts);
     int64_t rows = 0, cols = 0;
     ag.check([&] {
         rows = local->rows();
@@ -453,6 +498,7 @@ Operator::Ptr broadcast(comm::Agreement &ag, const CommPtr &c, Operator::Ptr loc
     ag.fold(rows);  // the same operator shape on every rank
     ag.fold(cols);
     ag.run();
+    dtype_of(ag, dtl);
     return comm::finish_collective(*c, "op_broadcast", {}, [&] {
         const size_t P = static_cast<size_t>(c->size());
         ArrayLayout::Ptr domain = vector_layout(c, std::vector<int64_t>(P, cols), PLM_PARTITION_BROADCAST, {});
