@@ -55,8 +55,19 @@ static void fill_seeded(plm_array_t x, plm_dtype_t t, int seed)
     }
     void *d = NULL;
     OK(plm_array_get_local_write(x, &d));
-    if (m == PLM_MEMORY_HOST) memcpy(d, h, (size_t)n * es);
-    else CHECK(cudaMemcpy(d, h, (size_t)n * es, cudaMemcpyHostToDevice) == cudaSuccess, "cudaMemcpy");
+    if (m == PLM_MEMORY_HOST) {
+        memcpy(d, h, (size_t)n * es);
+    } else {
+        /* On the array's stream, so the library's work on it is ordered after the copy (a plain
+         * cudaMemcpy may return before the data lands: host callbacks then read zeros, stencils
+         * send stale ghost rows - the H200 run's failures, reproduced by the emulated device) */
+        plm_comm_t c = NULL;
+        void *s = NULL;
+        OK(plm_array_get_comm(x, &c));
+        OK(plm_comm_get_stream(c, &s));
+        CHECK(cudaMemcpyAsync(d, h, (size_t)n * es, cudaMemcpyHostToDevice, (cudaStream_t)s) == cudaSuccess,
+              "cudaMemcpyAsync");
+    }
     OK(plm_array_restore_local_write(x, &d));
     free(h);
 }
