@@ -22,8 +22,13 @@
 
 #include "plm_device_emu.h"
 
-__thread uint3 threadIdx, blockIdx;
-__thread dim3 blockDim, gridDim;
+// A few bytes of thread-local state in the static TLS block (initial-exec: no lookup per
+// access); the fiber pools are allocated per thread.
+#define PLM_TLS thread_local __attribute__((tls_model("initial-exec")))
+__thread uint3 threadIdx __attribute__((tls_model("initial-exec")));
+__thread uint3 blockIdx __attribute__((tls_model("initial-exec")));
+__thread dim3 blockDim __attribute__((tls_model("initial-exec")));
+__thread dim3 gridDim __attribute__((tls_model("initial-exec")));
 
 namespace plm_emu {
 
@@ -67,10 +72,10 @@ size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 // ---------------------------------------------------------------------------------------
 
 std::atomic<cudaError_t> g_sticky{cudaSuccess};
-thread_local cudaError_t t_last = cudaSuccess;
-thread_local int t_device = 0;
+PLM_TLS cudaError_t t_last = cudaSuccess;
+PLM_TLS int t_device = 0;
 long long g_kernel_fault = 0, g_nccl_fault = 0;
-std::atomic<long long> g_kernels{0}, g_ops{0}, g_syncs{0};
+std::atomic<long long> g_kernels{0}, g_ops{0}, g_syncs{0}, g_faults{0};
 
 cudaError_t record(cudaError_t e)
 {
@@ -231,7 +236,7 @@ public:
 private:
     static constexpr size_t kChunk = 256 << 10;
     static constexpr size_t kMaxOpen = 4096;
-    static thread_local int t_depth;
+    static PLM_TLS int t_depth;
 
     void init();
     void reprotect()
@@ -259,7 +264,7 @@ private:
     std::map<uintptr_t, Block> live_;   // start -> block
 };
 
-thread_local int Heap::t_depth = 0;
+PLM_TLS int Heap::t_depth = 0;
 
 Heap g_heap;
 std::map<uintptr_t, size_t> g_pinned;  // cudaMallocHost allocations
@@ -317,7 +322,7 @@ void ensure_handler()
     if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_segv) return;
     struct sigaction sa {};
     sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGSEGV, &sa, &g_old_segv);
 }
@@ -450,13 +455,36 @@ private:
 // runs its other threads as plain calls.
 // ---------------------------------------------------------------------------------------
 
-constexpr size_t kFiberStack = 64 << 10;
+constexpr size_t kFiberStack = 16 << 10;  // kernels are shallow; signals run on an alternate stack
+constexpr size_t kSignalStack = 64 << 10;
 constexpr unsigned kMaxThreads = 1024;
 
 struct Fiber {
     void *sp = nullptr;
     char *stack = nullptr;
     bool done = false;
+};
+
+// A thread's fibers: kMaxThreads small stacks in one mapping (with a guard page below each),
+// made when the thread first runs a block that synchronises.
+struct Pool {
+    Fiber fibers[kMaxThreads];
+    Pool()
+    {
+        const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+        void *p = mmap(nullptr, kMaxThreads * kFiberStack, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) throw Fault{cudaErrorLaunchOutOfResources, "no memory for fiber stacks"};
+        for (unsigned t = 0; t < kMaxThreads; ++t) {
+            fibers[t].stack = static_cast<char *>(p) + t * kFiberStack;
+            mprotect(fibers[t].stack, page, PROT_NONE);
+        }
+        // Faults taken on a fiber (the lazy opening of device memory) run their handler here.
+        stack_t ss{};
+        ss.ss_sp = std::malloc(kSignalStack);
+        ss.ss_size = kSignalStack;
+        if (ss.ss_sp) sigaltstack(&ss, nullptr);
+    }
 };
 
 extern "C" void plm_emu_switch(void **save_sp, void *load_sp);
@@ -489,31 +517,49 @@ plm_emu_switch:
 #error "the emulated device's fibers need x86-64 (src/emu/runtime.cpp: plm_emu_switch)"
 #endif
 
-thread_local Fiber t_fibers[kMaxThreads];
-thread_local void *t_sched_sp = nullptr;
-thread_local Fiber *t_cur = nullptr;
-thread_local const std::function<void()> *t_body = nullptr;
-thread_local bool t_direct = false;     // running threads as plain calls
-thread_local bool t_divergent = false;  // a plain call reached __syncthreads
+PLM_TLS Pool *t_pool = nullptr;
+PLM_TLS void *t_sched_sp = nullptr;
+PLM_TLS Fiber *t_cur = nullptr;      // the running fiber (nullptr: the scheduler, or a plain call)
+PLM_TLS unsigned t_index = 0, t_count = 0;
+PLM_TLS dim3 t_block;
+PLM_TLS const std::function<void()> *t_body = nullptr;
+PLM_TLS bool t_direct = false;     // running threads as plain calls
+PLM_TLS bool t_divergent = false;  // a plain call reached __syncthreads
+
+void set_thread(unsigned t)
+{
+    t_index = t;
+    threadIdx = uint3{t % t_block.x, (t / t_block.x) % t_block.y, t / (t_block.x * t_block.y)};
+}
+
+// Leaves the running fiber (at a barrier, or done) for the next one of the block that is not
+// done, or for the scheduler after the last: one switch per thread per phase.
+void yield_from(Fiber *f)
+{
+    Fiber *fibers = t_pool->fibers;
+    unsigned k = t_index + 1;
+    while (k < t_count && fibers[k].done) ++k;
+    if (k < t_count) {
+        set_thread(k);
+        t_cur = &fibers[k];
+        plm_emu_switch(&f->sp, fibers[k].sp);
+    } else {
+        plm_emu_switch(&f->sp, t_sched_sp);
+    }
+}
 
 [[noreturn]] void fiber_entry()
 {
-    Fiber *f = t_cur;
     (*t_body)();
-    f->done = true;
-    plm_emu_switch(&f->sp, t_sched_sp);
+    t_cur->done = true;
+    yield_from(t_cur);
     __builtin_unreachable();
 }
 
-void start_fiber(Fiber &f)
+void start_fiber(Fiber &f, unsigned t)
 {
-    if (!f.stack) {
-        void *p = mmap(nullptr, kFiberStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (p == MAP_FAILED) throw Fault{cudaErrorLaunchOutOfResources, "no memory for a fiber stack"};
-        mprotect(p, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_NONE);  // guard page
-        f.stack = static_cast<char *>(p);
-    }
-    auto top = reinterpret_cast<uintptr_t>(f.stack + kFiberStack) & ~uintptr_t(15);
+    // Tops a cache line apart modulo 4 KiB, so the stacks' hot lines do not share cache sets.
+    auto top = reinterpret_cast<uintptr_t>(f.stack + kFiberStack - 64 * (t % 60)) & ~uintptr_t(15);
     void **sp = reinterpret_cast<void **>(top);
     *--sp = nullptr;                                           // fiber_entry's return slot
     *--sp = reinterpret_cast<void *>(&fiber_entry);            // where the switch returns to
@@ -522,54 +568,66 @@ void start_fiber(Fiber &f)
     f.done = false;
 }
 
-void resume(Fiber &f)
+// Runs fibers from `first` on until the phase ends (each yields to the next).
+void run_phase(unsigned first)
 {
+    Fiber &f = t_pool->fibers[first];
+    set_thread(first);
     t_cur = &f;
     plm_emu_switch(&t_sched_sp, f.sp);
     t_cur = nullptr;
 }
 
-void set_thread(unsigned t, dim3 b) { threadIdx = uint3{t % b.x, (t / b.x) % b.y, t / (b.x * b.y)}; }
-
 void run_block(dim3 b, const std::function<void()> &body)
 {
-    const unsigned n = b.x * b.y * b.z;
+    t_block = b;
+    t_count = b.x * b.y * b.z;
     t_body = &body;
-    Fiber &f0 = t_fibers[0];
-    start_fiber(f0);
-    set_thread(0, b);
-    resume(f0);
-    if (f0.done) {
+    if (!t_pool) t_pool = new Pool();
+    Fiber *fibers = t_pool->fibers;
+    // Thread 0 alone first: if it never reaches __syncthreads, neither does any other thread
+    // (CUDA requires the whole block at each one), and they run as plain calls.
+    start_fiber(fibers[0], 0);
+    const unsigned n = t_count;
+    t_count = 1;
+    run_phase(0);
+    t_count = n;
+    if (fibers[0].done) {
         t_direct = true;
         for (unsigned t = 1; t < n; ++t) {
-            set_thread(t, b);
+            set_thread(t);
             body();
         }
         t_direct = false;
         return;
     }
-    for (unsigned t = 1; t < n; ++t) {
-        start_fiber(t_fibers[t]);
-        set_thread(t, b);
-        resume(t_fibers[t]);
-    }
-    for (bool left = true; left;) {
-        left = false;
-        for (unsigned t = 0; t < n; ++t)
-            if (!t_fibers[t].done) {
-                set_thread(t, b);
-                resume(t_fibers[t]);
-                left = left || !t_fibers[t].done;
-            }
+    for (unsigned t = 1; t < n; ++t) start_fiber(fibers[t], t);
+    run_phase(1);  // threads 1.. up to the barrier thread 0 waits at
+    for (;;) {
+        unsigned first = 0;
+        while (first < n && fibers[first].done) ++first;
+        if (first == n) break;
+        run_phase(first);
     }
 }
 
 class KernelOp final : public Op {
 public:
-    KernelOp(dim3 g, dim3 b, std::function<void()> body) : g_(g), b_(b), body_(std::move(body)) {}
+    // Moves the call into storage of its own (the runtime's allocation, not the caller's).
+    KernelOp(dim3 g, dim3 b, const Body &body, void *call, bool faulty) : g_(g), b_(b), body_(body), faulty_(faulty)
+    {
+        call_ = ::operator new(body.size, std::align_val_t(std::max(body.align, alignof(std::max_align_t))));
+        body.move_to(call_, call);
+        run_ = [this] { body_.run(call_); };
+    }
+    ~KernelOp() override
+    {
+        body_.destroy(call_);
+        ::operator delete(call_, std::align_val_t(std::max(body_.align, alignof(std::max_align_t))));
+    }
     void start() override
     {
-        if (take_kernel_fault()) fault(cudaErrorLaunchFailure, "injected kernel fault (plm_emu_fail_kernel)");
+        if (faulty_) fault(cudaErrorLaunchFailure, "injected kernel fault (plm_emu_fail_kernel)");
         gridDim = g_;
         blockDim = b_;
         t_divergent = false;
@@ -577,7 +635,7 @@ public:
             for (unsigned y = 0; y < g_.y; ++y)
                 for (unsigned x = 0; x < g_.x; ++x) {
                     blockIdx = uint3{x, y, z};
-                    run_block(b_, body_);
+                    run_block(b_, run_);
                 }
         if (t_divergent)
             fault(cudaErrorLaunchFailure, "a kernel reached __syncthreads in some threads of a block only (thread 0 "
@@ -586,7 +644,10 @@ public:
 
 private:
     dim3 g_, b_;
-    std::function<void()> body_;
+    Body body_;
+    bool faulty_;  // an injected fault: marked when launched, fails when it runs
+    void *call_ = nullptr;
+    std::function<void()> run_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -765,10 +826,20 @@ cudaError_t sticky_error() { return g_sticky; }
 int current_device() { return t_device; }
 int device_count() { return settings().devices; }
 
-bool take_kernel_fault() { return g_kernel_fault > 0 && --g_kernel_fault == 0; }
-bool take_nccl_fault() { return g_nccl_fault > 0 && --g_nccl_fault == 0; }
+bool take_kernel_fault()
+{
+    const bool fire = g_kernel_fault > 0 && --g_kernel_fault == 0;
+    if (fire) g_faults.fetch_add(1);
+    return fire;
+}
+bool take_nccl_fault()
+{
+    const bool fire = g_nccl_fault > 0 && --g_nccl_fault == 0;
+    if (fire) g_faults.fetch_add(1);
+    return fire;
+}
 
-void launch(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream, std::function<void()> body)
+void launch(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream, const Body &body, void *call)
 {
     std::lock_guard<std::recursive_mutex> g(big_lock());
     g_kernels.fetch_add(1, std::memory_order_relaxed);
@@ -782,7 +853,7 @@ void launch(dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream, std
         record(cudaErrorInvalidConfiguration);
         return;
     }
-    record(enqueue(stream, std::make_unique<KernelOp>(grid, block, std::move(body))));
+    record(enqueue(stream, std::make_unique<KernelOp>(grid, block, body, call, take_kernel_fault())));
 }
 
 }  // namespace plm_emu
@@ -801,8 +872,7 @@ void plm_emu_syncthreads(void)
         t_divergent = t_divergent || t_direct;
         return;
     }
-    Fiber *f = t_cur;
-    plm_emu_switch(&f->sp, t_sched_sp);
+    yield_from(t_cur);
 }
 
 cudaError_t cudaGetDeviceCount(int *count)
@@ -1212,6 +1282,7 @@ long long plm_emu_count(const char *what)
     if (!std::strcmp(what, "kernels")) return g_kernels.load();
     if (!std::strcmp(what, "ops")) return g_ops.load();
     if (!std::strcmp(what, "syncs")) return g_syncs.load();
+    if (!std::strcmp(what, "faults")) return g_faults.load();
     return -1;
 }
 

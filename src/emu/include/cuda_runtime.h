@@ -166,8 +166,10 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
 #define __forceinline__ inline
 #define __grid_constant__
 #define __shared__ static thread_local
-extern thread_local uint3 threadIdx, blockIdx;
-extern thread_local dim3 blockDim, gridDim;
+extern __thread uint3 threadIdx __attribute__((tls_model("initial-exec")));
+extern __thread uint3 blockIdx __attribute__((tls_model("initial-exec")));
+extern __thread dim3 blockDim __attribute__((tls_model("initial-exec")));
+extern __thread dim3 gridDim __attribute__((tls_model("initial-exec")));
 extern "C" void plm_emu_syncthreads(void);
 #define __syncthreads() plm_emu_syncthreads()
 #include "plm_emu_launch.hpp"

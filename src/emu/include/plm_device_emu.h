@@ -30,7 +30,8 @@ void plm_emu_open_device_memory(int open);
 /* Deferral on (0, the default) or off (1: queued work runs at once). */
 void plm_emu_set_eager(int eager);
 /* Counters since the process started: "kernels" launched, "ops" pieces of queued work run
- * (kernels, copies, library calls), "syncs" that found work queued and ran it. */
+ * (kernels, copies, library calls), "syncs" that found work queued and ran it, "faults"
+ * injected that fired. */
 long long plm_emu_count(const char *what);
 
 #ifdef __cplusplus
