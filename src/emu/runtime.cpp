@@ -3,7 +3,6 @@
 #include "emu.hpp"
 
 #include <execinfo.h>
-#include <mpi.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -205,12 +204,19 @@ public:
     // the chunk touched and notes it; the last close or release protects the noted chunks
     // again. So each window costs a fault per chunk its work touches, not a pass over all
     // of device memory.
-    void open() { ++t_depth; }
+    void open()
+    {
+        if (t_depth++ == 0) ensure_handler();
+    }
     void close()
     {
         if (--t_depth == 0 && holders_.load() == 0) reprotect();
     }
-    void hold() { holders_.fetch_add(1); }
+    void hold()
+    {
+        ensure_handler();
+        holders_.fetch_add(1);
+    }
     void release()
     {
         if (holders_.fetch_sub(1) == 1 && t_depth == 0) reprotect();
@@ -308,15 +314,11 @@ void Heap::init()
     ensure_handler();
 }
 
-// Installs on_segv (in front of whatever handler is there). MPI_Init installs handlers of its
-// own: checked again until MPI is up.
+// Installs on_segv in front of whatever handler is there. Others come and go (MPI_Init installs
+// its own, test frameworks one per test), so this runs whenever the runtime opens device memory.
 void ensure_handler()
 {
-    static bool settled = false;
-    if (settled || !settings().protect) return;
-    int mpi_up = 0;
-    MPI_Initialized(&mpi_up);
-    settled = mpi_up != 0;
+    if (!settings().protect) return;
     struct sigaction cur {};
     sigaction(SIGSEGV, nullptr, &cur);
     if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_segv) return;
