@@ -37,11 +37,12 @@ install(TARGETS pylopsmpi
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT Runtime
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-# --- public headers: the hand-written one and the generated version header -------------------------
+# --- public headers: pylopsmpi.h, the per-object headers it includes, the generated version header --
 install(FILES
   ${PROJECT_SOURCE_DIR}/include/pylopsmpi.h
   ${PROJECT_BINARY_DIR}/include/pylopsmpi_version.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT Development)
+install(FILES ${PLM_OBJECT_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pylopsmpi COMPONENT Development)
 
 # --- pkg-config ------------------------------------------------------------------------------------
 # libdir/includedir are "${prefix}/<relative dir>" unless GNUInstallDirs was given absolute paths,
@@ -127,6 +128,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/ DESTINATION ${PLM_DATA_INSTALL
         PATTERN "*.mod" EXCLUDE PATTERN "*.so" EXCLUDE PATTERN "build*" EXCLUDE)
 
 # --- documentation ---------------------------------------------------------------------------------
-install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT Documentation)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
-        COMPONENT Documentation FILES_MATCHING PATTERN "*.md")
+# README, CHANGELOG and docs/ go beside examples/ and bindings/, as in the source tree, so the
+# pages' links into them hold in the installed copy (tests/docs/run-doc-blocks checks them).
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md
+        DESTINATION ${PLM_DATA_INSTALL_DIR} COMPONENT Documentation)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${PLM_DATA_INSTALL_DIR}/docs
+        COMPONENT Documentation FILES_MATCHING PATTERN "*.md" PATTERN "*.png")

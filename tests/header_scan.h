@@ -1,6 +1,6 @@
-/* Reads include/pylopsmpi.h (PLM_HEADER_PATH) and lists its public functions with their doc
- * comments, so that the tables of tests/ can check that every collective entry point has a
- * row: a new collective function without one fails a test. */
+/* Reads include/pylopsmpi.h (PLM_HEADER_PATH) with its per-object headers and lists its public
+ * functions with their doc comments, so that the tables of tests/ can check that every
+ * collective entry point has a row: a new collective function without one fails a test. */
 #ifndef PLM_HEADER_SCAN_H
 #define PLM_HEADER_SCAN_H
 
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static inline char *hs_read_header(void)
+static inline char *hs_read_file(const char *path)
 {
-    FILE *f = fopen(PLM_HEADER_PATH, "rb");
+    FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
@@ -20,6 +20,39 @@ static inline char *hs_read_header(void)
     if (s && fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = '\0';
     fclose(f);
     return s;
+}
+
+/* The top header followed by every per-object header it includes (#include "pylopsmpi/x.h",
+ * found beside it): the declarations are in those. NULL if one cannot be read. */
+static inline char *hs_read_header(void)
+{
+    char *top = hs_read_file(PLM_HEADER_PATH);
+    if (!top) return NULL;
+    size_t dirlen = strlen(PLM_HEADER_PATH);
+    while (dirlen > 0 && PLM_HEADER_PATH[dirlen - 1] != '/') dirlen--;
+    size_t len = strlen(top);
+    char *all = (char *)malloc(len + 1);
+    if (!all) { free(top); return NULL; }
+    memcpy(all, top, len + 1);
+    for (const char *p = strstr(top, "#include \"pylopsmpi/"); p; p = strstr(p + 1, "#include \"pylopsmpi/")) {
+        const char *name = p + strlen("#include \"");
+        const char *end = strchr(name, '"');
+        char path[4096];
+        if (!end || dirlen + (size_t)(end - name) >= sizeof path) { free(all); all = NULL; break; }
+        memcpy(path, PLM_HEADER_PATH, dirlen);
+        memcpy(path + dirlen, name, (size_t)(end - name));
+        path[dirlen + (size_t)(end - name)] = '\0';
+        char *part = hs_read_file(path);
+        char *grown = part ? (char *)realloc(all, len + strlen(part) + 2) : NULL;
+        if (!grown) { free(part); free(all); all = NULL; break; }
+        all = grown;
+        all[len++] = '\n';
+        memcpy(all + len, part, strlen(part) + 1);
+        len += strlen(part);
+        free(part);
+    }
+    free(top);
+    return all;
 }
 
 /* Name of the function declared at p ("PLM_API ... plm_x(") into name; 0 if none. */

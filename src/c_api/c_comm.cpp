@@ -1,8 +1,9 @@
-// Communicator entry points.
+// Communicator entry points (pylopsmpi/comm.h), and which backends and memory spaces exist.
 #include <cstring>
 #include <memory>
 
 #include "c_api/guard.hpp"
+#include "comm/backend.hpp"
 
 using namespace plm;
 using detail::guard;
@@ -42,6 +43,16 @@ template <typename F> plm_status_t set_config(plm_comm_config_t cfg, F &&set)
     return guard([&] { set(config_of(cfg).config); });
 }
 
+#ifdef PLM_HAVE_CUDA
+constexpr bool kCudaBuilt = true;
+#else
+constexpr bool kCudaBuilt = false;
+#endif
+#ifdef PLM_HAVE_NCCL
+constexpr bool kNcclBuilt = true;
+#else
+constexpr bool kNcclBuilt = false;
+#endif
 }  // namespace
 
 extern "C" {
@@ -254,6 +265,51 @@ PLM_API plm_status_t plm_comm_abort(plm_comm_t comm, int errorcode)
         comm::require_mpi_usable();
         c.abort(errorcode);
         PLM_FAIL(PLM_ERR_MPI, "MPI_Abort returned");
+    });
+}
+
+PLM_API const char *plm_backend_name(plm_backend_t backend)
+{
+    switch (enum_value(backend)) {
+    case PLM_BACKEND_AUTO: return "auto";
+    case PLM_BACKEND_MPI_HOST: return "mpi_host";
+    case PLM_BACKEND_MPI_CUDA_AWARE: return "mpi_cuda_aware";
+    case PLM_BACKEND_MPI_STAGED: return "mpi_staged";
+    case PLM_BACKEND_NCCL: return "nccl";
+    }
+    return "invalid";
+}
+
+PLM_API plm_status_t plm_backend_available(plm_backend_t backend, int *yes)
+{
+    return detail::guard([&] {
+        PLM_REQUIRE(yes, PLM_ERR_INVALID_ARG, "yes is NULL");
+        *yes = 0;
+        const int b = enum_value(backend);
+        PLM_REQUIRE(b >= PLM_BACKEND_MPI_HOST && b <= PLM_BACKEND_NCCL, PLM_ERR_INVALID_ARG,
+                    "%d is not a concrete plm_backend_t", b);
+        *yes = comm::backend_built(backend);
+    });
+}
+
+PLM_API plm_status_t plm_backend_compiled(plm_backend_t backend, int *yes)
+{
+    return detail::guard([&] {
+        PLM_REQUIRE(yes, PLM_ERR_INVALID_ARG, "yes is NULL");
+        *yes = 0;
+        const int b = enum_value(backend);
+        PLM_REQUIRE(b >= PLM_BACKEND_MPI_HOST && b <= PLM_BACKEND_NCCL, PLM_ERR_INVALID_ARG,
+                    "%d is not a concrete plm_backend_t", b);
+        *yes = b == PLM_BACKEND_MPI_HOST || (b == PLM_BACKEND_NCCL ? kNcclBuilt : kCudaBuilt);
+    });
+}
+
+PLM_API plm_status_t plm_memory_available(plm_memory_t memory, int *yes)
+{
+    return detail::guard([&] {
+        PLM_REQUIRE(yes, PLM_ERR_INVALID_ARG, "yes is NULL");
+        *yes = 0;
+        *yes = space_ops(space_from_public(enum_value(memory))) != nullptr;
     });
 }
 

@@ -1,12 +1,16 @@
-// Proximal operators: handle <-> object and the firewall; the work is in solvers/proximal.cpp.
+// Proximal operators and solvers (pylopsmpi/prox.h): handle <-> object and the firewall; the work
+// is in solvers/proximal.cpp and solvers/proximal_solvers.cpp.
 #include <cmath>
 #include <memory>
 
-#include "c_api/guard.hpp"
+#include "c_api/op_api.hpp"
 
 using namespace plm;
 using plm::detail::array_of;
 using plm::detail::guard;
+using plm::detail::info_of;
+using plm::detail::monitor_of;
+using plm::detail::op_of;
 
 namespace {
 
@@ -220,5 +224,109 @@ PLM_API plm_status_t plm_prox_destroy(plm_prox_t *prox)
         (*prox)->magic = 0;
         delete *prox;
         *prox = nullptr;
+    });
+}
+
+// ---- proximal solvers (the work is in solvers/proximal_solvers.cpp) ----
+
+// ---- proximal solvers (the work is in solvers/proximal_solvers.cpp) ----
+PLM_API plm_status_t plm_solve_proximal_gradient(plm_const_prox_t proxf, plm_const_prox_t proxg, plm_array_t x,
+                                                 double tau, const double *epsg, int64_t n_epsg, double eta,
+                                                 int64_t niter, plm_accel_t acceleration, double tol,
+                                                 plm_solver_info_t info)
+{
+    return guard([&] {
+        DistributedArray &xa = detail::array_of(x);
+        comm::Agreement ag(xa.base(), "solve_proximal_gradient");
+        static const solvers::Prox none;
+        const solvers::Prox *f = &none, *g = &none;
+        solvers::ProxGrad o;
+        solvers::Info local, *inf = &local;
+        solvers::Monitor mon;
+        ag.check([&] {
+            f = &detail::prox_of(proxf);
+            g = &detail::prox_of(proxg);
+            PLM_REQUIRE(epsg && n_epsg >= 1, PLM_ERR_INVALID_ARG, "epsg needs 1 or niter values (n_epsg = %lld)",
+                        static_cast<long long>(n_epsg));
+            o.epsg.assign(epsg, epsg + n_epsg);
+            o.tau = tau;
+            o.eta = eta;
+            o.niter = niter;
+            o.accel = enum_value(acceleration);
+            o.tol = tol;
+            if (info) inf = &info_of(info);
+            mon = monitor_of(info, x);
+        });
+        solvers::proximal_gradient(ag, *f, *g, xa, o, *inf, mon);
+    });
+}
+
+PLM_API plm_status_t plm_solve_admml2(plm_const_prox_t proxg, plm_const_op_t op, plm_const_array_t b,
+                                      plm_const_op_t A, plm_array_t x, plm_array_t z, int use_z0, double tau,
+                                      int64_t niter, int gfirst, int64_t inner_niter, double inner_tol,
+                                      plm_solver_info_t info)
+{
+    return guard([&] {
+        DistributedArray &xa = detail::array_of(x);
+        comm::Agreement ag(xa.base(), "solve_admml2");
+        static const solvers::Prox none;
+        const solvers::Prox *g = &none;
+        const DistributedArray *ba = &xa;
+        DistributedArray *za = &xa;
+        ops::Operator::Ptr o1, o2;
+        solvers::Admm o;
+        solvers::Info local, *inf = &local;
+        solvers::Monitor mon;
+        ag.check([&] {
+            g = &detail::prox_of(proxg);
+            o1 = op_of(op);
+            o2 = op_of(A);
+            ba = &detail::array_of(b);
+            za = &detail::array_of(z);
+            o.tau = tau;
+            o.niter = niter;
+            o.inner_niter = inner_niter;
+            o.inner_tol = inner_tol;
+            o.gfirst = gfirst != 0;
+            o.use_z0 = use_z0 != 0;
+            if (info) inf = &info_of(info);
+            mon = monitor_of(info, x);
+        });
+        solvers::admml2(ag, *g, o1, *ba, o2, xa, solvers::AdmmZ{za, nullptr}, o, *inf, mon);
+    });
+}
+
+PLM_API plm_status_t plm_solve_admml2_stacked(plm_const_prox_t proxg, plm_const_op_t op, plm_const_array_t b,
+                                              plm_const_op_t A, plm_array_t x, plm_stacked_t z, int use_z0,
+                                              double tau, int64_t niter, int gfirst, int64_t inner_niter,
+                                              double inner_tol, plm_solver_info_t info)
+{
+    return guard([&] {
+        DistributedArray &xa = detail::array_of(x);
+        comm::Agreement ag(xa.base(), "solve_admml2_stacked");
+        static const solvers::Prox none;
+        const solvers::Prox *g = &none;
+        const DistributedArray *ba = &xa;
+        solvers::AdmmZ za{&xa, nullptr};  // a placeholder until z is checked (run() throws first)
+        ops::Operator::Ptr o1, o2;
+        solvers::Admm o;
+        solvers::Info local, *inf = &local;
+        solvers::Monitor mon;
+        ag.check([&] {
+            g = &detail::prox_of(proxg);
+            o1 = op_of(op);
+            o2 = op_of(A);
+            ba = &detail::array_of(b);
+            za = {nullptr, &detail::stack_of(z)};
+            o.tau = tau;
+            o.niter = niter;
+            o.inner_niter = inner_niter;
+            o.inner_tol = inner_tol;
+            o.gfirst = gfirst != 0;
+            o.use_z0 = use_z0 != 0;
+            if (info) inf = &info_of(info);
+            mon = monitor_of(info, x);
+        });
+        solvers::admml2(ag, *g, o1, *ba, o2, xa, za, o, *inf, mon);
     });
 }

@@ -1,26 +1,63 @@
-// The distributed FFT operator and the fft shifts of arrays: handle checks and conversions
-// only; the work is in src/ops/signal/fft.cpp and src/array/fftshift.cpp.
+// Signal processing operators (pylopsmpi/signal.h): NonStationaryConvolve1D, Fredholm1, MDC, the
+// distributed FFT and the fft shifts of arrays; handle checks and conversions only, the work is
+// in src/ops/signal/ and src/array/fftshift.cpp.
 #include <algorithm>
 #include <memory>
 
 #include "array/fftshift.hpp"
-#include "c_api/guard.hpp"
+#include "c_api/op_api.hpp"
 #include "ops/signal/fft.hpp"
 
 using namespace plm;
-using detail::guard;
-
-namespace {
-
-// n entries of a caller's array, or n copies of fallback when it is NULL.
-template <typename T> std::vector<T> entries(int n, const T *v, T fallback)
-{
-    return v ? std::vector<T>(v, v + n) : std::vector<T>(static_cast<size_t>(n), fallback);
-}
-
-}  // namespace
+using namespace plm::detail;
 
 extern "C" {
+
+PLM_API plm_status_t plm_op_nonstationary_convolve1d(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims,
+                                                     int64_t local_rows, int axis, int64_t nfilt, int64_t nh,
+                                                     const void *hs, int64_t hs_bytes, const int64_t *ih,
+                                                     plm_op_t *out)
+{
+    return make_on(comm, "op_nonstationary_convolve1d", out, [&](comm::Agreement &ag, const CommPtr &c) {
+        return ops::nonstat_convolve1d(ag, c, {enum_value(dtype), ndim, dims, local_rows}, axis, nfilt, nh, hs,
+                                       hs_bytes, ih);
+    });
+}
+
+PLM_API plm_status_t plm_op_fredholm1(plm_comm_t comm, plm_dtype_t dtype, int64_t nsl, int64_t nx, int64_t ny,
+                                      int64_t nz, const void *g, int64_t g_bytes, int save_gt, int usematmul,
+                                      plm_op_t *out)
+{
+    (void)usematmul;  // a hint: every path is one gemm per slice
+    return make_on(comm, "op_fredholm1", out, [&](comm::Agreement &ag, const CommPtr &c) {
+        return ops::fredholm1(ag, c, enum_value(dtype), nsl, nx, ny, nz, g, g_bytes, save_gt != 0);
+    });
+}
+
+PLM_API plm_status_t plm_op_mdc(plm_comm_t comm, plm_dtype_t dtype, int64_t nt, int64_t nv, int64_t nfreq, int64_t nf,
+                                int64_t ns, int64_t nr, double dt, double dr, int twosided, int conj, int prescaled,
+                                int save_gt, const void *g, int64_t g_bytes, plm_op_t *out)
+{
+    return make_on(comm, "op_mdc", out, [&](comm::Agreement &ag, const CommPtr &c) {
+        ops::MdcArgs a;
+        a.dtype = enum_value(dtype);
+        a.nt = nt;
+        a.nv = nv;
+        a.nfreq = nfreq;
+        a.nf = nf;
+        a.ns = ns;
+        a.nr = nr;
+        a.dt = dt;
+        a.dr = dr;
+        a.twosided = twosided != 0;
+        a.conj = conj != 0;
+        a.prescaled = prescaled != 0;
+        a.save_gt = save_gt != 0;
+        a.g = g;
+        a.g_bytes = g_bytes;
+        return ops::mdc(ag, c, a);
+    });
+}
 
 PLM_API plm_status_t plm_op_fftnd(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims, int naxes,
                                   const int *axes, const double *sampling, plm_fft_norm_t norm, int real,
@@ -35,15 +72,9 @@ PLM_API plm_status_t plm_op_fftnd_ex(plm_comm_t comm, plm_dtype_t dtype, int ndi
                                      const int *ifftshift_before, const int *fftshift_after,
                                      plm_fft_output_t output, plm_op_t *out)
 {
-    return guard([&] {
-        if (out) *out = nullptr;
-        comm::Communicator &c = detail::comm_of(comm);
-        comm::Agreement ag(c, "op_fftnd");
-        std::unique_ptr<plm_op_s> h;
+    return make_on(comm, "op_fftnd", out, [&](comm::Agreement &ag, const CommPtr &c) {
         ops::FftSpec s;
         ag.check([&] {
-            detail::clear_out(out, "out");
-            h.reset(new plm_op_s());
             PLM_REQUIRE(ndim >= 1 && ndim <= PLM_MAX_NDIM && dims, PLM_ERR_INVALID_ARG,
                         "the FFT needs 1 <= ndim <= %d and dims (ndim = %d)", PLM_MAX_NDIM, ndim);
             PLM_REQUIRE(naxes >= 1 && naxes <= ndim && axes, PLM_ERR_INVALID_ARG,
@@ -51,16 +82,14 @@ PLM_API plm_status_t plm_op_fftnd_ex(plm_comm_t comm, plm_dtype_t dtype, int ndi
             s.dtype = enum_value(dtype);
             s.dims.assign(dims, dims + ndim);
             s.axes.assign(axes, axes + naxes);
-            s.sampling = entries(naxes, sampling, 1.0);
             s.norm = enum_value(norm);
             s.real = real;
-            s.ifftshift_before = entries(naxes, ifftshift_before, 0);
-            s.fftshift_after = entries(naxes, fftshift_after, 0);
             s.output = enum_value(output);
         });
-        h->op = ops::fftnd(ag, comm->comm, s);
-        h->magic = detail::kOpMagic;
-        *out = h.release();
+        s.sampling = values(ag, naxes, sampling, 1.0, "sampling");
+        s.ifftshift_before = values(ag, naxes, ifftshift_before, 0, "ifftshift_before");
+        s.fftshift_after = values(ag, naxes, fftshift_after, 0, "fftshift_after");
+        return ops::fftnd(ag, c, s);
     });
 }
 

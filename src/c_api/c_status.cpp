@@ -1,10 +1,9 @@
-// Status strings, last error, version, dtype and backend queries.
-#include "c_api/guard.hpp"
+// Status strings, last error, version and dtype queries (pylopsmpi/status.h).
 #include <algorithm>
 #include <cstring>
 #include <string>
 
-#include "comm/backend.hpp"
+#include "c_api/guard.hpp"
 
 using namespace plm;
 
@@ -42,19 +41,6 @@ PLM_API const char *plm_status_string(plm_status_t status)
 PLM_API const char *plm_last_error(void) { return detail::last_error(); }
 
 PLM_API void plm_clear_last_error(void) { detail::record_error(""); }
-
-namespace {
-#ifdef PLM_HAVE_CUDA
-constexpr bool kCudaBuilt = true;
-#else
-constexpr bool kCudaBuilt = false;
-#endif
-#ifdef PLM_HAVE_NCCL
-constexpr bool kNcclBuilt = true;
-#else
-constexpr bool kNcclBuilt = false;
-#endif
-}  // namespace
 
 PLM_API plm_status_t plm_last_error_copy(char *buf, int64_t size, int64_t *length)
 {
@@ -104,51 +90,6 @@ PLM_API int64_t plm_dtype_size(plm_dtype_t dtype)
     case PLM_COMPLEX128: return 16;
     }
     return 0;
-}
-
-PLM_API const char *plm_backend_name(plm_backend_t backend)
-{
-    switch (enum_value(backend)) {
-    case PLM_BACKEND_AUTO: return "auto";
-    case PLM_BACKEND_MPI_HOST: return "mpi_host";
-    case PLM_BACKEND_MPI_CUDA_AWARE: return "mpi_cuda_aware";
-    case PLM_BACKEND_MPI_STAGED: return "mpi_staged";
-    case PLM_BACKEND_NCCL: return "nccl";
-    }
-    return "invalid";
-}
-
-PLM_API plm_status_t plm_backend_available(plm_backend_t backend, int *yes)
-{
-    return detail::guard([&] {
-        PLM_REQUIRE(yes, PLM_ERR_INVALID_ARG, "yes is NULL");
-        *yes = 0;
-        const int b = enum_value(backend);
-        PLM_REQUIRE(b >= PLM_BACKEND_MPI_HOST && b <= PLM_BACKEND_NCCL, PLM_ERR_INVALID_ARG,
-                    "%d is not a concrete plm_backend_t", b);
-        *yes = comm::backend_built(backend);
-    });
-}
-
-PLM_API plm_status_t plm_backend_compiled(plm_backend_t backend, int *yes)
-{
-    return detail::guard([&] {
-        PLM_REQUIRE(yes, PLM_ERR_INVALID_ARG, "yes is NULL");
-        *yes = 0;
-        const int b = enum_value(backend);
-        PLM_REQUIRE(b >= PLM_BACKEND_MPI_HOST && b <= PLM_BACKEND_NCCL, PLM_ERR_INVALID_ARG,
-                    "%d is not a concrete plm_backend_t", b);
-        *yes = b == PLM_BACKEND_MPI_HOST || (b == PLM_BACKEND_NCCL ? kNcclBuilt : kCudaBuilt);
-    });
-}
-
-PLM_API plm_status_t plm_memory_available(plm_memory_t memory, int *yes)
-{
-    return detail::guard([&] {
-        PLM_REQUIRE(yes, PLM_ERR_INVALID_ARG, "yes is NULL");
-        *yes = 0;
-        *yes = space_ops(space_from_public(enum_value(memory))) != nullptr;
-    });
 }
 
 }  // extern "C"
