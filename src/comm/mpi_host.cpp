@@ -178,7 +178,10 @@ private:
 // blocking collectives are the better tuned ones), otherwise the MPI_I* call is posted.
 class MpiBackend final : public Backend {
 public:
-    MpiBackend(const CommView &v, bool cuda_aware) : Backend(v), cuda_aware_(cuda_aware) {}
+    MpiBackend(const CommView &v, bool cuda_aware)
+        : Backend(v), cuda_aware_(cuda_aware), open_(cuda_aware ? std::make_unique<DeviceMemoryOpenToMpi>() : nullptr)
+    {
+    }
 
     plm_backend_t kind() const override { return cuda_aware_ ? PLM_BACKEND_MPI_CUDA_AWARE : PLM_BACKEND_MPI_HOST; }
 
@@ -416,6 +419,7 @@ private:
     }
 
     bool cuda_aware_;
+    std::unique_ptr<DeviceMemoryOpenToMpi> open_;  // MPI reads device memory
 };
 
 }  // namespace

@@ -9,6 +9,10 @@
 #include <new>
 #include <utility>
 
+#ifdef PLM_DEVICE_EMULATION
+#include <plm_device_emu.h>
+#endif
+
 namespace plm {
 
 namespace {
@@ -79,6 +83,14 @@ void use_device(int) {}
 int device_of(const void *) { return -1; }
 void *create_stream(int) { PLM_FAIL(PLM_ERR_BACKEND_UNAVAILABLE, "CUDA streams need a CUDA build"); }
 void destroy_stream(void *) noexcept {}
+#endif
+
+#ifdef PLM_DEVICE_EMULATION
+DeviceMemoryOpenToMpi::DeviceMemoryOpenToMpi() { plm_emu_open_device_memory(1); }
+DeviceMemoryOpenToMpi::~DeviceMemoryOpenToMpi() { plm_emu_open_device_memory(0); }
+#else
+DeviceMemoryOpenToMpi::DeviceMemoryOpenToMpi() = default;
+DeviceMemoryOpenToMpi::~DeviceMemoryOpenToMpi() = default;
 #endif
 
 const SpaceOps *space_ops(Space s) { return s == Space::host ? &kHostOps : cuda_space_ops(s); }

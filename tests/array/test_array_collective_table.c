@@ -64,7 +64,7 @@ static plm_status_t row_array_create(int bad)
 {
     plm_array_t x = NULL;
     plm_status_t st = plm_array_create(tu_comm, 2, G2, bad ? 1 : 0, PLM_PARTITION_SCATTER, PLM_FLOAT64,
-                                       PLM_MEMORY_HOST, &x); /* a valid axis, but another one */
+                                       tu_mem, &x); /* a valid axis, but another one */
     plm_array_destroy(&x);
     return st;
 }
@@ -75,7 +75,7 @@ static plm_status_t row_array_create_ex(int bad)
     int mask[TU_MAX_RANKS];
     alternating_mask(mask);
     if (bad) mask[0] = 5; /* a valid mask, but another one */
-    plm_status_t st = plm_array_create_ex(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, 0,
+    plm_status_t st = plm_array_create_ex(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, tu_mem, 0,
                                           NULL, tu_size, mask, NULL, 0, &x);
     plm_array_destroy(&x);
     return st;
@@ -84,7 +84,7 @@ static plm_status_t row_array_create_ex(int bad)
 static plm_status_t row_array_create_null_out(int bad)
 {
     plm_array_t x = NULL;
-    plm_status_t st = plm_array_create(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST,
+    plm_status_t st = plm_array_create(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, tu_mem,
                                        bad ? NULL : &x);
     plm_array_destroy(&x);
     return st;
@@ -207,14 +207,14 @@ static plm_status_t row_asarray_masked(int bad)
     int mask[TU_MAX_RANKS];
     alternating_mask(mask);
     plm_array_t x = ones(PLM_PARTITION_SCATTER, mask);
-    double *buf = tu_alloc(nones());
+    void *buf = tu_buf(tu_bytes(PLM_FLOAT64, nones()));
     int64_t n_full = nones(), n_group = 0, ls[2];
     TU_OK(plm_array_local_shape(x, ls));
     /* the caller's group size, for a valid n_out with masked = 1 */
     for (int r = 0; r < tu_size; r++)
         if (mask[r] == mask[tu_rank]) n_group += tu_split(G2[0], tu_size, r) * G2[1];
     plm_status_t st = plm_array_asarray(x, bad ? 1 : 0, buf, tu_bytes(PLM_FLOAT64, bad ? n_group : n_full));
-    free(buf);
+    tu_buf_free(buf);
     plm_array_destroy(&x);
     return st;
 }
@@ -222,9 +222,9 @@ static plm_status_t row_asarray_masked(int bad)
 static plm_status_t row_set_global(int bad)
 {
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
-    double *g = tu_alloc(nones());
-    plm_status_t st = plm_array_set_global(x, bad ? NULL : (void *)g, tu_bytes(PLM_FLOAT64, nones()));
-    free(g);
+    void *g = tu_buf(tu_bytes(PLM_FLOAT64, nones()));
+    plm_status_t st = plm_array_set_global(x, bad ? NULL : g, tu_bytes(PLM_FLOAT64, nones()));
+    tu_buf_free(g);
     plm_array_destroy(&x);
     return st;
 }
@@ -294,7 +294,7 @@ static plm_array_t on_space(plm_const_op_t op, int range)
     plm_layout_t l = NULL;
     plm_array_t x = NULL;
     TU_OK(range ? plm_op_range(op, &l) : plm_op_domain(op, &l));
-    TU_OK(plm_array_create_from_layout(l, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &x));
+    TU_OK(plm_array_create_from_layout(l, PLM_FLOAT64, tu_mem, NULL, 0, &x));
     TU_OK(plm_array_fill(x, 1, 0));
     plm_layout_destroy(&l);
     return x;
@@ -665,9 +665,9 @@ static plm_status_t row_add_ghost_cells(int bad)
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
     int64_t gs[2];
     TU_OK(plm_array_ghost_shape(x, 1, 1, gs));
-    double *buf = tu_alloc(nones() + 8);
+    void *buf = tu_buf(tu_bytes(PLM_FLOAT64, nones() + 8));
     plm_status_t st = plm_array_add_ghost_cells(x, 1, 1, buf, tu_bytes(PLM_FLOAT64, gs[0] * gs[1] - (bad ? 1 : 0)));
-    free(buf);
+    tu_buf_free(buf);
     plm_array_destroy(&x);
     return st;
 }
@@ -711,10 +711,10 @@ static plm_status_t row_stacked_asarray(int bad)
 {
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
     plm_stacked_t s = NULL;
-    double *buf = tu_alloc(nones());
+    void *buf = tu_buf(tu_bytes(PLM_FLOAT64, nones()));
     TU_OK(plm_stacked_create(1, &x, &s));
     plm_status_t st = plm_stacked_asarray(s, buf, tu_bytes(PLM_FLOAT64, nones() - (bad ? 1 : 0)));
-    free(buf);
+    tu_buf_free(buf);
     plm_stacked_destroy(&s);
     plm_array_destroy(&x);
     return st;
