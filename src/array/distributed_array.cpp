@@ -283,7 +283,7 @@ void DistributedArray::set_dot(comm::Agreement &ag, size_t lane, const Distribut
     // Mixed dtypes: the dot in the promoted dtype (NumPy's), the narrower operand widened
     // into scratch. Device kernels may fail (scratch, CUDA errors): inside the agreement, like
     // any check.
-    const DType dt = promote(dtype_, y->dtype_);
+    const DType dt = promote(dtype_, y.dtype_);
     if (!ag.check([&] {
             Buffer tx, ty;
             const void *px = data_as(dt, tx), *py = y.data_as(dt, ty);
