@@ -260,11 +260,12 @@ Request AlltoallvPlan::start(const Exec &e, const void *sbuf, void *rbuf) const
     for (const Peer &p : sends_)
         msgs[i++] = {true, const_cast<char *>(static_cast<const char *>(sbuf)) + p.displ * static_cast<int64_t>(es), p.count,
                      p.rank, t};
-    Request r = c_.backend(e.space).iexchange(e, dt_, msgs.data(), n);
+    Backend &b = c_.backend(e.space);
+    Request r = b.iexchange(e, dt_, msgs.data(), n);
     char *own_dst = static_cast<char *>(rbuf) + own_rdispl_ * static_cast<int64_t>(es);
     const char *own_src = static_cast<const char *>(sbuf) + own_sdispl_ * static_cast<int64_t>(es);
     if (own_count_ > 0 && own_dst != own_src)
-        copy_bytes(e.space, own_dst, e.space, own_src, static_cast<std::size_t>(own_count_) * es, e.stream);
+        b.copy_local(e, own_dst, own_src, static_cast<std::size_t>(own_count_) * es);
     return r;
 }
 

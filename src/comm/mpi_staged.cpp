@@ -436,6 +436,11 @@ public:
         return Request(std::move(p));
     }
 
+    void copy_local(const Exec &e, void *dst, const void *src, std::size_t bytes) override
+    {
+        copy_bytes(memory_, dst, memory_, src, bytes, e.stream);
+    }
+
     std::unique_ptr<Backend> split(const CommView &sub) const override
     {
         return std::make_unique<StagedBackend>(sub, memory_, staging_, chunk_bytes_, st_);
