@@ -190,9 +190,13 @@ class MPIL2(MPIProxOperator):
     The prox with Op runs `niter` iterations of CG on the normal equations (solver="cg") or CGLS
     on the regularised system (solver="cgls") from x0, warm-started from the last prox's solution
     when warm; niter may be a function of the number of prox calls so far (then each prox makes a
-    library L2 for that call, and the warm start is held here in `x0`). kwargs_solver may hold
-    `tol` (the inner solver's tolerance, 1e-4 by default, as PyLops-MPI's cg/cgls); any other key
-    raises NotImplementedError. Op must be an operator of this package with a library handle
+    library L2 for that call, and the warm start is held here in `x0`). kwargs_solver holds the
+    inner solver's keyword arguments, PyLops-MPI's keys: `tol` (1e-4 by default), and `show`,
+    `itershow`, `callback` and (cgls) `damp`, as this package's cg / cgls take them. With `tol`
+    alone the prox runs in the library; with any other key it runs PyLops-MPI's iterations in
+    Python over this package's cg / cgls (the same inner systems), and the proximal solvers then
+    take their Python path too. An unknown key raises TypeError (as PyLops-MPI's solver would
+    when called). Op must be an operator of this package with a library handle
     (MPIShellOperator for one defined in Python), a plain distributed one (not stacked). As in
     PyLops-MPI, Op is ignored when b is None. The q term's value is alpha Re(q^T x).
     """
@@ -204,10 +208,12 @@ class MPIL2(MPIProxOperator):
         if solver not in ("cg", "cgls"):
             raise ValueError(f"Provided solver={solver}. Available options are 'cg' or 'cgls'.")
         self.kwargs_solver = {} if kwargs_solver is None else dict(kwargs_solver)
-        unknown = sorted(set(self.kwargs_solver) - {"tol"})
+        keys = {"tol", "show", "itershow", "callback"} | ({"damp"} if solver == "cgls" else set())
+        unknown = sorted(set(self.kwargs_solver) - keys)
         if unknown:
-            raise NotImplementedError(f"MPIL2: kwargs_solver {unknown} are not supported "
-                                      "(only tol)")
+            raise TypeError(f"MPIL2: kwargs_solver {unknown} are not arguments of {solver} "
+                            f"({sorted(keys)})")
+        self._py = bool(set(self.kwargs_solver) - {"tol"})   # the prox runs in Python
         if not callable(niter) and int(niter) != niter:
             raise ValueError(f"MPIL2: niter {niter} is not an integer or a function")
         self.Op, self.b, self.q, self.x0 = Op, b, q, x0
@@ -248,7 +254,7 @@ class MPIL2(MPIProxOperator):
         return f"<MPIL2 sigma={self.sigma} solver={self.solver}>"
 
     def _plm_handle(self):
-        return None if callable(self.niter) else self._core._plm_handle()
+        return None if (callable(self.niter) or self._py) else self._core._plm_handle()
 
     def destroy(self):
         self._core.destroy()
@@ -261,9 +267,11 @@ class MPIL2(MPIProxOperator):
 
     def prox(self, x, tau, **kwargs):
         self.count += 1
+        op, b, q, x0 = self._args
+        if self._py and op is not None:
+            return self._prox_python(x, tau)
         if not callable(self.niter):
             return self._core.prox(x, tau)
-        op, b, q, x0 = self._args
         if op is None:
             return self._core.prox(x, tau)
         core = _L2Core(op, b, q, self.sigma, self.alpha, self.qgrad, int(self.niter(self.count)),
@@ -279,3 +287,36 @@ class MPIL2(MPIProxOperator):
 
     def proxdual(self, x, tau, **kwargs):
         return x - self.prox(x * (1.0 / tau), 1.0 / tau) * tau
+
+    def _prox_python(self, x, tau):
+        """PyLops-MPI's prox with Op, over this package's cg / cgls with kwargs_solver: CG on
+        (I + tau sigma Op^H Op) x = x + tau sigma Op^H b - tau alpha q, or CGLS on
+        [sqrt(tau sigma) Op; I] x = [sqrt(tau sigma) b; x - tau alpha q], from x0."""
+        from ..LinearOperator import _PyOp, _conform, _layout_of
+        from ..optimization import cg, cgls
+        if not np.isfinite(tau) or tau <= 0:
+            raise ValueError("tau must be positive")
+        op, b, q, x0 = self._args
+        niter = int(self.niter(self.count)) if callable(self.niter) else int(self.niter)
+        ts = float(tau * self.sigma)
+        comm = op.base_comm
+        n = op.shape[1]
+        x = _conform(x, _layout_of(lib.plm_op_domain, op.handle), np.dtype(op.dtype), comm)
+        ident = _PyOp((n, n), op.dtype, comm, lambda v: v.copy(), lambda v: v.copy())
+        if self.solver == "cg":
+            y = x + (op.H @ b) * (tau * self.sigma)
+            if q is not None:
+                y = y - q * (tau * self.alpha)
+            out = cg(ident + (op.H * op) * ts, y, x0=x0, niter=niter, **self.kwargs_solver)[0]
+        else:
+            y = x - q * (tau * self.alpha) if q is not None else x.copy()
+            s = np.sqrt(ts)
+            reg = _PyOp((op.shape[0] + n, n), op.dtype, comm,
+                        lambda v: StackedDistributedArray([(op @ v) * s, v.copy()], base_comm=comm),
+                        lambda w: op.H @ w[0] * s + w[1])
+            breg = StackedDistributedArray([b * s, y], base_comm=comm)
+            out = cgls(reg, breg, x0=x0, niter=niter, **self.kwargs_solver)[0]
+        if self.warm:
+            self._args = (op, b, q, out.copy())
+            self.x0 = self._args[3]
+        return out
