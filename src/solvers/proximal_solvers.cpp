@@ -5,11 +5,8 @@
 // with its own agreement on the solve's communicator.
 #include <cmath>
 #include <cstdio>
-#include <limits>
-#include <optional>
 #include <string>
 
-#include "core/alloc.hpp"
 #include "solvers/proximal.hpp"
 #include "solvers/proximal_util.hpp"
 
@@ -20,67 +17,54 @@ using namespace local;
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// PyLops-MPI's rule for a table row after iteration it (from 0).
-bool row(int64_t it, int64_t niter)
-{
-    return it < 10 || niter - it < 10 || (niter >= 10 && it % (niter / 10) == 0);
-}
-
-void require_plain_distributed(const ops::Operator::Ptr &op, const char *what)
-{
-    PLM_REQUIRE(op, PLM_ERR_INVALID_ARG, "%s is NULL", what);
-    PLM_REQUIRE(!op->is_local() && !op->stacked(), PLM_ERR_INVALID_ARG, "%s must be a plain distributed operator", what);
-}
-
-// The per-iteration callback: called on the ranks that set one, its answer (stop, or its
-// failure) agreed when some rank has a callback.
-class Callback {
-public:
-    Callback(const Monitor &m, const comm::Communicator &c, const char *what) : m_(m), c_(c), what_(what) {}
-    // Adds the "some rank has a callback or shows" lanes to the solve's agreement.
-    void add(comm::Agreement &ag)
-    {
-        lane_ = ag.add_lanes(2, comm::LaneOp::max);
-        ag.set(lane_, m_.stop ? 1 : 0);
-        ag.set(lane_ + 1, m_.show ? 1 : 0);
-    }
-    void read(const comm::Agreement &ag)
-    {
-        any_ = ag.get(lane_) > 0;
-        any_show_ = ag.get(lane_ + 1) > 0;
-    }
-    bool any_show() const { return any_show_; }
-    // True when some rank's callback asks to stop; a failure on any rank throws on every rank.
-    bool stop(int64_t it, double cost)
-    {
-        if (!any_) return false;
-        bool stop = false;
-        std::optional<Error> err;
-        if (m_.stop) {
-            alloc::Allowed user_code;
-            err = comm::capture([&] { stop = m_.stop(it, cost); });
-        }
-        comm::Agreement a(c_, what_);
-        a.add_error(err);
-        const size_t l = a.add_lanes(1, comm::LaneOp::max);
-        a.set(l, stop ? 1 : 0);
-        a.run();
-        return a.get(l) > 0;
-    }
-
-private:
-    const Monitor &m_;
-    const comm::Communicator &c_;
-    const char *what_;
-    size_t lane_ = 0;
-    bool any_ = false, any_show_ = false;
-};
-
 const char *accel_name(int a)
 {
     return a == PLM_ACCEL_VANDENBERGHE ? "vandenberghe" : a == PLM_ACCEL_FISTA ? "fista" : "None";
+}
+
+// pyproximal's line search from y (ProximalGradient with backtracking): x = prox_{eps tau g}(y -
+// tau grad f(y)), tau *= beta until f(x) <= f(y) + Re<grad f(y), x - y> + ||x - y||^2 / (2 tau)
+// or niterback tries; tau is the last one tried times beta when none passed, as pyproximal
+// leaves it. gr, w and d are work vectors of y's layout.
+void backtrack(const Prox &f, const Prox &g, const DistributedArray &y, double eps, double beta, int64_t niterback,
+               double &tau, DistributedArray &x, DistributedArray &gr, DistributedArray &w, DistributedArray &d)
+{
+    const comm::Communicator &c = y.base();
+    {
+        comm::Agreement a(c, "ProximalGradient grad");
+        f.grad(a, y, gr);
+    }
+    double fy = 0;
+    {
+        comm::Agreement a(c, "ProximalGradient f");
+        fy = f.value(a, y);
+    }
+    for (int64_t ib = 0; ib < niterback; ++ib) {
+        copy(y, w);
+        axpby(-tau, gr, 1, w);  // w = y - tau grad f(y)
+        {
+            comm::Agreement a(c, "ProximalGradient prox");
+            g.apply(a, w, eps * tau, x);
+        }
+        copy(x, d);
+        axpby(-1, y, 1, d);  // d = x - y
+        double re = 0, im = 0, nd = 0;
+        {
+            comm::Agreement a(c, "ProximalGradient backtracking");
+            const size_t dl = d.add_dot(a, &gr, true);
+            const DistributedArray::NormLanes nl = d.add_norm(a, 2.0);
+            a.run();
+            d.read_dot(a, dl, &re, &im);
+            nd = d.read_norm(a, nl);
+        }
+        double fx = 0;
+        {
+            comm::Agreement a(c, "ProximalGradient f");
+            fx = f.value(a, x);
+        }
+        if (fx <= fy + re + (1.0 / (2.0 * tau)) * (nd * nd)) break;
+        tau *= beta;
+    }
 }
 
 }  // namespace
@@ -88,11 +72,18 @@ const char *accel_name(int a)
 void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, DistributedArray &x, const ProxGrad &o,
                        Info &info, const Monitor &mon)
 {
-    DistributedArray::Ptr y, xold, gr, w;
+    DistributedArray::Ptr y, xold, gr, w, d;
     ag.check([&] {
         PLM_REQUIRE(f.has_grad(), PLM_ERR_NOT_SUPPORTED, "ProximalGradient: proxf (%s) has no gradient", prox_name(f));
         PLM_REQUIRE(std::isfinite(o.tau) && o.tau > 0, PLM_ERR_INVALID_ARG,
-                    "ProximalGradient: tau %g is not finite and > 0 (tau is required: no backtracking)", o.tau);
+                    "ProximalGradient: tau %g is not finite and > 0", o.tau);
+        if (o.backtrack) {
+            PLM_REQUIRE(o.beta > 0 && o.beta < 1, PLM_ERR_INVALID_ARG, "ProximalGradient: beta %g is not in (0, 1)",
+                        o.beta);
+            PLM_REQUIRE(o.niterback >= 1, PLM_ERR_INVALID_ARG, "ProximalGradient: niterback %lld is not >= 1",
+                        static_cast<long long>(o.niterback));
+            d = x.empty_like();
+        }
         PLM_REQUIRE(o.eta > 0 && o.eta <= 1, PLM_ERR_INVALID_ARG, "ProximalGradient: eta %g is not in (0, 1]", o.eta);
         PLM_REQUIRE(o.niter >= 0, PLM_ERR_INVALID_ARG, "ProximalGradient: niter %lld is negative",
                     static_cast<long long>(o.niter));
@@ -115,6 +106,11 @@ void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, Distri
     ag.fold(o.accel);
     ag.fold(static_cast<int64_t>(o.epsg.size()));
     for (double v : o.epsg) ag.fold_double(v);
+    ag.fold(o.backtrack);
+    if (o.backtrack) {
+        ag.fold_double(o.beta);
+        ag.fold(o.niterback);
+    }
     Callback cb(mon, x.base(), "ProximalGradient callback");
     cb.add(ag);
     ag.run();
@@ -128,6 +124,7 @@ void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, Distri
                     "---------------------------------------------------------\n"
                     "Proximal operator (f): %s\nProximal operator (g): %s\n",
                     prox_name(f), prox_name(g));
+        if (o.backtrack) std::printf("tau = %g\tbacktrack = True\tbeta = %10e\n", o.tau, o.beta);
         if (o.epsg.size() == 1) std::printf("tau = %g\tepsg = %g\n", o.tau, o.epsg[0]);
         else std::printf("tau = %g\tepsg = Multi\n", o.tau);
         std::printf("niter = %lld\ttol = %g\tacceleration = %s\n\n", static_cast<long long>(o.niter), o.tol,
@@ -135,22 +132,26 @@ void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, Distri
         std::printf("   Itn       x[0]          f           g       J=f+eps*g       tau\n");
     }
     copy(x, *y);
+    double tau = o.tau;  // backtracking changes it
     double t = 1, pfg = std::numeric_limits<double>::infinity();
     int64_t it = 0;
     Stop why = Stop::none;
     while (it < o.niter && why == Stop::none) {
         const double eps = o.epsg.size() == 1 ? o.epsg[0] : o.epsg[static_cast<size_t>(it)];
         copy(x, *xold);
+        if (o.backtrack) backtrack(f, g, *y, eps, o.beta, o.niterback, tau, x, *gr, *w, *d);  // x from y
         DistributedArray &base = o.eta == 1.0 ? *y : x;
-        {
-            comm::Agreement a(c, "ProximalGradient grad");
-            f.grad(a, base, *gr);
-        }
-        copy(base, *w);
-        axpby(-o.tau, *gr, 1, *w);  // w = base - tau grad f(base)
-        {
-            comm::Agreement a(c, "ProximalGradient prox");
-            g.apply(a, *w, eps * o.tau, o.eta == 1.0 ? x : *w);
+        if (!o.backtrack || o.eta != 1.0) {
+            {
+                comm::Agreement a(c, "ProximalGradient grad");
+                f.grad(a, base, *gr);
+            }
+            copy(base, *w);
+            axpby(-tau, *gr, 1, *w);  // w = base - tau grad f(base)
+            {
+                comm::Agreement a(c, "ProximalGradient prox");
+                g.apply(a, *w, eps * tau, o.eta == 1.0 ? x : *w);
+            }
         }
         if (o.eta != 1.0) {
             axpby(-1, x, 1, *w);     // prox - x
@@ -185,9 +186,10 @@ void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, Distri
         }
         if (print && row(it - 1, o.niter))
             std::printf("%6lld  %12.5e  %10.3e  %10.3e  %10.3e  %10.3e\n", static_cast<long long>(it), first(x), pf, pg,
-                        J, o.tau);
+                        J, tau);
     }
     if (print) std::printf("\n---------------------------------------------------------\n");
+    if (o.tau_out) *o.tau_out = tau;
     info.iterations = it;
     info.reason = why == Stop::none ? Stop::iterations : why;
     info.r1norm = info.cost.empty() ? kNaN : info.cost.back();
@@ -216,8 +218,8 @@ void admml2(comm::Agreement &ag, const Prox &g, const ops::Operator::Ptr &op, co
         PLM_REQUIRE(std::isfinite(o.tau) && o.tau > 0, PLM_ERR_INVALID_ARG, "ADMML2: tau %g is not finite and > 0",
                     o.tau);
         PLM_REQUIRE(o.niter >= 0 && o.inner_niter >= 0, PLM_ERR_INVALID_ARG, "ADMML2: niter or inner_niter is negative");
-        PLM_REQUIRE(!z.stack || g.kind != Prox::Kind::l2, PLM_ERR_NOT_SUPPORTED,
-                    "ADMML2: a stacked z takes an L1, L0, Box or user g (L2 takes single arrays)");
+        PLM_REQUIRE(!z.stack || !g.single_only(), PLM_ERR_NOT_SUPPORTED,
+                    "ADMML2: a stacked z takes a g that takes stacks (not L2, nor one holding an array)");
         if (z.stack)
             for (const DistributedArray::Ptr &m : z.stack->members()) zs.push_back(m.get());
         else
