@@ -6,7 +6,6 @@
 // variable y lives on A's range: one array for a plain A, a stack's members for a stacked A.
 #include <cmath>
 #include <cstdio>
-#include <string>
 
 #include "solvers/proximal.hpp"
 #include "solvers/proximal_util.hpp"
@@ -79,15 +78,15 @@ double table_value(const Prox &p, const comm::Communicator &c, const In &xs, con
 struct Costs {
     double pf = kNaN, pg = kNaN, zx = 0, J = kNaN;
 };
-Costs costs(const Prox &f, const Prox &g, const ops::Operator &A, const DistributedArray &x, const Members &ax,
-            const DistributedArray *z)
+Costs costs(const Prox &f, const Prox &g, const ops::Operator &A, const DistributedArray &x,
+            const ops::Operator::In &x_in, const Members &ax, const DistributedArray *z)
 {
     const comm::Communicator &c = x.base();
     Costs k;
     k.pf = table_value(f, c, In(x), "PrimalDual f");
     {
         comm::Agreement a(c, "PrimalDual A x");
-        ops::apply(a, A, {&x}, ax.p, false);
+        ops::apply(a, A, x_in, ax.p, false);
     }
     k.pg = table_value(g, c, ax.in(), "PrimalDual g");
     if (z) {
@@ -141,6 +140,8 @@ void primal_dual(comm::Agreement &ag, const Prox &f, const Prox &g, const ops::O
     Parts ys;
     Members ax, w;
     DistributedArray::Ptr xold, xhat, aty, xw;
+    ops::Operator::In y_in, xhat_in, x_in;  // the applies' operand lists, made in the check
+    ops::Operator::Out aty_out;
     ag.check([&] {
         PLM_REQUIRE(o.niter >= 0, PLM_ERR_INVALID_ARG, "PrimalDual: niter %lld is negative",
                     static_cast<long long>(o.niter));
@@ -158,6 +159,10 @@ void primal_dual(comm::Agreement &ag, const Prox &f, const Prox &g, const ops::O
         xhat = x.empty_like();
         aty = x.empty_like();
         xw = x.empty_like();
+        y_in = const_parts(ys);
+        xhat_in = {xhat.get()};
+        x_in = {&x};
+        aty_out = {aty.get()};
         info = Info{};
         info.cost.reserve(static_cast<size_t>(o.niter));
     });
@@ -183,17 +188,16 @@ void primal_dual(comm::Agreement &ag, const Prox &f, const Prox &g, const ops::O
     const bool print = mon.show && c.rank() == 0;
     if (print) {
         print_header("Primal-dual", f, g, z);
-        std::printf("tau = %s\t\tmu = %s\ntheta = %.2f\t\tniter = %lld\n\n",
-                    o.tau.size() == 1 ? std::to_string(o.tau[0]).c_str() : "Variable",
-                    o.mu.size() == 1 ? std::to_string(o.mu[0]).c_str() : "Variable", o.theta,
+        char t[32] = "Variable", m[32] = "Variable";  // no allocation after the agreement
+        if (o.tau.size() == 1) std::snprintf(t, sizeof t, "%g", o.tau[0]);
+        if (o.mu.size() == 1) std::snprintf(m, sizeof m, "%g", o.mu[0]);
+        std::printf("tau = %s\t\tmu = %s\ntheta = %.2f\t\tniter = %lld\n\n", t, m, o.theta,
                     static_cast<long long>(o.niter));
         std::printf("   Itn       x[0]          f           g          z^x       J = f + g + z^x\n");
     }
     if (!o.use_y0)
         for (DistributedArray *m : ys) m->fill(make_scalar(m->dtype(), 0, 0, "PrimalDual"));
     copy(x, *xhat);
-    const ops::Operator::In y_in = const_parts(ys), xhat_in = {xhat.get()};
-    const ops::Operator::Out aty_out = {aty.get()};
     const auto ystep = [&](double mu) {  // y = prox_{mu g*}(y + mu A xhat)
         {
             comm::Agreement a(c, "PrimalDual A xhat");
@@ -234,7 +238,7 @@ void primal_dual(comm::Agreement &ag, const Prox &f, const Prox &g, const ops::O
         }
         Costs k;
         if (values) {
-            k = costs(f, g, *A, x, ax, z);
+            k = costs(f, g, *A, x, x_in, ax, z);
             info.cost.push_back(k.J);
         }
         ++it;
@@ -255,6 +259,8 @@ void adaptive_primal_dual(comm::Agreement &ag, const Prox &f, const Prox &g, con
     Members y, yold, ax, axold, w, ry;
     DistributedArray::Ptr xold, aty, atyold, xw, atz, r;
     std::vector<DistributedArray::NormLanes> dlanes;  // the dual residual's members
+    ops::Operator::In x_in, y_in, z_in;  // the applies' operand lists, made in the check
+    ops::Operator::Out aty_out, atz_out;
     ag.check([&] {
         PLM_REQUIRE(o.niter >= 0, PLM_ERR_INVALID_ARG, "AdaptivePrimalDual: niter %lld is negative",
                     static_cast<long long>(o.niter));
@@ -287,6 +293,13 @@ void adaptive_primal_dual(comm::Agreement &ag, const Prox &f, const Prox &g, con
         atyold = x.empty_like();
         xw = x.empty_like();
         r = x.empty_like();
+        x_in = {&x};
+        y_in = const_parts(y.p);
+        aty_out = {aty.get()};
+        if (z) {
+            z_in = {z};
+            atz_out = {atz.get()};
+        }
         info = Info{};
         info.cost.reserve(static_cast<size_t>(o.niter));
     });
@@ -309,14 +322,12 @@ void adaptive_primal_dual(comm::Agreement &ag, const Prox &f, const Prox &g, con
                     o.tau, o.mu, o.alpha, o.eta, o.s, o.delta, static_cast<long long>(o.niter), o.tol);
         std::printf("   Itn       x[0]          f           g          z^x       J = f + g + z^x\n");
     }
-    const ops::Operator::In x_in = {&x}, y_in = const_parts(y.p);
-    const ops::Operator::Out aty_out = {aty.get()};
     for (DistributedArray *m : y.p) m->fill(make_scalar(m->dtype(), 0, 0, "AdaptivePrimalDual"));
     for (DistributedArray *m : ax.p) m->fill(make_scalar(m->dtype(), 0, 0, "AdaptivePrimalDual"));
     aty->fill(make_scalar(aty->dtype(), 0, 0, "AdaptivePrimalDual"));
     if (z) {
         comm::Agreement a(c, "AdaptivePrimalDual A^H z");
-        ops::apply(a, *A, {z}, {atz.get()}, true);
+        ops::apply(a, *A, z_in, atz_out, true);
     }
     double tau = o.tau, mu = o.mu, alpha = o.alpha;
     const auto record = [&](int64_t i) {
@@ -401,7 +412,7 @@ void adaptive_primal_dual(comm::Agreement &ag, const Prox &f, const Prox &g, con
         record(it);
         Costs k;
         if (values) {
-            k = costs(f, g, *A, x, w, z);  // w: free scratch on A's range here
+            k = costs(f, g, *A, x, x_in, w, z);  // w: free scratch on A's range here
             info.cost.push_back(k.J);
         }
         if (cb.stop(it, k.J)) why = Stop::callback;
