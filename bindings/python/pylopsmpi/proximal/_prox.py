@@ -83,6 +83,13 @@ class _Compositions:
             return self.postcomposition(sigma)
         return self.chain(sigma)
 
+    def __mul__(self, other):
+        # g * f is f.chain(g) (pyproximal's __rmul__), also when both are MPIProxOperators
+        # (Python asks the right operand's __rmul__ only for operands of different types)
+        if hasattr(other, "prox") and not isinstance(other, numbers.Number):
+            return other.chain(self)
+        return NotImplemented
+
     @property
     def H(self):
         """pyproximal's adjoint: prox and proxdual swapped (applied in Python)."""
