@@ -128,6 +128,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/ DESTINATION ${PLM_DATA_INSTALL
         PATTERN "*.mod" EXCLUDE PATTERN "*.so" EXCLUDE PATTERN "build*" EXCLUDE)
 
 # --- documentation ---------------------------------------------------------------------------------
-install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT Documentation)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
-        COMPONENT Documentation FILES_MATCHING PATTERN "*.md")
+# README, CHANGELOG and docs/ go beside examples/ and bindings/, as in the source tree, so the
+# pages' links into them hold in the installed copy (tests/docs/run-doc-blocks checks them).
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/CHANGELOG.md
+        DESTINATION ${PLM_DATA_INSTALL_DIR} COMPONENT Documentation)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${PLM_DATA_INSTALL_DIR}/docs
+        COMPONENT Documentation FILES_MATCHING PATTERN "*.md" PATTERN "*.png")

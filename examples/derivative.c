@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     plm_comm_t comm = NULL;
     TRY(plm_comm_create(MPI_COMM_WORLD, NULL, &comm));
 
-    const double h = 2 * M_PI / N;
+    const double h = 2 * acos(-1.0) / N;   /* 2 pi / N (M_PI is not C99) */
     const int64_t dims[1] = {N};
     plm_op_t d1 = NULL, d2 = NULL;
     TRY(plm_op_first_derivative(comm, PLM_FLOAT64, 1, dims, -1, 0, h, PLM_DERIV_CENTERED, 5, 1, &d1));

@@ -166,9 +166,17 @@ PLM_API plm_status_t plm_comm_config_set_nccl_comm(plm_comm_config_t config, voi
 /**
  * Create a communicator from an MPI communicator, which is duplicated (the caller keeps and
  * frees its own). Errors on the duplicate return instead of aborting. A NULL out or a bad
- * config on one rank fails every rank. MPI_COMM_NULL, an inter-communicator or a handle MPI
- * does not know is PLM_ERR_INVALID_ARG on the ranks that passed it (locally: there is no
- * communicator to agree on).
+ * config on one rank fails every rank.
+ *
+ * What is checked, on the ranks that passed it (locally: there is no communicator to agree on,
+ * so the other ranks may then wait in the duplicate): MPI_COMM_NULL and inter-communicators are
+ * PLM_ERR_INVALID_ARG, and so is a handle for which MPI's own MPI_Comm_test_inter() returns
+ * an error (asked with errors returned, not fatal).
+ * What C cannot check: a value that is not an MPI_Comm of this MPI at all - the integer of
+ * mpi4py's comm.py2f() or of a Fortran handle, another MPI's handle, garbage - is undefined
+ * behaviour inside MPI; with Open MPI, whose MPI_Comm is a pointer, it crashes the process
+ * before the library can look at it. Languages other than C pass the Fortran handle to
+ * plm_comm_create_f(), which MPI can look up and refuse.
  * @param[in]  mpi_comm any intra-communicator
  * @param[in]  config   options (plm_comm_config_create()), or NULL for the defaults
  * @param[out] out      new communicator; free with plm_comm_destroy() before MPI_Finalize
@@ -178,7 +186,9 @@ PLM_API plm_status_t plm_comm_config_set_nccl_comm(plm_comm_config_t config, voi
 PLM_API plm_status_t plm_comm_create(MPI_Comm mpi_comm, plm_const_comm_config_t config, plm_comm_t *out);
 
 /** plm_comm_create() from a Fortran handle: the way languages other than C pass a
- *  communicator. A handle MPI does not know is PLM_ERR_INVALID_ARG (locally), never an abort.
+ *  communicator. An integer that MPI_Comm_f2c() maps to no communicator (MPI's table has no
+ *  such entry), or to MPI_COMM_NULL or an inter-communicator, is PLM_ERR_INVALID_ARG on the
+ *  ranks that passed it (locally), never an abort.
  *  @param[in]  mpi_comm Fortran handle of an intra-communicator (Fortran's MPI_Comm%MPI_VAL or
  *                       integer handle, mpi4py's comm.py2f())
  *  @param[in]  config   options (plm_comm_config_create()), or NULL for the defaults

@@ -80,6 +80,14 @@ PLM_API plm_status_t plm_op_zero(plm_dtype_t dtype, int64_t rows, int64_t cols, 
  * with PLM_ERR_CALLBACK on every rank (never a hang). Applied to device arrays, the library
  * copies the data to host buffers and back around each call (host twins; plm_op_native()
  * says 0 for device memory).
+ *
+ * The return value is the only way a failure reaches the library, for this and every other
+ * callback type of the API. A callback written in a language with exceptions must catch them
+ * and return non-zero: a Python ctypes callback that raises returns an undefined value to C
+ * (often 0, so the apply "succeeds" with whatever out holds: a silent wrong result). cffi
+ * callbacks made with error=1 (ffi.callback(..., error=1), or ffi.def_extern(error=1) as a
+ * decorator) return 1 on an exception, and the Python package pylopsmpi turns one into a
+ * CallbackError on every rank.
  */
 typedef int (*plm_op_fn)(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dtype,
                          plm_memory_t memory);

@@ -1,7 +1,7 @@
 /* The public header as a C99 user sees it: this file is compiled with
  * -std=c99 -Wall -Wextra -Werror -pedantic (tests/api/CMakeLists.txt), so any C++ or non-C99
  * construct or warning in pylopsmpi.h / pylopsmpi_version.h fails the build. It uses every enum
- * value, PLM_COMM_CONFIG_INITIALIZER and the version macros, and checks the library-wide
+ * value, the config object and the version macros, and checks the library-wide
  * conventions the header promises: version values, status strings, the version handshake,
  * plm_last_error() semantics, *out = NULL on failure, NULL-safe destroy, dtype sizes. */
 #include "pylopsmpi.h"

@@ -15,10 +15,10 @@ module tridiagonal_blocks
 contains
   ! y = A x (A is symmetric: the adjoint is the same subroutine)
   subroutine tridiag_apply(ctx, x, y, ierr)
-    class(*), intent(inout) :: ctx
+    class(*), intent(inout) :: ctx            ! the operator's copy of the context
     real(c_double), intent(in) :: x(:)
     real(c_double), intent(out) :: y(:)
-    integer, intent(inout) :: ierr
+    integer, intent(inout) :: ierr            ! leave 0, or set non-zero to fail the apply
     integer :: n
     n = size(x)
     select type (ctx)
