@@ -342,7 +342,8 @@ typedef enum plm_accel {
  * (Accelerated) proximal gradient (PyLops-MPI's ProximalGradient) for
  * min f(x) + epsg g(x): with eta = 1, x = prox_{epsg_k tau g}(y - tau grad f(y)), else
  * x = x + eta (prox_{epsg_k tau g}(x - tau grad f(x)) - x); then y = x + omega (x - x_old).
- * tau is required (no backtracking). With tol > 0 it stops when |1 - J / J_old| < tol,
+ * tau is fixed (backtracking: plm_solve_proximal_gradient_backtracking()). With tol > 0 it
+ * stops when |1 - J / J_old| < tol,
  * J = f(x) + epsg_k g(x). x must not be masked. Every iteration calls the info's callback
  * (cost: J when it is computed, else NaN); with show, rank 0 prints PyLops-MPI's table
  * (Itn, x[0], f, g, J, tau). The cost history holds J per iteration when tol > 0 or some
