@@ -1,7 +1,7 @@
 /* bench_fft: the distributed FFT (plm_op_fftnd over every axis of an n^3 complex128 cube)
  * next to its floor measured in the same run: the same local FFTW transforms called directly
  * (2-D FFTs of this rank's slab of rows, then 1-D FFTs along axis 0 of its slab of the
- * transposed cube, plans made once with FFTW_ESTIMATE as the library's) plus one
+ * transposed cube, plans made once with FFTW_ESTIMATE, the operator's effort here) plus one
  * MPI_Alltoall of the local data, not rearranged (so the floor's output is not the FFT). The
  * operator adds the packing around its all-to-all and its pipeline; ratio = operator / floor.
  * A second row per size times plm_op_fftnd_ex with PLM_FFT_OUTPUT_AXIS0 (the output back in
@@ -66,8 +66,8 @@ static void run(plm_comm_t comm, int64_t n, int reps, plm_fft_output_t output)
     b.local = n * n * n / g_size;
     const int64_t dims[3] = {n, n, n};
     const int axes[3] = {0, 1, 2};
-    CHECK(plm_op_fftnd_ex(comm, PLM_COMPLEX128, 3, dims, 3, axes, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL, output,
-                          &b.op));
+    CHECK(plm_op_fftnd_plan(comm, PLM_COMPLEX128, 3, dims, 3, axes, NULL, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL,
+                            output, PLM_FFT_PLANNING_ESTIMATE, &b.op)); /* the floor's effort */
     plm_layout_t dl = NULL, rl = NULL;
     CHECK(plm_op_domain(b.op, &dl));
     CHECK(plm_op_range(b.op, &rl));

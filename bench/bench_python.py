@@ -12,7 +12,8 @@ float64), times in the same run:
   - floors of one apply's Python part, each against the C apply: a bare cffi call
     (plm_version), a new numpy local array, and a new C array on the output layout (numpy
     array, plm_array_create_from_layout, plm_array_destroy: what a new output costs at least),
-    and the C apply into such a new array each time (the C side of Op @ x's semantics).
+    and the C apply into such a new array each time (the C side of Op @ x's semantics); then
+    Op @ x against that last floor timed alternately (3 x REPEAT rounds), its ratio the target.
 Prints a table in microseconds (best of REPEAT runs, max over ranks); asserts nothing. The
 machine's load moves these figures: compare Python and C of the same run, over several runs.
 """
@@ -40,6 +41,19 @@ def best(fn, repeat=REPEAT, inner=1):
             fn()
         ts.append((time.perf_counter() - t0) / inner)
     return comm.allreduce(min(ts), op=MPI.MAX)
+
+
+def best_pair(f, g, repeat=REPEAT, inner=1):
+    """best() of f and of g timed alternately (rounds of f then g), so both see the same load."""
+    tf, tg = [], []
+    for _ in range(repeat):
+        for fn, ts in ((f, tf), (g, tg)):
+            comm.Barrier()
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                fn()
+            ts.append((time.perf_counter() - t0) / inner)
+    return comm.allreduce(min(tf), op=MPI.MAX), comm.allreduce(min(tg), op=MPI.MAX)
 
 
 def row(name, t_py, t_c):
@@ -106,6 +120,8 @@ def floors(Op, y, t_c, inner):
     row("floor: numpy.empty of the local block", best(lambda: np.empty(shape, dt), inner=n), t_c)
     row("floor: numpy + C array create/destroy", best(new_c_array, inner=n), t_c)
     row("floor: C apply into a new numpy + C array", best(c_apply_new_out, inner=inner), t_c)
+    t_py, t_new = best_pair(lambda: Op @ y, c_apply_new_out, repeat=3 * REPEAT, inner=inner)
+    row("one apply vs the C apply into a new array", t_py, t_new)
     lib.plm_layout_destroy(lay)
 
 

@@ -1,7 +1,8 @@
 /* Distributed matrix multiplication with SUMMA (PyLops-MPI's MPIMatrixMult, kind="summa").
  *
- * Y = A X with A (n x k) and X (k x m) cut into the blocks of a process grid (any rank count:
- * 6 ranks make a 2 x 3 grid). plm_matmul_blocks says which block of A, X and Y this rank
+ * Y = A X with A (n x k) and X (k x m) cut into the blocks of a process grid (any rank count;
+ * grid_rows 0 chooses the grid for the shape: 3 x 2 on 6 ranks for this one, 2 x 2 on 4).
+ * plm_matmul_blocks says which block of A, X and Y this rank
  * holds; each rank fills its blocks of A and X, applies the operator, and gathers Y (the
  * blocks in rank order). Every rank then compares every block with a serial product computed
  * here, likewise the adjoint A^H Y, and the program exits 1 if any relative error exceeds 1e-12.
@@ -62,7 +63,7 @@ int main(int argc, char **argv)
     plm_comm_t comm = NULL;
     TRY(plm_comm_create(MPI_COMM_WORLD, NULL, &comm));
 
-    /* this rank's blocks (grid_rows 0: the grid closest to square) */
+    /* this rank's blocks (grid_rows 0: the grid chosen for the shape) */
     int grid[4];
     int64_t ab[4], xb[4], yb[4];
     TRY(plm_matmul_blocks(PLM_MATMUL_SUMMA, nranks, rank, 0, N, K, M, grid, ab, xb, yb));

@@ -472,7 +472,13 @@ PLM_API plm_status_t plm_array_add_ghost_cells(plm_const_array_t x, int64_t befo
 /**
  * New array with x's data distributed along another axis with the default split (one
  * all-to-all exchange). Same axis or a BROADCAST kind: a copy. Mask, dtype kept. axis must
- * be equal on every rank.
+ * be equal on every rank. The exchange's plan (counts, blocks, one scratch buffer of at most
+ * x's local size, and the data buffer of the last array it returned, once that array is
+ * destroyed) is made by the first call for an (axis, dtype, memory) and kept with x's layout
+ * (up to 4 plans, freed with the layout), so a later call on arrays of that layout whose last
+ * result is gone allocates no buffer; this rank's own block is copied from x to the new array
+ * directly, and blocks that are contiguous in x (or in the new array) are sent (received)
+ * without a copy.
  * @param[in]  x    the array
  * @param[in]  axis the new distributed axis
  * @param[out] out  new array; destroy with plm_array_destroy()

@@ -30,9 +30,18 @@ typedef enum plm_matmul_kind {
 
 /**
  * Y = A X with A (n x k), X (k x m), Y (n x m), on a grid_rows x grid_cols process grid
- * (rank = row * grid_cols + col). Any rank count works: grid_rows = 0 picks the largest
- * divisor of the rank count not above its square root (6 ranks: 2 x 3; a prime: 1 x P);
- * otherwise grid_rows must divide it. A dimension of d points split in q blocks gives block
+ * (rank = row * grid_cols + col). Any rank count works: grid_rows must divide it, or be 0 to
+ * choose the grid for the shape and kind. The choice (R rows, Q = nranks / R columns) is the
+ * divisor with the smallest cost in elements per rank, ties going first to the largest divisor
+ * not above the square root of nranks, then to the fewest rows:
+ * - SUMMA, what a rank receives per apply (A panels along its grid row, X panels along its
+ *   grid column): n k (Q - 1) / (R Q) + k m (R - 1) / (R Q);
+ * - block, what a rank holds plus what it receives (the mean of forward and adjoint):
+ *   n k / Q + (k + n) m / R + (Q - 1) / Q * m / R * (n + 2 k) / 2.
+ * Square products keep the squarest grid with rows <= columns (SUMMA on 6 ranks: 2 x 3; a
+ * prime: 1 x P); thin ones get one grid column or one grid row (SUMMA 4096 x 256 x 64 on 2
+ * ranks: 2 x 1, where A never moves). Pass grid_rows to override. A dimension of d points
+ * split in q blocks gives block
  * i the range [min(d, i b), min(d, (i+1) b)) with b = ceil(d / q) (trailing blocks may be
  * empty). For rank `rank`, writes (each may be NULL):
  * - grid: {grid_rows, grid_cols, row, col};
@@ -46,7 +55,7 @@ typedef enum plm_matmul_kind {
  * @param[in]  kind      block or SUMMA
  * @param[in]  nranks    number of ranks
  * @param[in]  rank      the rank asked about, 0..nranks-1
- * @param[in]  grid_rows rows of the process grid, or 0 to pick
+ * @param[in]  grid_rows rows of the process grid, or 0 to choose for the shape and kind
  * @param[in]  n         rows of A and Y
  * @param[in]  k         columns of A, rows of X
  * @param[in]  m         columns of X and Y
@@ -68,13 +77,15 @@ PLM_API plm_status_t plm_matmul_blocks(plm_matmul_kind_t kind, int nranks, int r
  * - SUMMA: the forward broadcasts panels of A along grid rows and of X along grid columns
  *   and accumulates their products; the adjoint broadcasts A panels along rows and reduces
  *   the products along columns. The next panel's communication overlaps this panel's gemm.
+ *   On one grid column A's panels are read in place and the forward gathers X's column block
+ *   whole (one allgatherv, k x m elements of scratch) for a single gemm.
  * - block: y block = all of A times the X block: a local gemm, then an allgatherv along the
  *   grid row; the adjoint reduces along it. X and Y are replicated across a grid row, so
  *   domain and range carry the mask {col of each rank}: reductions (dot, norms, solvers)
  *   count one copy. Inputs must hold equal copies (the results do).
  * @param[in]  comm      communicator
  * @param[in]  kind      block or SUMMA
- * @param[in]  grid_rows rows of the process grid, or 0 to pick (plm_matmul_blocks())
+ * @param[in]  grid_rows rows of the process grid, or 0 to choose for the shape (plm_matmul_blocks())
  * @param[in]  dtype     element type
  * @param[in]  n         rows of A and Y
  * @param[in]  k         columns of A, rows of X

@@ -352,11 +352,18 @@ PLM_API plm_status_t plm_op_dtype(plm_const_op_t op, plm_dtype_t *dtype);
  *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_op_is_local(plm_const_op_t op, int *is_local);
+/** Whether op is linear over the complex numbers (PyLops' clinear): 1 for every operator but
+ *  the real-input FFTs (plm_op_fftnd() with real = 1 or a real dtype: linear over the reals
+ *  only, as they keep the real part of their model) and composites or stacks holding one.
+ *  @param[in]  op      the operator
+ *  @param[out] clinear 1 or 0
+ *  @returns PLM_SUCCESS, or an error status (plm_last_error())
+ *  \notcollective */
+PLM_API plm_status_t plm_op_clinear(plm_const_op_t op, int *clinear);
 /**
  * Whether applying op to arrays in `memory` computes there with no host copy of the data
  * (*native = 1): every operator of the library does, on host and device memory alike, except
- * on device memory NonStationaryConvolve1D (host arrays only) and the one FFT layout cuFFT's
- * real passes do not take (plm_op_fftnd(): computed on host copies); otherwise only a
+ * on device memory NonStationaryConvolve1D (host arrays only); otherwise only a
  * callback operator declared for the other memory space
  * (plm_op_callback() on device arrays, plm_op_callback_device() on host arrays), or a composite
  * holding one, stages its data (*native = 0).
@@ -440,7 +447,9 @@ PLM_API plm_status_t plm_op_apply_adjoint_stacked(plm_const_op_t op, plm_const_s
  * Dot test: with u on the domain and v on the range filled with pseudo-random values (the
  * same for every rank count; on a masked layout by index within the mask group, so data
  * replicated across groups are equal), compares yy = (Op u)^H v with xx = u^H (Op^H v);
- * *passed = |xx - yy| <= rtol max(|xx|, |yy|).
+ * *passed = |xx - yy| <= rtol max(|xx|, |yy|). An operator linear over the reals only
+ * (plm_op_clinear() gives 0) is tested as PyLops' dottest does: complex vectors as vectors of
+ * real pairs, yy = Re((Op u)^H v) and xx = Re(u^H (Op^H v)) (imaginary parts reported 0).
  * @param[in]  op     the operator
  * @param[in]  rtol   relative tolerance
  * @param[out] passed 1 or 0

@@ -161,8 +161,11 @@ typedef enum plm_fft_norm {
  * one axis, the output axis (plm_op_fft_range()), with the default split, again as a 1-D
  * SCATTER vector of the C-order blocks: axis 0 when 0 is not among axes (then the operator
  * needs no communication); otherwise the first axis not among axes, or axis 1 when every
- * axis is transformed (one all-to-all per apply; an FFT along axis 0 needs ndim >= 2).
- * plm_op_fftnd_ex() can keep the output split along axis 0 instead (PyLops-MPI's output).
+ * axis is transformed (one all-to-all per apply). A 1-D array (ndim = 1) is transformed by a
+ * distributed 1-D algorithm on several ranks (n = n1 n2, n1 the largest divisor of n up to
+ * sqrt(n): three all-to-alls, twiddle factors; a prime n runs on one rank) and its output is
+ * split along axis 0. plm_op_fftnd_ex() can keep the output split along axis 0 instead
+ * (PyLops-MPI's output); plm_op_fftnd_plan() adds nffts and the planning effort.
  * Conventions as PyLops-MPI's: y = sum_k x_k exp(-2 pi i j.k / n) over the axes ("none"),
  * times 1/N with PLM_FFT_NORM_1_N; the adjoint is the exact adjoint (dot test) in both
  * norms. real = 1: x's real part is transformed (r2c along the last of axes), the bins
@@ -173,13 +176,13 @@ typedef enum plm_fft_norm {
  * operator's dtype, and its arrays', is always complex (PLM_COMPLEX64 or PLM_COMPLEX128).
  * ifftshift_before[i] rolls x by -(n / 2) along axes[i] before the transform,
  * fftshift_after[i] rolls y by n / 2 (n the output length) after it; the adjoint undoes them.
- * Local FFTs through FFTW plans made here, once; the exchange through the library's
- * communication layer. Device arrays run on the device: cuFFT plans made once per device
- * by the first device apply, the exchange on device buffers through the communicator's
- * device backend. One layout is staged through host buffers instead (plm_op_native() gives
- * 0 for device memory there): real = 1 with the last FFT axis followed by axes whose
- * extents multiply with its length to an odd number (cuFFT's real passes need rows of an
- * even number of reals). A build without FFTW returns PLM_ERR_NOT_SUPPORTED on every rank.
+ * Such operators are linear over the reals only (plm_op_clinear() gives 0; plm_op_dottest()
+ * compares real parts). Local FFTs through FFTW plans made here, once, with the default
+ * planning effort (PLM_FFT_PLANNING_DEFAULT: measured, see plm_fft_planning_t); the exchange
+ * through the library's communication layer. Device arrays run on the device: cuFFT plans
+ * made once per device by the first device apply, the exchange on device buffers through the
+ * communicator's device backend. A build without FFTW returns PLM_ERR_NOT_SUPPORTED on every
+ * rank.
  * @param[in]  comm             communicator
  * @param[in]  dtype            PLM_COMPLEX64 / PLM_COMPLEX128, or PLM_FLOAT32 / PLM_FLOAT64 (see above)
  * @param[in]  ndim             number of dimensions
@@ -239,6 +242,84 @@ PLM_API plm_status_t plm_op_fftnd_ex(plm_comm_t comm, plm_dtype_t dtype, int ndi
                                      const int *ifftshift_before, const int *fftshift_after,
                                      plm_fft_output_t output, plm_op_t *out);
 
+/** How hard the FFT's planner works for its local transforms (FFTW's planner flags). */
+typedef enum plm_fft_planning {
+    PLM_FFT_PLANNING_DEFAULT = 0,    /**< the library's choice: PLM_FFT_PLANNING_MEASURE, so the
+                                          many applies of a solve amortise the planning */
+    PLM_FFT_PLANNING_ESTIMATE = 1,   /**< FFTW_ESTIMATE: plans from a model, in microseconds */
+    PLM_FFT_PLANNING_MEASURE = 2,    /**< FFTW_MEASURE: times candidate plans once (a fraction of a
+                                          second per operator at 128^3; instant from wisdom) */
+    PLM_FFT_PLANNING_PATIENT = 3,    /**< FFTW_PATIENT: times more candidates (seconds to minutes) */
+    PLM_FFT_PLANNING_EXHAUSTIVE = 4, /**< FFTW_EXHAUSTIVE: times every candidate */
+    PLM_FFT_PLANNING_FORCE_INT32 = 0x7fffffff /**< not a value: keeps the enum 32 bits wide */
+} plm_fft_planning_t;
+
+/**
+ * plm_op_fftnd_ex() with PyLops' nffts and a planning effort. nffts[i] is the transform length
+ * along axes[i] (PyLops' FFTND nffts): the input is cropped to its first nffts[i] entries or
+ * zero-padded to nffts[i] along that axis before the transform (after ifftshift_before); the
+ * output has nffts[i] entries there (nffts[i] / 2 + 1 along the last axis when real = 1), the
+ * adjoint crops back to dims (or pads with zeros), and the norm's N and the frequencies use
+ * nffts. Along axis 0 the crop or pad happens in the operator's exchange. The planning effort
+ * must be the same on every rank; with a measuring effort on several ranks, rank 0's FFTW
+ * wisdom is broadcast once the ranks have planned and every rank plans again from it, so
+ * ranks with the same local problem run the same plan (plm_fft_wisdom_import() /
+ * plm_fft_wisdom_export() keep wisdom across runs). Arguments as plm_op_fftnd_ex(), plus:
+ * @param[in]  comm             communicator
+ * @param[in]  dtype            as plm_op_fftnd()
+ * @param[in]  ndim             number of dimensions
+ * @param[in]  dims             global shape, C order \len{ndim}
+ * @param[in]  naxes            number of FFT axes, 1..ndim
+ * @param[in]  axes             the FFT axes \len{naxes}
+ * @param[in]  nffts            naxes transform lengths (>= 1), or NULL (dims[axes[i]])
+ *                              \len{naxes}
+ * @param[in]  sampling         naxes sampling steps, or NULL (all 1) \len{naxes}
+ * @param[in]  norm             the normalisation
+ * @param[in]  real             1 for a real-input transform, else 0
+ * @param[in]  ifftshift_before naxes flags (0/1), or NULL (none) \len{naxes}
+ * @param[in]  fftshift_after   naxes flags (0/1), or NULL (none) \len{naxes}
+ * @param[in]  output           where the output is split; the same on every rank
+ * @param[in]  planning         the planning effort; the same on every rank
+ * @param[out] out              new operator; release with plm_op_destroy()
+ * @returns PLM_SUCCESS, or an error status (plm_last_error())
+ * \collective{comm}
+ */
+PLM_API plm_status_t plm_op_fftnd_plan(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims, int naxes,
+                                       const int *axes, const int64_t *nffts, const double *sampling,
+                                       plm_fft_norm_t norm, int real, const int *ifftshift_before,
+                                       const int *fftshift_after, plm_fft_output_t output,
+                                       plm_fft_planning_t planning, plm_op_t *out);
+
+/**
+ * FFTW's wisdom (what measuring planners learnt, both precisions) as text: every rank's
+ * wisdom merged (each rank imports the others'), so the text is the same on every rank. Save
+ * it and give it to plm_fft_wisdom_import() in a later run to plan at once.
+ * @param[in]  comm   communicator
+ * @param[out] buf    NULL (with size 0) to ask the length only, or size bytes of host memory
+ *                    that receive the text, NUL-terminated (size must exceed the length)
+ *                    \mem{host} \len{size}
+ * @param[in]  size   bytes at buf (0 when buf is NULL)
+ * @param[out] length the text's length in bytes, without the NUL
+ * @returns PLM_SUCCESS, or an error status (plm_last_error()); PLM_ERR_INVALID_ARG on every
+ *          rank when buf is too small on one; a build without FFTW gives an empty text
+ * \collective{comm}
+ */
+PLM_API plm_status_t plm_fft_wisdom_export(plm_comm_t comm, char *buf, int64_t size, int64_t *length);
+
+/**
+ * Imports FFTW wisdom text (from plm_fft_wisdom_export(), or FFTW's own export functions of
+ * either precision): rank 0's text is broadcast and merged into every rank's wisdom, so the
+ * ranks plan alike; later FFT operators of the problems it covers plan at once.
+ * @param[in]  comm   communicator
+ * @param[in]  wisdom NUL-terminated text on rank 0; elsewhere NULL or the same text
+ *                    \mem{host} \len{strlen(wisdom) + 1}
+ * @returns PLM_SUCCESS, or an error status (plm_last_error()); PLM_ERR_INVALID_ARG on every
+ *          rank when rank 0 gives NULL, when a rank gives another text than rank 0's, or when
+ *          FFTW cannot read it on one; a no-op in a build without FFTW
+ * \collective{comm}
+ */
+PLM_API plm_status_t plm_fft_wisdom_import(plm_comm_t comm, const char *wisdom);
+
 /**
  * The output of an FFT operator (plm_op_fftnd()): its global shape and the axis it is split
  * along (each rank's block is the default split of dimsd[axis], C order).
@@ -253,8 +334,9 @@ PLM_API plm_status_t plm_op_fftnd_ex(plm_comm_t comm, plm_dtype_t dtype, int ndi
 PLM_API plm_status_t plm_op_fft_range(plm_const_op_t op, int ndim, int64_t *dimsd, int *axis);
 
 /**
- * The frequencies of FFT axis i of an FFT operator: numpy.fft.fftfreq(n, sampling[i])
- * (rfftfreq for the last axis when real), fftshift-ed when fftshift_after[i] is set.
+ * The frequencies of FFT axis i of an FFT operator: numpy.fft.fftfreq(nfft, sampling[i])
+ * (rfftfreq for the last axis when real; nfft = nffts[i], dims[axes[i]] by default),
+ * fftshift-ed when fftshift_after[i] is set.
  * @param[in]  op the FFT operator
  * @param[in]  i  the index into the operator's axes (0..naxes-1)
  * @param[in]  n  the number of frequencies: the output length dimsd[axes[i]]

@@ -4,7 +4,9 @@
 // communicator, and a fingerprint of all of it, so operand checks are O(1).
 #pragma once
 
+#include <array>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -74,7 +76,24 @@ public:
     // Folds what every rank must agree on about this layout.
     void fold(comm::Agreement &ag) const;
 
+    // The plans of DistributedArray::redistribute for arrays of this layout (array/
+    // redistribute.cpp), kept for the next call: take one made for (axis, dtype, space), or
+    // nullptr; give it back after use (most recent first; the oldest of kPlans goes). Not
+    // collective; give allocates nothing. Layouts made by with() start with none.
+    struct Redistribution;
+    static constexpr size_t kPlans = 4;
+    std::shared_ptr<Redistribution> take_redistribution(int axis, DType dt, Space s) const;
+    void give_redistribution(std::shared_ptr<Redistribution> p) const;
+
 private:
+    struct PlanCache {
+        PlanCache() = default;
+        PlanCache(const PlanCache &) {}  // a copy (with()) starts empty
+        PlanCache &operator=(const PlanCache &) { return *this; }
+        std::mutex lock;
+        std::array<std::shared_ptr<Redistribution>, kPlans> slots;
+    };
+
     ArrayLayout() = default;
     void set_derived();  // group index, group count, fingerprint
 
@@ -86,6 +105,7 @@ private:
     int group_index_ = 0;
     int ngroups_ = 1;
     uint64_t fingerprint_ = 0;
+    mutable PlanCache plans_;
 };
 
 }  // namespace plm

@@ -215,16 +215,20 @@ size_t DistributedArray::add_dot(comm::Agreement &ag, const DistributedArray *y,
     fold_layout(ag);
     ag.fold(conjugate);
     const size_t lane = ag.add_lanes(2 * static_cast<size_t>(lay_->ngroups()), comm::LaneOp::sum);
-    if (!ag.ok()) return lane;
+    if (ag.ok()) set_dot(ag, lane, *y, conjugate);
+    return lane;
+}
+
+void DistributedArray::set_dot(comm::Agreement &ag, size_t lane, const DistributedArray &y, bool conjugate) const
+{
     int64_t begin = 0, count = 0;
     reduce_share(&begin, &count);
     alignas(16) unsigned char part[16] = {};
     // Device kernels may fail (scratch, CUDA errors): inside the agreement, like any check.
     if (!ag.check([&] {
-            kernels::dot(exec(), dtype_, count, at(data(), begin, dtype_), at(y->data(), begin, dtype_), conjugate,
-                         part);
+            kernels::dot(exec(), dtype_, count, at(data(), begin, dtype_), at(y.data(), begin, dtype_), conjugate, part);
         }))
-        return lane;
+        return;
     dispatch_float(dtype_, [&](auto t) {
         using T = decltype(t);
         T v;
@@ -232,7 +236,6 @@ size_t DistributedArray::add_dot(comm::Agreement &ag, const DistributedArray *y,
         ag.set(lane + 2 * static_cast<size_t>(lay_->group_index()), static_cast<double>(std::real(v)));
         ag.set(lane + 2 * static_cast<size_t>(lay_->group_index()) + 1, static_cast<double>(std::imag(v)));
     });
-    return lane;
 }
 
 void DistributedArray::read_dot(const comm::Agreement &ag, size_t lane, double *re, double *im) const
@@ -259,13 +262,21 @@ DistributedArray::NormLanes DistributedArray::add_norm(comm::Agreement &ag, doub
     ag.check([&] { n = plan_norm(ord); });
     fold_layout(ag);
     ag.fold_double(ord);
-    const size_t lane = ag.add_lanes(static_cast<size_t>(lay_->ngroups()), n.op);
+    const NormLanes l{static_cast<int>(n.kind), n.p, ag.add_lanes(static_cast<size_t>(lay_->ngroups()), n.op)};
+    set_norm(ag, l);
+    return l;
+}
+
+void DistributedArray::set_norm(comm::Agreement &ag, const NormLanes &n) const
+{
     int64_t begin = 0, count = 0;
     reduce_share(&begin, &count);
     double part = 0;
-    if (ag.check([&] { kernels::norm_partial(exec(), dtype_, n.kind, n.p, 1, count, 1, at(data(), begin, dtype_), &part); }))
-        ag.set(lane + static_cast<size_t>(lay_->group_index()), part);
-    return {static_cast<int>(n.kind), n.p, lane};
+    if (ag.check([&] {
+            kernels::norm_partial(exec(), dtype_, static_cast<kernels::NormKind>(n.kind), n.p, 1, count, 1,
+                                  at(data(), begin, dtype_), &part);
+        }))
+        ag.set(n.lane + static_cast<size_t>(lay_->group_index()), part);
 }
 
 double DistributedArray::read_norm(const comm::Agreement &ag, const NormLanes &n) const
@@ -716,73 +727,6 @@ void DistributedArray::add_ghost_cells(comm::Agreement &ag, int64_t before, int6
         kernels::copy_slab(exec(), dtype_, outer, inner, h.from_prev, recv_prev, 0, out, total, 0, recv_prev);
         kernels::copy_slab(exec(), dtype_, outer, inner, h.from_next, recv_next, 0, out, total, recv_prev + n, recv_next);
     }
-}
-
-DistributedArray::Ptr DistributedArray::redistribute(comm::Agreement &ag, int axis) const
-{
-    int b = lay_->layout().axis;
-    const int a = lay_->layout().axis, P = lay_->comm().size(), me = rank(), nd = lay_->layout().ndim();
-    Ptr y;
-    Layout target;
-    std::vector<int64_t> sc, sd, rc, rd;
-    std::vector<Shape> sbox, rbox;
-    Buffer sbuf, rbuf;
-    ag.check([&] {
-        target = lay_->layout();
-        for (auto *v : {&sc, &sd, &rc, &rd}) v->resize(static_cast<size_t>(P));
-        sbox.resize(static_cast<size_t>(P));
-        rbox.resize(static_cast<size_t>(P));
-        b = normalize_axis(axis, nd);
-        if (!lay_->layout().scattered() || b == a) {
-            y = duplicate();
-            return;
-        }
-        target.axis = b;
-        target.local = default_local_shapes(lay_->layout().global, b, lay_->layout().partition, P);
-        y = with_layout(lay_->with(target), space_);
-        // Send to d: my block restricted to d's new range along b. Receive from s: s's old
-        // range along a, my new range along b, placed at s's old offset.
-        const Shape &L = local_shape();
-        const Shape &N = target.local[static_cast<size_t>(me)];
-        int64_t soff = 0, roff = 0;
-        for (int r = 0; r < P; ++r) {
-            sbox[r] = L;
-            sbox[r][b] = target.local[static_cast<size_t>(r)][b];
-            rbox[r] = N;
-            rbox[r][a] = lay_->layout().local[static_cast<size_t>(r)][a];
-            sc[r] = product(sbox[r]);
-            rc[r] = product(rbox[r]);
-            sd[r] = soff;
-            rd[r] = roff;
-            soff = checked_add(soff, sc[r], "the redistribution send count");
-            roff = checked_add(roff, rc[r], "the redistribution receive count");
-        }
-        sbuf = scratch(space_, checked_bytes(soff, dtype_, "the redistribution send buffer"));
-        rbuf = scratch(space_, checked_bytes(roff, dtype_, "the redistribution receive buffer"));
-        reserve_staging(checked_add(soff, roff, "the redistributed elements"));
-    });
-    fold_layout(ag);
-    ag.fold(b);
-    ag.run();
-    if (!lay_->layout().scattered() || b == a) return y;
-
-    const Shape &L = local_shape();
-    const Shape &N = target.local[static_cast<size_t>(me)];
-    const int64_t zero[PLM_MAX_NDIM] = {};
-    for (int r = 0; r < P; ++r) {
-        int64_t start[PLM_MAX_NDIM] = {};
-        start[b] = target.offset(r);
-        kernels::copy_box(exec(), dtype_, nd, data(), L.data(), start, at(sbuf.data(), sd[r], dtype_), sbox[r].data(),
-                          zero, sbox[r].data());
-    }
-    comm::alltoallv(lay_->comm(), exec(), sbuf.data(), sc, sd, rbuf.data(), rc, rd, dtype_);
-    for (int r = 0; r < P; ++r) {
-        int64_t start[PLM_MAX_NDIM] = {};
-        start[a] = lay_->layout().offset(r);
-        kernels::copy_box(exec(), dtype_, nd, at(rbuf.data(), rd[r], dtype_), rbox[r].data(), zero, y->data(),
-                          N.data(), start, rbox[r].data());
-    }
-    return y;
 }
 
 }  // namespace plm

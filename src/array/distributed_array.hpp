@@ -84,7 +84,10 @@ public:
 
     // Reductions over the caller's mask group, carried in one agreement over base(): each
     // rank adds into its group's lanes. add_* check and compute; read_* after ag.run().
+    // set_* compute the partial again into lanes added before (a loop re-running one
+    // agreement after rearm(): the operands were checked when the lanes were added).
     size_t add_dot(comm::Agreement &ag, const DistributedArray *y, bool conjugate) const;
+    void set_dot(comm::Agreement &ag, size_t lane, const DistributedArray &y, bool conjugate) const;
     void read_dot(const comm::Agreement &ag, size_t lane, double *re, double *im) const;
     struct NormLanes {
         int kind;
@@ -92,6 +95,7 @@ public:
         size_t lane;
     };
     NormLanes add_norm(comm::Agreement &ag, double ord) const;
+    void set_norm(comm::Agreement &ag, const NormLanes &n) const;
     double read_norm(const comm::Agreement &ag, const NormLanes &n) const;
 
     void dot(comm::Agreement &ag, const DistributedArray *y, bool conjugate, double *re, double *im) const;
@@ -116,6 +120,10 @@ public:
     Shape ghost_shape(int64_t before, int64_t after) const;
     void add_ghost_cells(comm::Agreement &ag, int64_t before, int64_t after, void *out, int64_t out_bytes) const;
     Ptr redistribute(comm::Agreement &ag, int axis) const;
+
+    // A redistributed array's deleter gives its data buffer back to the plan that made it
+    // (array/redistribute.cpp). Not collective; allocates nothing.
+    static void give_buffer(DistributedArray &a, ArrayLayout::Redistribution &p) noexcept;
 
 private:
     DistributedArray() = default;

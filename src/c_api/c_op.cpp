@@ -300,6 +300,15 @@ PLM_API plm_status_t plm_op_is_local(plm_const_op_t op, int *is_local)
     });
 }
 
+PLM_API plm_status_t plm_op_clinear(plm_const_op_t op, int *clinear)
+{
+    return guard([&] {
+        const ops::Operator &o = *op_of(op);
+        PLM_REQUIRE(clinear, PLM_ERR_INVALID_ARG, "clinear is NULL");
+        *clinear = o.clinear() ? 1 : 0;
+    });
+}
+
 PLM_API plm_status_t plm_op_native(plm_const_op_t op, plm_memory_t memory, int *native)
 {
     return guard([&] {

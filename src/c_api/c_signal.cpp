@@ -3,6 +3,7 @@
 // in src/ops/signal/ and src/array/fftshift.cpp.
 #include <algorithm>
 #include <memory>
+#include <string>
 
 #include "array/fftshift.hpp"
 #include "c_api/op_api.hpp"
@@ -72,6 +73,23 @@ PLM_API plm_status_t plm_op_fftnd_ex(plm_comm_t comm, plm_dtype_t dtype, int ndi
                                      const int *ifftshift_before, const int *fftshift_after,
                                      plm_fft_output_t output, plm_op_t *out)
 {
+    return plm_op_fftnd_plan(comm, dtype, ndim, dims, naxes, axes, nullptr, sampling, norm, real, ifftshift_before,
+                             fftshift_after, output, PLM_FFT_PLANNING_DEFAULT, out);
+}
+
+static_assert(int{PLM_FFT_PLANNING_DEFAULT} == ops::kPlanningDefault &&
+                  int{PLM_FFT_PLANNING_ESTIMATE} == ops::kPlanningEstimate &&
+                  int{PLM_FFT_PLANNING_MEASURE} == ops::kPlanningMeasure &&
+                  int{PLM_FFT_PLANNING_PATIENT} == ops::kPlanningPatient &&
+                  int{PLM_FFT_PLANNING_EXHAUSTIVE} == ops::kPlanningExhaustive,
+              "the planning efforts of the C API and of the operator");
+
+PLM_API plm_status_t plm_op_fftnd_plan(plm_comm_t comm, plm_dtype_t dtype, int ndim, const int64_t *dims, int naxes,
+                                       const int *axes, const int64_t *nffts, const double *sampling,
+                                       plm_fft_norm_t norm, int real, const int *ifftshift_before,
+                                       const int *fftshift_after, plm_fft_output_t output,
+                                       plm_fft_planning_t planning, plm_op_t *out)
+{
     return make_on(comm, "op_fftnd", out, [&](comm::Agreement &ag, const CommPtr &c) {
         ops::FftSpec s;
         ag.check([&] {
@@ -85,11 +103,48 @@ PLM_API plm_status_t plm_op_fftnd_ex(plm_comm_t comm, plm_dtype_t dtype, int ndi
             s.norm = enum_value(norm);
             s.real = real;
             s.output = enum_value(output);
+            s.planning = enum_value(planning);
+            if (nffts) s.nffts.assign(nffts, nffts + naxes);
         });
         s.sampling = values(ag, naxes, sampling, 1.0, "sampling");
         s.ifftshift_before = values(ag, naxes, ifftshift_before, 0, "ifftshift_before");
         s.fftshift_after = values(ag, naxes, fftshift_after, 0, "fftshift_after");
         return ops::fftnd(ag, c, s);
+    });
+}
+
+PLM_API plm_status_t plm_fft_wisdom_export(plm_comm_t comm, char *buf, int64_t size, int64_t *length)
+{
+    return guard([&] {
+        comm::Communicator &c = comm_of(comm);
+        comm::Agreement ag(c, "fft_wisdom_export");
+        ag.check([&] {
+            PLM_REQUIRE(length, PLM_ERR_INVALID_ARG, "length is NULL");
+            PLM_REQUIRE(size >= 0 && (buf || size == 0), PLM_ERR_INVALID_ARG,
+                        "buf must be NULL with size 0, or size (%lld) bytes", static_cast<long long>(size));
+        });
+        std::string text;
+        ops::fft_wisdom_export(ag, comm->comm, &text);
+        *length = static_cast<int64_t>(text.size());
+        if (!buf) return;
+        comm::Agreement fit(c, "fft_wisdom_export");  // the text is the same everywhere; the sizes may not be
+        fit.check([&] {
+            PLM_REQUIRE(size > static_cast<int64_t>(text.size()), PLM_ERR_INVALID_ARG,
+                        "the wisdom has %zu bytes and its NUL: size %lld is too small", text.size(),
+                        static_cast<long long>(size));
+        });
+        fit.run();
+        std::copy(text.begin(), text.end(), buf);
+        buf[text.size()] = '\0';
+    });
+}
+
+PLM_API plm_status_t plm_fft_wisdom_import(plm_comm_t comm, const char *wisdom)
+{
+    return guard([&] {
+        comm::Communicator &c = comm_of(comm);
+        comm::Agreement ag(c, "fft_wisdom_import");
+        ops::fft_wisdom_import(ag, comm->comm, wisdom);
     });
 }
 

@@ -11,7 +11,9 @@
 
 #ifdef PLM_WITH_FFTW
 #include <fftw3.h>
+#include <cstdlib>
 #include <mutex>
+#include <type_traits>
 #endif
 
 namespace plm::kernels {
@@ -92,26 +94,43 @@ int64_t product(const std::vector<int64_t> &shape)
 
 }  // namespace
 
-// One out-of-place plan, plus an in-place one for c2c, each made twice:
-// on FFTW's aligned planning buffers (its SIMD codelets, for buffers FFTW sees as aligned, as
-// the library's allocator gives) and with FFTW_UNALIGNED (any buffer: user-wrapped arrays need
-// only the real type's alignment); execute() picks by the buffers' alignment. FFTW_ESTIMATE so
-// planning never touches (or overwrites) the planning buffers and costs microseconds.
+// Two plans of the one transform the options ask for (in place or not): [0] made with the
+// options' effort on FFTW's SIMD-aligned scratch arrays, for buffers FFTW sees as aligned (the
+// library's allocator gives them); [1] with FFTW_ESTIMATE | FFTW_UNALIGNED, for any buffer
+// (user-wrapped arrays need only the real type's alignment); execute() picks by the buffers'
+// alignment. Measuring planners overwrite the scratch arrays only. The interleaved real side
+// doubles its strides (the real parts of a complex array).
 namespace {
+unsigned effort_flags(FftEffort e)
+{
+    switch (e) {
+    case FftEffort::measure: return FFTW_MEASURE;
+    case FftEffort::patient: return FFTW_PATIENT;
+    case FftEffort::exhaustive: return FFTW_EXHAUSTIVE;
+    case FftEffort::estimate: break;
+    }
+    return FFTW_ESTIMATE;
+}
+
 template <typename R> struct TypedImpl final : FftPlan::Impl {
     using F = Fftw<R>;
-    // [0]: aligned buffers, [1]: any
-    typename F::plan out_of_place[2] = {nullptr, nullptr}, in_place[2] = {nullptr, nullptr};
+    typename F::plan plan[2] = {nullptr, nullptr};  // [0]: aligned buffers, [1]: any
     FftKind kind;
+    bool in_place, empty;
 
-    TypedImpl(FftKind k, const std::vector<int64_t> &shape, const std::vector<int> &axes) : kind(k)
+    TypedImpl(FftKind k, const std::vector<int64_t> &shape, const std::vector<int> &axes, const FftOptions &o)
+        : kind(k), in_place(o.in_place && (k == FftKind::c2c_forward || k == FftKind::c2c_backward)),
+          empty(product(shape) == 0)
     {
         const bool real = k == FftKind::r2c || k == FftKind::c2r;
         std::vector<int64_t> cshape = shape;  // complex-side shape
         if (real) cshape[axes.back()] = shape[axes.back()] / 2 + 1;
-        const std::vector<int64_t> rs = c_strides(shape), cs = c_strides(cshape);
-        const std::vector<int64_t> &is = k == FftKind::c2r ? cs : (real ? rs : cs);
-        const std::vector<int64_t> &os = k == FftKind::r2c ? cs : (real ? rs : cs);
+        std::vector<int64_t> rs = c_strides(shape);
+        const std::vector<int64_t> cs = c_strides(cshape);
+        if (real && o.interleaved_real)
+            for (int64_t &v : rs) v *= 2;
+        const std::vector<int64_t> &is = k == FftKind::r2c ? rs : cs;
+        const std::vector<int64_t> &os = k == FftKind::c2r ? rs : cs;
 
         std::vector<bool> transformed(shape.size(), false);
         std::vector<typename F::iodim> dims, batch;
@@ -121,69 +140,110 @@ template <typename R> struct TypedImpl final : FftPlan::Impl {
         }
         for (size_t a = 0; a < shape.size(); ++a)
             if (!transformed[a]) batch.push_back({cshape[a], is[a], os[a]});
+        if (o.transposed) {  // [a][b] along axis 1, the spectrum [b][a] (checked by FftPlan)
+            const int64_t m = shape[0], n = shape[1];
+            const bool fwd = k == FftKind::c2c_forward;
+            dims = {{n, fwd ? 1 : m, fwd ? m : 1}};
+            batch = {{m, fwd ? n : 1, fwd ? 1 : n}};
+        }
 
-        // Planning buffers: the real side needs product(shape) reals, the complex side
-        // product(cshape) complexes (at least one element each).
-        const size_t rbytes = sizeof(R) * (size_t)std::max<int64_t>(1, product(shape));
+        // Scratch arrays to plan on: the real side needs product(shape) reals (twice that
+        // interleaved), the complex side product(cshape) complexes (at least one element).
+        const size_t rbytes = sizeof(R) * (size_t)std::max<int64_t>(1, product(shape)) * (o.interleaved_real ? 2 : 1);
         const size_t cbytes = 2 * sizeof(R) * (size_t)std::max<int64_t>(1, product(cshape));
-        void *a = F::alloc(real ? rbytes : cbytes), *b = F::alloc(cbytes);
+        void *a = F::alloc(real ? std::max(rbytes, cbytes) : cbytes), *b = in_place ? a : F::alloc(cbytes);
         {
             std::lock_guard<std::mutex> lock(planner_mutex());
             const int r = (int)dims.size(), hr = (int)batch.size();
             for (int u = 0; u < 2 && a && b; ++u) {
-                const unsigned flags = FFTW_ESTIMATE | (u ? FFTW_UNALIGNED : 0u);
+                const unsigned flags = u ? FFTW_ESTIMATE | FFTW_UNALIGNED : effort_flags(o.effort);
                 auto *ca = (typename F::cpx *)a, *cb = (typename F::cpx *)b;
                 switch (k) {
                 case FftKind::c2c_forward:
                 case FftKind::c2c_backward: {
                     const int sign = k == FftKind::c2c_forward ? FFTW_FORWARD : FFTW_BACKWARD;
-                    out_of_place[u] = F::dft(r, dims.data(), hr, batch.data(), ca, cb, sign, flags);
-                    in_place[u] = F::dft(r, dims.data(), hr, batch.data(), ca, ca, sign, flags);
+                    plan[u] = F::dft(r, dims.data(), hr, batch.data(), ca, cb, sign, flags);
                     break;
                 }
-                case FftKind::r2c: out_of_place[u] = F::r2c(r, dims.data(), hr, batch.data(), (R *)a, cb, flags); break;
-                case FftKind::c2r: out_of_place[u] = F::c2r(r, dims.data(), hr, batch.data(), cb, (R *)a, flags); break;
+                case FftKind::r2c: plan[u] = F::r2c(r, dims.data(), hr, batch.data(), (R *)a, cb, flags); break;
+                case FftKind::c2r: plan[u] = F::c2r(r, dims.data(), hr, batch.data(), cb, (R *)a, flags); break;
                 }
             }
         }
         F::release(a);
-        F::release(b);
-        const bool need_in_place = k == FftKind::c2c_forward || k == FftKind::c2c_backward;
-        for (int u = 0; u < 2; ++u)
-            if (!out_of_place[u] || (need_in_place && !in_place[u])) {
-                release();
-                PLM_FAIL(PLM_ERR_OUT_OF_MEMORY, "FFTW could not make a plan (out of memory or unsupported layout)");
-            }
+        if (b != a) F::release(b);
+        if (!plan[0] || !plan[1]) {
+            release();
+            PLM_FAIL(PLM_ERR_OUT_OF_MEMORY, "FFTW could not make a plan (out of memory or unsupported layout)");
+        }
     }
     void release()
     {
         std::lock_guard<std::mutex> lock(planner_mutex());
-        for (int u = 0; u < 2; ++u) {
-            if (out_of_place[u]) F::destroy(out_of_place[u]);
-            if (in_place[u]) F::destroy(in_place[u]);
-            out_of_place[u] = in_place[u] = nullptr;
+        for (auto &p : plan) {
+            if (p) F::destroy(p);
+            p = nullptr;
         }
     }
     ~TypedImpl() override { release(); }
 
     void execute(const Exec &, const void *in, void *out, void *) const override
     {
+        if (empty) return;  // nothing to transform (the buffers may both be null)
+        PLM_REQUIRE((in == out) == in_place, PLM_ERR_INTERNAL, "an FFT plan made %s run %s",
+                    in_place ? "in place" : "out of place", in == out ? "in place" : "out of place");
         void *src = const_cast<void *>(in);  // FFTW's signature; only c2r writes its input
         const int u = F::aligned(src) && F::aligned(out) ? 0 : 1;
         switch (kind) {
         case FftKind::c2c_forward:
-        case FftKind::c2c_backward: F::exec_dft(in == out ? in_place[u] : out_of_place[u], src, out); break;
-        case FftKind::r2c: F::exec_r2c(out_of_place[u], src, out); break;
-        case FftKind::c2r: F::exec_c2r(out_of_place[u], src, out); break;
+        case FftKind::c2c_backward: F::exec_dft(plan[u], src, out); break;
+        case FftKind::r2c: F::exec_r2c(plan[u], src, out); break;
+        case FftKind::c2r: F::exec_c2r(plan[u], src, out); break;
         }
     }
 };
+
+// The wisdom of one precision, as FFTW writes it (a malloc'd string).
+template <typename R> std::string export_one()
+{
+    char *w = nullptr;
+    if constexpr (std::is_same_v<R, double>) w = fftw_export_wisdom_to_string();
+    else w = fftwf_export_wisdom_to_string();
+    PLM_REQUIRE(w, PLM_ERR_OUT_OF_MEMORY, "FFTW could not export its wisdom");
+    std::string s(w);
+    free(w);
+    return s;
+}
 }  // namespace
+
+std::string fft_wisdom_export()
+{
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    return export_one<double>() + export_one<float>();
+}
+
+void fft_wisdom_import(const std::string &wisdom)
+{
+    // The float part starts with the s-expression naming fftwf_wisdom; what is before it is
+    // the double part. Either may be missing.
+    const size_t tag = wisdom.find("fftwf_wisdom");
+    const size_t cut = tag == std::string::npos ? wisdom.size() : wisdom.rfind('(', tag);
+    const std::string d = wisdom.substr(0, cut == std::string::npos ? 0 : cut),
+                      f = cut == std::string::npos ? wisdom : wisdom.substr(cut);
+    const auto blank = [](const std::string &s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; };
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    PLM_REQUIRE(blank(d) || fftw_import_wisdom_from_string(d.c_str()), PLM_ERR_INVALID_ARG,
+                "FFTW could not read the double-precision wisdom given");
+    PLM_REQUIRE(blank(f) || fftwf_import_wisdom_from_string(f.c_str()), PLM_ERR_INVALID_ARG,
+                "FFTW could not read the single-precision wisdom given");
+}
 
 bool fft_available() { return true; }
 
 #else
 bool fft_available() { return false; }
+std::string fft_wisdom_export() { return {}; }
+void fft_wisdom_import(const std::string &) {}
 #endif
 
 #ifdef PLM_HAVE_CUDA
@@ -211,8 +271,8 @@ bool fft_aligned(const void *p, DType dt)
 }
 
 FftPlan::FftPlan(Space space, DType dt, FftKind kind, const std::vector<int64_t> &shape, const std::vector<int> &axes,
-                 int device)
-    : kind_(kind), space_(space)
+                 int device, const FftOptions &options)
+    : kind_(kind), space_(space), options_(options)
 {
     PLM_REQUIRE(space == Space::host || space == Space::device, PLM_ERR_INVALID_ARG, "FFT plans are for host or device memory");
     PLM_REQUIRE(!axes.empty(), PLM_ERR_INVALID_ARG, "FFT: no axes to transform");
@@ -223,6 +283,10 @@ FftPlan::FftPlan(Space space, DType dt, FftKind kind, const std::vector<int64_t>
         seen[a] = true;
     }
     for (int64_t v : shape) PLM_REQUIRE(v >= 0, PLM_ERR_INVALID_ARG, "FFT: negative extent");
+    PLM_REQUIRE(!options.transposed || (shape.size() == 2 && axes.size() == 1 && axes[0] == 1 &&
+                                        (kind == FftKind::c2c_forward || kind == FftKind::c2c_backward) &&
+                                        !options.in_place),
+                PLM_ERR_INVALID_ARG, "FFT: a transposed spectrum is for out-of-place c2c along axis 1 of 2-D shapes");
     const bool real = kind == FftKind::r2c || kind == FftKind::c2r;
     const bool complex_dt = dt == DType::c64 || dt == DType::c128;
     PLM_REQUIRE(real ? (dt == DType::f32 || dt == DType::f64) : complex_dt, PLM_ERR_DTYPE_MISMATCH,
@@ -230,11 +294,11 @@ FftPlan::FftPlan(Space space, DType dt, FftKind kind, const std::vector<int64_t>
     if (space == Space::device) {
 #ifdef PLM_HAVE_CUDA
         PLM_REQUIRE(device_count() > 0, PLM_ERR_BACKEND_UNAVAILABLE, "device FFT: no CUDA device is visible");
-        PLM_REQUIRE(device_fft_layout_ok(kind, shape, axes), PLM_ERR_NOT_SUPPORTED,
+        PLM_REQUIRE(options.interleaved_real || device_fft_layout_ok(kind, shape, axes), PLM_ERR_NOT_SUPPORTED,
                     "device FFT: a real transform along axis %d with batches on both sides needs an even "
                     "number of reals per batch row",
                     axes.back());
-        impl_ = make_device_fft(dt, kind, shape, axes, device);
+        impl_ = make_device_fft(dt, kind, shape, axes, device, options);
         return;
 #else
         (void)device;
@@ -243,9 +307,9 @@ FftPlan::FftPlan(Space space, DType dt, FftKind kind, const std::vector<int64_t>
     }
 #ifdef PLM_WITH_FFTW
     if (dt == DType::f64 || dt == DType::c128)
-        impl_ = std::make_unique<TypedImpl<double>>(kind, shape, axes);
+        impl_ = std::make_unique<TypedImpl<double>>(kind, shape, axes, options);
     else
-        impl_ = std::make_unique<TypedImpl<float>>(kind, shape, axes);
+        impl_ = std::make_unique<TypedImpl<float>>(kind, shape, axes, options);
 #else
     PLM_FAIL(PLM_ERR_NOT_SUPPORTED, "FFT: this build has no FFTW (configure with fftw3 and fftw3f installed)");
 #endif

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -35,6 +36,28 @@ namespace plm::kernels {
 
 enum class FftKind { c2c_forward, c2c_backward, r2c, c2r };
 
+// How hard FFTW plans (its planner flags ESTIMATE, MEASURE, PATIENT, EXHAUSTIVE). Measuring
+// times candidate algorithms on scratch arrays the plan allocates for that (never the
+// caller's), so it costs time at construction only; what it learns stays in FFTW's wisdom
+// (fft_wisdom_export()), and a later plan of the same problem reuses it at once. Device
+// plans ignore it (cuFFT has no planner effort).
+enum class FftEffort { estimate, measure, patient, exhaustive };
+
+struct FftOptions {
+    FftEffort effort = FftEffort::estimate;
+    // c2c: planned for in == out (an in-place execute); otherwise in != out. r2c / c2r plans
+    // are out of place.
+    bool in_place = false;
+    // r2c / c2r: the real side is the real parts of a complex array of the real-side shape
+    // (every other real of the buffer: element stride 2), as the operators' complex arrays hold
+    // real data; r2c reads them, c2r writes them and leaves the imaginary parts alone.
+    bool interleaved_real = false;
+    // c2c of a 2-D shape [a][b] along axis 1 whose spectrum side is stored transposed, [b][a]:
+    // forward reads [a][b] and writes [b][a], backward reads [b][a] and writes [a][b] (the
+    // local transpose of the distributed 1-D FFT, fused into the transform).
+    bool transposed = false;
+};
+
 class FftPlan {
 public:
     // shape: the COMPLEX-side shape for c2c; for r2c/c2r the REAL-side shape (the complex side
@@ -42,15 +65,15 @@ public:
     // precision (f32/c64 or f64/c128). device: the CUDA device of a device plan (-1: the
     // current one). Throws Error (NOT_SUPPORTED, INVALID_ARG, OUT_OF_MEMORY, CUDA).
     FftPlan(Space space, DType dt, FftKind kind, const std::vector<int64_t> &shape, const std::vector<int> &axes,
-            int device = -1);
+            int device = -1, const FftOptions &options = {});
     ~FftPlan();
     FftPlan(const FftPlan &) = delete;
     FftPlan &operator=(const FftPlan &) = delete;
 
-    // out = transform(in); in and out hold the planned shapes (out may equal in for c2c).
-    // Buffers FFTW sees as SIMD-aligned (the library's allocator gives 64 bytes) run FFTW's
-    // SIMD codelets; any other buffer (aligned for the real type) runs an unaligned plan.
-    // Host plans only.
+    // out = transform(in); in and out hold the planned shapes, in == out exactly when the plan
+    // is in place. Buffers FFTW sees as SIMD-aligned (the library's allocator gives 64 bytes)
+    // run the plan made with the options' effort; any other buffer (aligned for the real type)
+    // runs a second plan made with FFTW_ESTIMATE | FFTW_UNALIGNED. Host plans only.
     void execute(const void *in, void *out) const;
     // Either space: host plans ignore e and work; device plans queue the passes on e's stream
     // (e.device the plan's device) with work (device memory of work_bytes(), may be null when
@@ -62,6 +85,7 @@ public:
     size_t work_bytes() const;
 
     FftKind kind() const { return kind_; }
+    const FftOptions &options() const { return options_; }
     Space space() const { return space_; }
 
     struct Impl;
@@ -69,11 +93,19 @@ public:
 private:
     FftKind kind_;
     Space space_;
+    FftOptions options_;
     std::unique_ptr<Impl> impl_;
 };
 
 // Whether this build can make host FFT plans (PLM_WITH_FFTW).
 bool fft_available();
+
+// FFTW's accumulated wisdom (what measuring planners learnt) of both precisions as one
+// string, and the import of such a string (merged into the wisdom this process has; throws
+// INVALID_ARG when FFTW cannot read it). Empty / no-op in builds without FFTW. Thread-safe
+// against planning (one lock).
+std::string fft_wisdom_export();
+void fft_wisdom_import(const std::string &wisdom);
 // Whether this build can make device FFT plans (CUDA builds; a device is needed to make one).
 bool device_fft_available();
 

@@ -81,7 +81,9 @@ int64_t prod(const std::vector<int64_t> &s, size_t from, size_t to)
 
 class DeviceFft final : public FftPlan::Impl {
 public:
-    DeviceFft(DType dt, FftKind kind, const std::vector<int64_t> &shape, const std::vector<int> &axes, int device)
+    DeviceFft(DType dt, FftKind kind, const std::vector<int64_t> &shape, const std::vector<int> &axes, int device,
+              const FftOptions &o)
+        : il_(o.interleaved_real)
     {
         cuda::activate(Exec{Space::device, device, {}});  // a cuFFT plan belongs to the current device
         if (device < 0) cuda::check(cudaGetDevice(&device), "cudaGetDevice");
@@ -93,6 +95,10 @@ public:
         if (prod(shape, 0, shape.size()) == 0) return;  // nothing to transform: no passes
         const cufftType c2c = dbl_ ? CUFFT_Z2Z : CUFFT_C2C;
         try {
+            if (o.transposed) {
+                add_transposed(dbl_ ? CUFFT_Z2Z : CUFFT_C2C, kind, shape[0], shape[1]);
+                return;
+            }
             switch (kind) {
             case FftKind::c2c_forward:
             case FftKind::c2c_backward: {
@@ -160,7 +166,8 @@ public:
 
 private:
     // A pass along axis a from a block of shape from (src side) to one of shape to (dst side):
-    // the two differ at most along a (the real and complex lengths of r2c / c2r).
+    // the two differ at most along a (the real and complex lengths of r2c / c2r). An
+    // interleaved real side (FftOptions) has every stride and step of its reals doubled.
     void add(cufftType type, int dir, Side src, Side dst, const std::vector<int64_t> &from,
              const std::vector<int64_t> &to, int axis)
     {
@@ -204,12 +211,41 @@ private:
                 p.src_step = p.dst_step = 1;
             }
         }
+        if (il_ && !complex_in) {  // the reals are every other one of a complex array
+            istride *= 2;
+            idist *= 2;
+            p.src_step *= 2;
+        }
+        if (il_ && !complex_out) {
+            ostride *= 2;
+            odist *= 2;
+            p.dst_step *= 2;
+        }
         cufft_check(cufftCreate(&p.plan), "cufftCreate");
         passes_.push_back(p);  // released with the others if making it fails
         Pass &made = passes_.back();
         cufft_check(cufftSetAutoAllocation(made.plan, 0), "cufftSetAutoAllocation");
         long long inembed[1] = {n_in}, onembed[1] = {n_out};
         cufft_check(cufftMakePlanMany64(made.plan, 1, &n, inembed, istride, idist, onembed, ostride, odist, type, batch,
+                                        &made.work),
+                    "cufftMakePlanMany64");
+    }
+
+    // c2c of [m][n] along axis 1 with the spectrum [n][m] (FftOptions::transposed): one pass.
+    void add_transposed(cufftType type, FftKind kind, int64_t m, int64_t n)
+    {
+        const bool fwd = kind == FftKind::c2c_forward;
+        Pass p;
+        p.type = type;
+        p.direction = fwd ? CUFFT_FORWARD : CUFFT_INVERSE;
+        p.src_elem = p.dst_elem = 2 * (dbl_ ? sizeof(double) : sizeof(float));
+        long long len = n, istride = fwd ? 1 : m, idist = fwd ? n : 1, ostride = fwd ? m : 1, odist = fwd ? 1 : n;
+        cufft_check(cufftCreate(&p.plan), "cufftCreate");
+        passes_.push_back(p);
+        Pass &made = passes_.back();
+        cufft_check(cufftSetAutoAllocation(made.plan, 0), "cufftSetAutoAllocation");
+        long long embed[1] = {len};
+        cufft_check(cufftMakePlanMany64(made.plan, 1, &len, embed, istride, idist, embed, ostride, odist, type, m,
                                         &made.work),
                     "cufftMakePlanMany64");
     }
@@ -259,6 +295,7 @@ private:
 
     int device_ = -1;
     bool dbl_ = true;
+    bool il_ = false;  // the real side interleaved in a complex array
     std::vector<Pass> passes_;
     mutable std::mutex lock_;
 };
@@ -266,9 +303,10 @@ private:
 }  // namespace
 
 std::unique_ptr<FftPlan::Impl> make_device_fft(DType dt, FftKind kind, const std::vector<int64_t> &shape,
-                                               const std::vector<int> &axes, int device)
+                                               const std::vector<int> &axes, int device, const FftOptions &options)
 {
-    return std::make_unique<DeviceFft>(dt, kind, shape, axes, device);
+    // cuFFT passes are out of place from in to out (a c2c plan in place runs each pass in out)
+    return std::make_unique<DeviceFft>(dt, kind, shape, axes, device, options);
 }
 
 }  // namespace plm::kernels

@@ -18,6 +18,6 @@ struct FftPlan::Impl {
 // CUDA builds (fft_cuda.cpp): a cuFFT plan on `device` (-1: the current one). The arguments
 // are checked by FftPlan.
 std::unique_ptr<FftPlan::Impl> make_device_fft(DType dt, FftKind kind, const std::vector<int64_t> &shape,
-                                               const std::vector<int> &axes, int device);
+                                               const std::vector<int> &axes, int device, const FftOptions &options);
 
 }  // namespace plm::kernels

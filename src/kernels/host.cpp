@@ -587,6 +587,137 @@ void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t 
 }
 
 namespace {
+// dst[i] = f src[i] for the n reals of a run (complex data: both parts).
+template <typename R> PLM_CLONES void times_run(int64_t n, const R *src, R *dst, R f)
+{
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i] * f;
+}
+
+// copy_box_dim with weights, on the reals of a box of elements of w reals each (w = 2 for
+// complex): f is the factor of every entry below dimension d once the recursion has passed
+// the weights' axis (< 0 before).
+template <typename R>
+void copy_box_scaled_dim(int d, int ndim, int w, const R *src, const int64_t *ss, const int64_t *s0, R *dst,
+                         const int64_t *ds, const int64_t *d0, const int64_t *box, const BoxScale &bw, double f)
+{
+    int64_t sstride = w, dstride = w;
+    for (int k = d + 1; k < ndim; ++k) {
+        sstride *= ss[k];
+        dstride *= ds[k];
+    }
+    src += s0[d] * sstride;
+    dst += d0[d] * dstride;
+    const int64_t n = box[d];
+    if (d == ndim - 1) {
+        if (bw.axis != d) return times_run<R>(n * w, src, dst, static_cast<R>(f));
+        // the weights' axis innermost: three runs of one factor each
+        const int64_t lo = std::clamp<int64_t>(bw.b0 - bw.first, 0, n), hi = std::clamp<int64_t>(bw.b1 - bw.first, lo, n);
+        times_run<R>(lo * w, src, dst, static_cast<R>(bw.out));
+        times_run<R>((hi - lo) * w, src + lo * w, dst + lo * w, static_cast<R>(bw.in));
+        times_run<R>((n - hi) * w, src + hi * w, dst + hi * w, static_cast<R>(bw.out));
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        const double g = bw.axis != d ? f : bw.first + i >= bw.b0 && bw.first + i < bw.b1 ? bw.in : bw.out;
+        copy_box_scaled_dim<R>(d + 1, ndim, w, src + i * sstride, ss, s0, dst + i * dstride, ds, d0, box, bw, g);
+    }
+}
+}  // namespace
+
+void copy_box_scaled(const Exec &e, DType dt, int ndim, const void *src, const int64_t *src_shape,
+                     const int64_t *src_start, void *dst, const int64_t *dst_shape, const int64_t *dst_start,
+                     const int64_t *box, const BoxScale &w)
+{
+    if (w.none()) return copy_box(e, dt, ndim, src, src_shape, src_start, dst, dst_shape, dst_start, box);
+    for (int d = 0; d < ndim; ++d)
+        if (box[d] <= 0) return;
+    PLM_REQUIRE(w.axis < ndim, PLM_ERR_INTERNAL, "box weights along axis %d of %d", w.axis, ndim);
+    if (e.space == Space::device) {
+        for (int d = 1; d < ndim; ++d)
+            PLM_REQUIRE(dst_shape[d] == box[d] && dst_start[d] == 0, PLM_ERR_INTERNAL,
+                        "a weighted box copy on the device needs a contiguous destination box");
+        copy_box(e, dt, ndim, src, src_shape, src_start, dst, dst_shape, dst_start, box);
+        int64_t inner = 1;
+        for (int d = 1; d < ndim; ++d) inner *= dst_shape[d];
+        return scale_box(e, dt, ndim, box, w,
+                         static_cast<char *>(dst) + static_cast<size_t>(dst_start[0] * inner) * dtype_size(dt));
+    }
+    const int parts = is_complex(dt) ? 2 : 1;
+    if (dt == DType::f32 || dt == DType::c64)
+        copy_box_scaled_dim<float>(0, ndim, parts, static_cast<const float *>(src), src_shape, src_start,
+                                   static_cast<float *>(dst), dst_shape, dst_start, box, w, -1.0);
+    else
+        copy_box_scaled_dim<double>(0, ndim, parts, static_cast<const double *>(src), src_shape, src_start,
+                                    static_cast<double *>(dst), dst_shape, dst_start, box, w, -1.0);
+}
+
+void scale_box(const Exec &e, DType dt, int ndim, const int64_t *box, const BoxScale &w, void *x)
+{
+    if (w.none()) return;
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < ndim; ++d) {
+        if (box[d] <= 0) return;
+        if (d < w.axis) outer *= box[d];
+        if (d > w.axis) inner *= box[d];
+    }
+    const int64_t n = box[w.axis];
+    const int64_t lo = std::clamp<int64_t>(w.b0 - w.first, 0, n), hi = std::clamp<int64_t>(w.b1 - w.first, lo, n);
+    const int64_t cut[4] = {0, lo, hi, n};
+    // complex data as twice as many reals: each part times the real factor, as copy_box_scaled
+    const DType rdt = dt == DType::c64 ? DType::f32 : dt == DType::c128 ? DType::f64 : dt;
+    const int64_t rinner = inner * (is_complex(dt) ? 2 : 1);
+    for (int k = 0; k < 3; ++k) {
+        if (cut[k + 1] <= cut[k]) continue;
+        const double f = k == 1 ? w.in : w.out;
+        alignas(8) unsigned char a[8] = {};  // f as one real of the precision
+        if (rdt == DType::f32) {
+            const float v = static_cast<float>(f);
+            std::memcpy(a, &v, sizeof v);
+        } else {
+            std::memcpy(a, &f, sizeof f);
+        }
+        scale_slab(e, rdt, outer, n, rinner, cut[k], cut[k + 1] - cut[k], a, x);
+    }
+}
+
+namespace {
+template <typename R> PLM_CLONES void real_parts_t(int64_t n, const R *z, R *re)
+{
+    for (int64_t i = 0; i < n; ++i) re[i] = z[2 * i];
+}
+template <typename R> PLM_CLONES void from_real_t(int64_t n, const R *re, R *z)
+{
+    for (int64_t i = 0; i < n; ++i) {
+        z[2 * i] = re[i];
+        z[2 * i + 1] = R(0);
+    }
+}
+
+}  // namespace
+
+void real_parts(const Exec &e, DType dt, int64_t n, const void *z, void *re)
+{
+    PLM_REQUIRE(is_complex(dt), PLM_ERR_INTERNAL, "real_parts of a real dtype");
+    const DType rdt = dt == DType::c64 ? DType::f32 : DType::f64;
+    if (e.space == Space::device) return copy_slab(e, rdt, n, 1, z, 2, 0, re, 1, 0, 1);
+    if (rdt == DType::f32) return real_parts_t(n, static_cast<const float *>(z), static_cast<float *>(re));
+    real_parts_t(n, static_cast<const double *>(z), static_cast<double *>(re));
+}
+
+void from_real(const Exec &e, DType dt, int64_t n, const void *re, void *z)
+{
+    PLM_REQUIRE(is_complex(dt), PLM_ERR_INTERNAL, "from_real into a real dtype");
+    const DType rdt = dt == DType::c64 ? DType::f32 : DType::f64;
+    if (e.space == Space::device) {
+        const unsigned char zero[16] = {};
+        fill(e, dt, n, zero, z);
+        return copy_slab(e, rdt, n, 1, re, 1, 0, z, 2, 0, 1);
+    }
+    if (rdt == DType::f32) return from_real_t(n, static_cast<const float *>(re), static_cast<float *>(z));
+    from_real_t(n, static_cast<const double *>(re), static_cast<double *>(z));
+}
+
+namespace {
 template <typename T> void threshold_t(int64_t n, T *x, const el::ThresholdArgs &a)
 {
     if constexpr (is_complex_v<T>) {

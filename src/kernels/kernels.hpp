@@ -70,6 +70,32 @@ void scale_slab(const Exec &e, DType dt, int64_t outer, int64_t n, int64_t inner
 void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t *src_shape, const int64_t *src_start,
               void *dst, const int64_t *dst_shape, const int64_t *dst_start, const int64_t *box);
 
+// Real weights by index along one axis of a box: the entries whose index along `axis` (of
+// the box, counted from `first`: global index first + k for box index k) lies in [b0, b1) are
+// multiplied by `in`, the others by `out` (complex data: each part times the real factor).
+// axis < 0: no weights.
+struct BoxScale {
+    int axis = -1;
+    int64_t first = 0, b0 = 0, b1 = 0;
+    double in = 1, out = 1;
+    bool none() const { return axis < 0 || (in == 1 && out == 1); }
+};
+
+// copy_box() with the weights of w on the box's entries. Host: one pass. Device: the copy,
+// then the weights on dst's box, which must be contiguous there (dst_shape equal to box past
+// dimension 0, dst_start zero past dimension 0; PLM_ERR_INTERNAL otherwise).
+void copy_box_scaled(const Exec &e, DType dt, int ndim, const void *src, const int64_t *src_shape,
+                     const int64_t *src_start, void *dst, const int64_t *dst_shape, const int64_t *dst_start,
+                     const int64_t *box, const BoxScale &w);
+// x (a contiguous C-order block of shape box) times the weights of w, in place.
+void scale_box(const Exec &e, DType dt, int ndim, const int64_t *box, const BoxScale &w, void *x);
+
+// Complex data (dt c64 / c128) and their real parts: re[i] = real(z[i]) (real_parts), and
+// z[i] = (re[i], 0) (from_real), n elements. Host: one pass each; device: strided copies (and
+// a fill of the imaginary parts).
+void real_parts(const Exec &e, DType dt, int64_t n, const void *z, void *re);
+void from_real(const Exec &e, DType dt, int64_t n, const void *re, void *z);
+
 // numpy.roll of a C-order block of ndim dimensions along axis by shift (any sign):
 // dst[..., (i + shift) mod n, ...] = src[..., i, ...]. src and dst must not overlap.
 void roll(const Exec &e, DType dt, int ndim, const int64_t *shape, int axis, int64_t shift, const void *src, void *dst);

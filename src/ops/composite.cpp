@@ -65,6 +65,7 @@ public:
         }
     }
     bool may_fail() const override { return a_->may_fail(); }
+    bool clinear() const override { return a_->clinear(); }
     bool native(Space s) const override { return a_->native(s); }
     WorkPtr make_work(const Exec &e) const override { return a_->make_work(e); }
     void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
@@ -100,6 +101,7 @@ public:
         });
     }
     bool may_fail() const override { return a_->may_fail(); }
+    bool clinear() const override { return a_->clinear(); }
     bool native(Space s) const override { return a_->native(s); }
     WorkPtr make_work(const Exec &e) const override { return a_->make_work(e); }
     void local_apply(const Exec &e, bool adjoint, const void *in, void *out, Work *w) const override
@@ -122,6 +124,7 @@ private:
 class Pair : public Operator {
 public:
     bool may_fail() const override { return a_->may_fail() || b_->may_fail(); }
+    bool clinear() const override { return a_->clinear() && b_->clinear(); }
     bool native(Space s) const override { return a_->native(s) && b_->native(s); }
 
 protected:
@@ -224,6 +227,7 @@ public:
         range_ = flip_ ? a_->domain() : a_->range();
     }
     bool may_fail() const override { return a_->may_fail(); }
+    bool clinear() const override { return a_->clinear(); }
     bool native(Space s) const override { return a_->native(s); }
     WorkPtr make_work(const Exec &e) const override
     {
@@ -271,6 +275,7 @@ public:
         range_ = a_->range();
     }
     bool may_fail() const override { return a_->may_fail(); }
+    bool clinear() const override { return a_->clinear(); }
     bool native(Space s) const override { return a_->native(s); }
     WorkPtr make_work(const Exec &e) const override
     {

@@ -39,6 +39,10 @@ public:
     // A user callback inside: a local apply may fail after the arguments were checked, so a
     // distributed apply agrees on its outcome.
     virtual bool may_fail() const { return false; }
+    // Whether the operator is linear over the complex numbers (false: only over the reals, as
+    // PyLops' clinear: an FFT of real input, which keeps the real part of its model). The dot
+    // test compares real parts then.
+    virtual bool clinear() const { return true; }
     // Whether applies on data in space s run there, with no host copy of the data (only user
     // callbacks declared for another memory space stage their data).
     virtual bool native(Space s) const;
@@ -288,9 +292,9 @@ Operator::Ptr halo(comm::Agreement &ag, const CommPtr &c, int dtype, const std::
                    const std::vector<int> &grid, const std::vector<int64_t> &widths);
 
 // MatrixMult (ops/basic/matmul.cpp), Y = A X with A n x k, X k x m. kind: a plm_matmul_kind_t value.
-// The blocks rank `rank` of nranks holds on a grid of grid_rows rows (0: the largest divisor
-// of nranks not above its square root), each {row_begin, row_end, col_begin, col_end}, as
-// documented at plm_matmul_blocks. Pure; INVALID_ARG for bad arguments.
+// The blocks rank `rank` of nranks holds on a grid of grid_rows rows (0: chosen for the shape
+// and kind, as documented at plm_matmul_blocks), each {row_begin, row_end, col_begin, col_end}.
+// Pure; INVALID_ARG for bad arguments.
 struct MatmulBlocks {
     int grid_rows = 1, grid_cols = 1, row = 0, col = 0;
     int64_t a[4] = {}, x[4] = {}, y[4] = {};

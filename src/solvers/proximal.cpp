@@ -18,6 +18,51 @@ const DistributedArray &or_else(const DistributedArray::Ptr &p, const Distribute
     return p ? *p : fallback;
 }
 
+// Folds what makes two L2 operators the same on every rank.
+void fold_l2(comm::Agreement &ag, const L2 &p)
+{
+    ag.fold(p.op != nullptr);
+    ag.fold(p.b != nullptr);
+    ag.fold(p.q != nullptr);
+    ag.fold_double(p.alpha);
+    ag.fold(p.qgrad);
+    ag.fold(p.niter);
+    ag.fold_double(p.tol);
+    ag.fold(p.cg);
+    ag.fold(p.warm);
+}
+
+// Folds an operator's kind and numbers (a user operator's functions present), its arrays'
+// layouts and its inner operators'.
+void fold_prox(comm::Agreement &ag, const Prox &p)
+{
+    ag.fold(static_cast<int64_t>(p.kind));
+    ag.fold_double(p.sigma);
+    switch (p.kind) {
+    case Prox::Kind::box:
+        ag.fold_double(p.lower);
+        ag.fold_double(p.upper);
+        break;
+    case Prox::Kind::l0: ag.fold(p.l0_at); break;
+    case Prox::Kind::l21: ag.fold(p.ndim); break;
+    case Prox::Kind::l2: fold_l2(ag, p.l2); break;
+    case Prox::Kind::pre:
+        ag.fold_double(p.a);
+        ag.fold_double(p.b);
+        break;
+    case Prox::Kind::user:
+        ag.fold(p.user.prox != nullptr);
+        ag.fold(p.user.value != nullptr);
+        ag.fold(p.user.grad != nullptr);
+        break;
+    default: break;
+    }
+    ag.fold(p.vec != nullptr);
+    if (p.vec) p.vec->fold_layout(ag);
+    if (p.f) fold_prox(ag, *p.f);
+    if (p.g) fold_prox(ag, *p.g);
+}
+
 }  // namespace prox_util
 
 using namespace prox_util;
@@ -80,45 +125,6 @@ void require_single(const In &xs, const char *what)
 {
     PLM_REQUIRE(!xs.stacked() && xs.size() == 1, PLM_ERR_NOT_SUPPORTED,
                 "the %s proximal operator takes single arrays, not stacks (as PyLops-MPI's MPIL2)", what);
-}
-
-// Folds what makes two L2 operators the same on every rank.
-void fold_l2(comm::Agreement &ag, const L2 &p)
-{
-    ag.fold(p.op != nullptr);
-    ag.fold(p.b != nullptr);
-    ag.fold(p.q != nullptr);
-    ag.fold_double(p.alpha);
-    ag.fold(p.qgrad);
-    ag.fold(p.niter);
-    ag.fold_double(p.tol);
-    ag.fold(p.cg);
-    ag.fold(p.warm);
-}
-
-// Folds an operator's kind and numbers, its inner operators' too.
-void fold_prox(comm::Agreement &ag, const Prox &p)
-{
-    ag.fold(static_cast<int64_t>(p.kind));
-    ag.fold_double(p.sigma);
-    switch (p.kind) {
-    case Prox::Kind::box:
-        ag.fold_double(p.lower);
-        ag.fold_double(p.upper);
-        break;
-    case Prox::Kind::l0: ag.fold(p.l0_at); break;
-    case Prox::Kind::l21: ag.fold(p.ndim); break;
-    case Prox::Kind::l2: fold_l2(ag, p.l2); break;
-    case Prox::Kind::pre:
-        ag.fold_double(p.a);
-        ag.fold_double(p.b);
-        break;
-    default: break;
-    }
-    ag.fold(p.vec != nullptr);
-    if (p.vec) p.vec->fold_layout(ag);
-    if (p.f) fold_prox(ag, *p.f);
-    if (p.g) fold_prox(ag, *p.g);
 }
 
 // x (and out) against the L2's arrays: with op, x is on op's domain (x0's layout).

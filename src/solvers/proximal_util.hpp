@@ -14,6 +14,11 @@ namespace plm::solvers {
 namespace prox_util {
 // p, or fallback where a failed check left p unset (the agreement then throws before use).
 const DistributedArray &or_else(const DistributedArray::Ptr &p, const DistributedArray &fallback);
+// Folds what makes two L2 operators the same on every rank.
+void fold_l2(comm::Agreement &ag, const L2 &p);
+// Folds what makes two proximal operators the same on every rank: kind, parameters, a user
+// operator's functions present, a composition's arrays' layouts and inner operators.
+void fold_prox(comm::Agreement &ag, const Prox &p);
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -47,6 +52,7 @@ public:
         any_show_ = ag.get(lane_ + 1) > 0;
     }
     bool any_show() const { return any_show_; }
+    bool any() const { return any_; }
     // True when some rank's callback asks to stop; a failure on any rank throws on every rank.
     bool stop(int64_t it, double cost)
     {

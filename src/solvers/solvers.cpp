@@ -459,55 +459,84 @@ void cg(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const Par
 
 // ---- CGLS -------------------------------------------------------------------------------------
 
-void cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const Parts &xp, int64_t niter, double damp,
-          double tol, Info &info, const Monitor &mon)
-{
-    const Exec e = check_operands(ag, op, yp, xp, niter, "CGLS");
-    ag.fold_double(damp);
-    ag.fold_double(tol);
-    const DType dt = op.dtype();
-    const double d2 = damp * damp;
-    std::optional<Vec> yv, xv;
-    std::optional<Solve> sv;
+// Everything a CGLS run uses, made by the plan: views of y and x, the work vectors, the
+// reduction points and the per-group state (reset by each run).
+struct Cgls::Impl {
+    Impl(const ops::Operator &op, const Parts &yp, const Parts &xp, const Exec &e, int64_t niter, double damp,
+         double tol, Info &info)
+        : niter(niter), d2(damp * damp), tol(tol), info(info), yv(view(yp, true)), xv(view(xp, false)), sv(op, e),
+          fin(sv, "CGLS end"), s0(sv, "CGLS r.r, s.s"), s1(sv, "CGLS q.q"), s3(sv, "CGLS r.r, s.s")
+    {
+        const DType dt = op.dtype();
+        s.emplace(on(op, true, dt, e.space));
+        q.emplace(on(op, true, dt, e.space));
+        r.emplace(on(op, false, dt, e.space));
+        c.emplace(on(op, false, dt, e.space));
+        // ||x||^2 and ||c||^2 only matter with damping: without it they are not reduced.
+        for (Step *st : {&s0, &s3}) {
+            st->add(*r, &*r);
+            st->add(*s, &*s);
+            if (d2 != 0) k_xx = st->add(xv, &xv);
+        }
+        s1.add(*q, &*q);
+        if (d2 != 0) k_cc = s1.add(*c, &*c);
+        sv.plan();
+        reset(info, niter);
+        const size_t G = static_cast<size_t>(sv.G());
+        kold.resize(G);
+        r2.resize(G);
+        active.resize(G);
+        its.resize(G);
+        why.resize(G);
+    }
+    int64_t niter;
+    double d2, tol;
+    Info &info;
+    Vec yv, xv;
+    Solve sv;
+    Step fin, s0, s1, s3;
     std::optional<Vec> s, q, r, c;
-    std::optional<Step> s0, s1, s3, fin;
-    // ||x||^2 and ||c||^2 only matter with damping: without it they are not reduced.
     size_t k_xx = 0, k_cc = 0;
     std::vector<double> kold, r2;
     std::vector<char> active;
     std::vector<int64_t> its;
     std::vector<Stop> why;
-    ag.check([&] {
-        yv.emplace(view(yp, true));
-        xv.emplace(view(xp, false));
-        sv.emplace(op, e);
-        fin.emplace(*sv, "CGLS end");
-        s.emplace(on(op, true, dt, e.space));
-        q.emplace(on(op, true, dt, e.space));
-        r.emplace(on(op, false, dt, e.space));
-        c.emplace(on(op, false, dt, e.space));
-        s0.emplace(*sv, "CGLS r.r, s.s");
-        s1.emplace(*sv, "CGLS q.q");
-        s3.emplace(*sv, "CGLS r.r, s.s");
-        for (Step *st : {&*s0, &*s3}) {
-            st->add(*r, &*r);
-            st->add(*s, &*s);
-            if (d2 != 0) k_xx = st->add(*xv, &*xv);
-        }
-        s1->add(*q, &*q);
-        if (d2 != 0) k_cc = s1->add(*c, &*c);
-        sv->plan();
-        reset(info, niter);
-        const size_t G = static_cast<size_t>(sv->G());
-        kold.resize(G);
-        r2.resize(G);
-        active.resize(G);
-        its.resize(G);
-        why.assign(G, Stop::none);
-    });
-    ag.run();
-    const Vec &y = *yv;
-    Vec &x = *xv;
+};
+
+Cgls::Cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const Parts &xp, int64_t niter, double damp,
+           double tol, Info &info)
+{
+    const Exec e = check_operands(ag, op, yp, xp, niter, "CGLS");
+    ag.fold_double(damp);
+    ag.fold_double(tol);
+    ag.check([&] { m_ = std::make_unique<Impl>(op, yp, xp, e, niter, damp, tol, info); });
+}
+
+Cgls::~Cgls() = default;
+
+void Cgls::run(const Monitor *mon)
+{
+    static const Monitor none;
+    Impl &m = *m_;
+    Info &info = m.info;
+    info.reason = Stop::none;  // the room reserved by the plan is kept
+    info.iterations = 0;
+    info.r1norm = info.r2norm = 0;
+    info.cost.clear();
+    const double d2 = m.d2, tol = m.tol;
+    const int64_t niter = m.niter;
+    std::vector<double> &kold = m.kold, &r2 = m.r2;
+    std::vector<char> &active = m.active;
+    std::vector<int64_t> &its = m.its;
+    std::vector<Stop> &why = m.why;
+    std::fill(its.begin(), its.end(), 0);
+    std::fill(why.begin(), why.end(), Stop::none);
+    Solve *sv = &m.sv;
+    Step *s0 = &m.s0, *s1 = &m.s1, *s3 = &m.s3;
+    std::optional<Vec> &s = m.s, &q = m.q, &r = m.r, &c = m.c;
+    const size_t k_xx = m.k_xx, k_cc = m.k_cc;
+    const Vec &y = m.yv;
+    Vec &x = m.xv;
     const int G = sv->G(), me = sv->mine();
     const size_t mi = static_cast<size_t>(me);
     sv->apply(x, *s, false);
@@ -525,7 +554,7 @@ void cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const P
         if (!std::isfinite(kold[i]) || !std::isfinite(r2[i])) end(active, why, i, Stop::nan);
     }
     info.cost.push_back(std::sqrt(s0->real(1, me)));
-    Progress progress(mon, x, "CGLS", niter, tol, true);
+    Progress progress(mon ? *mon : none, x, "CGLS", niter, tol, true);
     while (any(active)) {
         s1->run(progress.take_stop(), progress.take_error());
         if (s1->stopped()) {
@@ -563,11 +592,19 @@ void cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const P
             progress.after(its[mi], kold[mi], r2[mi]);
         }
     }
-    settle(*fin, progress);
+    if (mon) settle(m.fin, progress);
     info.iterations = its[mi];
     info.reason = reason(why, mi, kold[mi] < tol);
     info.r1norm = kold[mi];
     info.r2norm = r2[mi];
+}
+
+void cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &yp, const Parts &xp, int64_t niter, double damp,
+          double tol, Info &info, const Monitor &mon)
+{
+    Cgls plan(ag, op, yp, xp, niter, damp, tol, info);
+    ag.run();
+    plan.run(&mon);
 }
 
 // ---- dot test and power iteration -------------------------------------------------------------
@@ -727,7 +764,11 @@ DotTest dottest(comm::Agreement &ag, const ops::Operator &op, double rtol)
     s->apply(*u, *y, false);
     s->apply(*v, *x, true);
     st->run();
-    const cplx yy = st->value(0, s->mine()), xx = st->value(1, s->mine());
+    cplx yy = st->value(0, s->mine()), xx = st->value(1, s->mine());
+    if (!op.clinear()) {  // real-linear only: complex numbers as pairs of reals (PyLops' dottest)
+        yy = yy.real();
+        xx = xx.real();
+    }
     DotTest t{yy.real(), yy.imag(), xx.real(), xx.imag(), false};
     t.passed = std::abs(xx - yy) <= rtol * std::max(std::abs(xx), std::abs(yy)) + 1e-300;
     return t;

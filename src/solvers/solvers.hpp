@@ -21,6 +21,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,26 @@ void cg(comm::Agreement &ag, const ops::Operator &op, const Parts &y, const Part
 void cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &y, const Parts &x, int64_t niter, double damp,
           double tol, Info &info, const Monitor &mon);
 
+// CGLS made once and run many times (an outer solver's inner solve: ADMML2's x-step): the
+// constructor checks, folds and plans into the caller's agreement (work vectors, the operator's
+// Work, the reduction points, info's history room); after that agreement has run, each run()
+// solves from x's current values with y's current values and allocates nothing. y, x, op and
+// info must outlive it. run(nullptr): no rank has a monitor (no callback to settle at the end:
+// one reduction fewer than cgls()).
+class Cgls {
+public:
+    Cgls(comm::Agreement &ag, const ops::Operator &op, const Parts &y, const Parts &x, int64_t niter, double damp,
+         double tol, Info &info);
+    ~Cgls();
+    Cgls(const Cgls &) = delete;
+    Cgls &operator=(const Cgls &) = delete;
+    void run(const Monitor *mon);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_;
+};
+
 // Largest eigenvalue (by magnitude) of a square operator by power iteration from a start
 // vector drawn from seed (the same on every rank count); stops when |l - l_old| < tol |l|.
 // Masked operators: each group's eigenvalue (this rank's group's is returned).
@@ -94,7 +115,9 @@ void ista(comm::Agreement &ag, const ops::Operator::Ptr &op, const Parts &y, con
           Info &info, const Monitor &mon);
 
 // <Op u, v> against <u, Op^H v> for u on the domain and v on the range filled with the same
-// pseudo-random values on every rank count (masked: by index within the group).
+// pseudo-random values on every rank count (masked: by index within the group). For an
+// operator linear over the reals only (!clinear()) the real parts of both (the dot product of
+// complex vectors as vectors of real pairs), with zero imaginary parts.
 struct DotTest {
     double yy_re, yy_im, xx_re, xx_im;
     bool passed;

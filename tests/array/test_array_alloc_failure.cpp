@@ -103,14 +103,21 @@ void test_ghost_cells(void **)
 void test_redistribute(void **)
 {
     plm_array_t x = ones(2 * g_size + 1, 0);
-    // 1: the new array, 2: the send buffer, 3: the receive buffer.
-    for (int nth = 1; nth <= 3; ++nth)
-        expect_oom_everywhere("plm_array_redistribute", nth, [&] {
-            plm_array_t y = reinterpret_cast<plm_array_t>(&g_rank);
-            const plm_status_t st = plm_array_redistribute(x, 1, &y);
-            assert_all_ranks_true(y == nullptr);
-            return st;
-        });
+    const auto fails = [&] {
+        plm_array_t y = reinterpret_cast<plm_array_t>(&g_rank);
+        const plm_status_t st = plm_array_redistribute(x, 1, &y);
+        assert_all_ranks_true(y == nullptr);
+        return st;
+    };
+    // The first call makes the plan: 1: its scratch buffer (the packed sends), 2: the new
+    // array's data. A failed call keeps no plan, so each of these calls is a first one.
+    for (int nth = 1; nth <= 2; ++nth) expect_oom_everywhere("plm_array_redistribute (new plan)", nth, fails);
+    // With the plan kept and its last result alive (no buffer to reuse), the new array's data is
+    // the one allocation.
+    plm_array_t kept = nullptr;
+    assert_all_ranks_true(plm_array_redistribute(x, 1, &kept) == PLM_SUCCESS);
+    expect_oom_everywhere("plm_array_redistribute (kept plan)", 1, fails);
+    plm_array_destroy(&kept);
     plm_array_destroy(&x);
 }
 

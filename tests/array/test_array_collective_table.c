@@ -710,6 +710,55 @@ static plm_status_t row_fftnd_axis(int bad)
     return fft_built() || st != PLM_ERR_NOT_SUPPORTED ? st : A;
 }
 
+static plm_status_t row_fftnd_plan_planning(int bad)
+{
+    if (!fft_built()) return tu_size == 1 ? PLM_SUCCESS : A;
+    const int axes[2] = {0, 1};
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_fftnd_plan(tu_comm, PLM_COMPLEX128, 3, FFT_DIMS, 2, axes, NULL, NULL, PLM_FFT_NORM_NONE, 0,
+                                        NULL, NULL, PLM_FFT_OUTPUT_AXIS0,
+                                        bad ? PLM_FFT_PLANNING_ESTIMATE : PLM_FFT_PLANNING_MEASURE, &op);
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_fftnd_plan_nffts(int bad)
+{
+    if (!fft_built()) return tu_size == 1 ? PLM_SUCCESS : A;
+    const int axes[2] = {0, 1};
+    const int64_t nffts[2] = {bad ? 6 : 5, 8};
+    plm_op_t op = NULL;
+    plm_status_t st = plm_op_fftnd_plan(tu_comm, PLM_COMPLEX128, 3, FFT_DIMS, 2, axes, nffts, NULL, PLM_FFT_NORM_NONE,
+                                        0, NULL, NULL, PLM_FFT_OUTPUT_FEWEST_EXCHANGES, PLM_FFT_PLANNING_ESTIMATE, &op);
+    plm_op_destroy(&op);
+    return st;
+}
+
+/* The wisdom: a buffer one byte short on one rank; an empty text on one rank where the others
+ * give the exported one (rank 0 itself: the others' text differs from its). */
+static plm_status_t row_fft_wisdom_export(int bad)
+{
+    int64_t len = 0;
+    plm_status_t st = plm_fft_wisdom_export(tu_comm, NULL, 0, &len);
+    if (st != PLM_SUCCESS) return st;
+    char *buf = calloc((size_t)len + 1, 1);
+    st = plm_fft_wisdom_export(tu_comm, buf, bad ? len : len + 1, &len);
+    free(buf);
+    return st;
+}
+
+static plm_status_t row_fft_wisdom_import(int bad)
+{
+    if (!fft_built()) return tu_size == 1 ? PLM_SUCCESS : A; /* (its measured plans leave wisdom) */
+    int64_t len = 0;
+    TU_OK(plm_fft_wisdom_export(tu_comm, NULL, 0, &len));
+    char *buf = calloc((size_t)len + 1, 1);
+    TU_OK(plm_fft_wisdom_export(tu_comm, buf, len + 1, &len));
+    const plm_status_t st = plm_fft_wisdom_import(tu_comm, bad ? "" : buf);
+    free(buf);
+    return st;
+}
+
 static plm_status_t row_fftshift(int bad)
 {
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL), y = NULL;
@@ -994,6 +1043,10 @@ static const row_t ROWS[] = {
     {"plm_op_fftnd", "norm differs", A, 1, row_fftnd},
     {"plm_op_fftnd", "a repeated axis", A, 0, row_fftnd_axis},
     {"plm_op_fftnd_ex", "output differs", A, 1, row_fftnd_ex_output},
+    {"plm_op_fftnd_plan", "planning differs", A, 1, row_fftnd_plan_planning},
+    {"plm_op_fftnd_plan", "nffts differ", A, 1, row_fftnd_plan_nffts},
+    {"plm_fft_wisdom_export", "buf one byte short", A, 0, row_fft_wisdom_export},
+    {"plm_fft_wisdom_import", "another text than rank 0's", A, 1, row_fft_wisdom_import},
     {"plm_array_fftshift", "inverse differs", A, 1, row_fftshift},
     {"plm_prox_grad", "NULL out", A, 0, row_prox_grad},
     {"plm_solve_proximal_gradient", "tau differs", A, 1, row_proximal_gradient},

@@ -321,6 +321,85 @@ static void test_redistribute(void **state)
     TU_DONE();
 }
 
+/* x's local block against the matching block of g, exactly; NaN matches NaN. */
+static void check_local_exact(plm_const_array_t x, const double *g, const char *what)
+{
+    int ndim = 0, a = 0;
+    int64_t gs[PLM_MAX_NDIM], ls[PLM_MAX_NDIM], off = 0, n = 0;
+    plm_dtype_t dt = PLM_FLOAT64;
+    const void *d = NULL;
+    TU_CHECK_OK(plm_array_ndim(x, &ndim));
+    TU_CHECK_OK(plm_array_global_shape(x, gs));
+    TU_CHECK_OK(plm_array_local_shape(x, ls));
+    TU_CHECK_OK(plm_array_axis(x, &a));
+    TU_CHECK_OK(plm_array_local_offset(x, &off));
+    TU_CHECK_OK(plm_array_local_size(x, &n));
+    TU_CHECK_OK(plm_array_dtype(x, &dt));
+    TU_CHECK_OK(plm_array_get_local_read(x, &d));
+    int64_t bad = 0;
+    for (int64_t l = 0; l < n && d; l++) {
+        const int64_t gi = tu_l2g(ndim, gs, a, ls, off, l);
+        double vr, vi;
+        tu_get(dt, d, l, &vr, &vi);
+        const double rr = g[2 * gi], ri = g[2 * gi + 1];
+        bad += !((vr == rr || (isnan(vr) && isnan(rr))) && (vi == ri || (isnan(vi) && isnan(ri))));
+    }
+    plm_array_restore_local_read(x, &d);
+    TU_EXPECT(bad == 0, "%s: %lld of %lld local elements differ", what, (long long)bad, (long long)n);
+}
+
+/* Redistribution plans are kept by the source layout and reused: the same arrays (and arrays
+ * of other dtypes on the same layout) redistributed again and again, with new data each round,
+ * to every other axis and back, more (axis, dtype) pairs than the layout keeps plans for (so
+ * plans are dropped and made again), with NaN and Inf in the data, and shapes with fewer rows
+ * than ranks (empty blocks). */
+static void test_redistribute_reuse(void **state)
+{
+    (void)state;
+    struct { int ndim; int64_t shape[4]; int from; } cs[] = {
+        {4, {5, 3, 4, 2}, 0}, {3, {4, 7, 3}, 2}, {2, {1, 6}, 0}, {3, {2, 1, 3}, 1},
+    };
+    for (int c = 0; c < (int)(sizeof cs / sizeof cs[0]); c++) {
+        const int ndim = cs[c].ndim, from = cs[c].from;
+        const int64_t n = tu_prod(cs[c].shape, 0, ndim);
+        plm_array_t xs[4] = {NULL, NULL, NULL, NULL};
+        xs[0] = tu_make(ndim, cs[c].shape, from, PLM_PARTITION_SCATTER, TU_DTYPES[0], NULL, NULL, NULL);
+        plm_layout_t lay = NULL;
+        TU_OK(plm_array_layout(xs[0], &lay));
+        for (int t = 1; t < 4; t++)
+            TU_OK(plm_array_create_from_layout(lay, TU_DTYPES[t], PLM_MEMORY_HOST, NULL, 0, &xs[t]));
+        double *g = tu_alloc(n);
+        for (int round = 0; round < 3; round++)
+            for (int t = 0; t < 4; t++) {
+                const plm_dtype_t dt = TU_DTYPES[t];
+                tu_gen(g, n, 7 * round + t, dt, 1);
+                if (n > 2) {
+                    g[0] = NAN;
+                    g[2 * (n - 1)] = (round % 2) ? -INFINITY : INFINITY;
+                }
+                tu_fill(xs[t], g);
+                for (int to = 0; to < ndim; to++) {
+                    if (to == from) continue;
+                    char what[160];
+                    snprintf(what, sizeof what, "[redistribute reuse %dD %d->%d %s round %d]", ndim, from, to,
+                             tu_dtname(dt), round);
+                    plm_array_t y = NULL, z = NULL;
+                    TU_CHECK_OK(plm_array_redistribute(xs[t], to, &y));
+                    if (!y) continue;
+                    check_local_exact(y, g, what);
+                    TU_CHECK_OK(plm_array_redistribute(y, from, &z)); /* and back: y's layout's plan */
+                    if (z) check_local_exact(z, g, what);
+                    plm_array_destroy(&z);
+                    plm_array_destroy(&y);
+                }
+            }
+        free(g);
+        for (int t = 0; t < 4; t++) plm_array_destroy(&xs[t]);
+        plm_layout_destroy(&lay);
+    }
+    TU_DONE();
+}
+
 /* BROADCAST: restore_local_write broadcasts rank 0's data; fill uses rank 0's value. */
 static void test_broadcast_consistency(void **state)
 {
@@ -391,7 +470,7 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_asarray),        TU_TEST(test_asarray_masked),        TU_TEST(test_set_global),
-        TU_TEST(test_ghost_cells),    TU_TEST(test_redistribute),          TU_TEST(test_broadcast_consistency),
+        TU_TEST(test_ghost_cells),    TU_TEST(test_redistribute),          TU_TEST(test_redistribute_reuse),          TU_TEST(test_broadcast_consistency),
         TU_TEST(test_unsafe_broadcast_local),
     };
     return plm_run_group_tests_mpi(tests);

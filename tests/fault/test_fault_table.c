@@ -771,6 +771,63 @@ static plm_status_t row_fftnd_ex(void)
     return st;
 }
 
+static plm_status_t row_fftnd_plan(void)
+{
+    plm_op_t op = NULL;
+    if (!fft_op(0, PLM_FFT_OUTPUT_FEWEST_EXCHANGES, &op)) return PLM_SUCCESS;
+    plm_op_destroy(&op);
+    plm_status_t st;
+    const int64_t dims[3] = {2 * (int64_t)tu_size + 1, 4, 3}, nffts[2] = {5, 2 * (int64_t)tu_size + 3};
+    const int axes[2] = {2, 0}, shifts[2] = {1, 1};
+    UNDER_TEST(st, plm_op_fftnd_plan(tu_comm, PLM_COMPLEX128, 3, dims, 2, axes, nffts, NULL, PLM_FFT_NORM_1_N, 1,
+                                     shifts, NULL, PLM_FFT_OUTPUT_AXIS0, PLM_FFT_PLANNING_MEASURE, &op));
+    plm_op_destroy(&op);
+    return st;
+}
+
+/* The 1-D FFT (three exchanges, twiddles, distributed shifts): its applies. */
+static plm_status_t row_apply_fftnd_1d(void)
+{
+    plm_op_t op = NULL;
+    if (!fft_op(0, PLM_FFT_OUTPUT_FEWEST_EXCHANGES, &op)) return PLM_SUCCESS;
+    plm_op_destroy(&op);
+    const int64_t dims[1] = {6 * (int64_t)tu_size + 2}, nffts[1] = {12};
+    const int axes[1] = {0}, shifts[1] = {1};
+    TU_OK(plm_op_fftnd_plan(tu_comm, PLM_COMPLEX128, 1, dims, 1, axes, nffts, NULL, PLM_FFT_NORM_1_N, 1, shifts,
+                            shifts, PLM_FFT_OUTPUT_FEWEST_EXCHANGES, PLM_FFT_PLANNING_ESTIMATE, &op));
+    plm_array_t x = NULL, y = NULL;
+    TU_OK(plm_op_new_domain_array(op, PLM_MEMORY_HOST, &x));
+    TU_OK(plm_op_new_range_array(op, PLM_MEMORY_HOST, &y));
+    TU_OK(plm_array_fill(x, 1, 0.5));
+    plm_status_t st;
+    UNDER_TEST(st, plm_op_apply(op, x, y));
+    if (st == PLM_SUCCESS) UNDER_TEST(st, plm_op_apply_adjoint(op, y, x));
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_op_destroy(&op);
+    return st;
+}
+
+static plm_status_t row_fft_wisdom_export(void)
+{
+    plm_status_t st;
+    int64_t len = 0;
+    UNDER_TEST(st, plm_fft_wisdom_export(tu_comm, NULL, 0, &len));
+    return st;
+}
+
+static plm_status_t row_fft_wisdom_import(void)
+{
+    int64_t len = 0;
+    TU_OK(plm_fft_wisdom_export(tu_comm, NULL, 0, &len));
+    char *buf = calloc((size_t)len + 1, 1);
+    TU_OK(plm_fft_wisdom_export(tu_comm, buf, len + 1, &len));
+    plm_status_t st;
+    UNDER_TEST(st, plm_fft_wisdom_import(tu_comm, buf));
+    free(buf);
+    return st;
+}
+
 static plm_status_t fft_apply_row(int real, int adjoint, plm_fft_output_t output)
 {
     plm_op_t op = NULL;
@@ -1104,6 +1161,10 @@ static const row_t ROWS[] = {
     {"plm_op_apply", "fftnd, every axis, shifts", row_apply_fftnd},
     {"plm_op_apply_adjoint", "real fftnd, shifts", row_apply_adjoint_fftnd_real},
     {"plm_op_fftnd_ex", "real, last axis 0, output split along axis 0", row_fftnd_ex},
+    {"plm_op_fftnd_plan", "real, nffts, measured, output along axis 0", row_fftnd_plan},
+    {"plm_op_apply", "1-D fftnd, real, nffts, shifts; then its adjoint", row_apply_fftnd_1d},
+    {"plm_fft_wisdom_export", "length only", row_fft_wisdom_export},
+    {"plm_fft_wisdom_import", "the exported text", row_fft_wisdom_import},
     {"plm_op_apply", "fftnd, output split along axis 0 (two exchanges)", row_apply_fftnd_rows},
     {"plm_op_apply_adjoint", "real fftnd, output split along axis 0", row_apply_adjoint_fftnd_rows},
     {"plm_array_fftshift", "every axis, distributed one included", row_fftshift},

@@ -1,12 +1,14 @@
 // White-box tests of the local FFT plans (src/kernels/fft.hpp) against a naive multi-axis DFT
 // computed here in double: c2c forward and backward over non-trailing axes with batch axes
-// between them, in place and out of place; r2c and c2r along an odd and an even last axis; an
-// empty batch; float and double. Single rank. Skipped (77) in a build without FFTW, after
+// between them, in place and out of place, estimated and measured, on aligned and unaligned
+// buffers; r2c and c2r along an odd and an even last axis, on real arrays and on the real
+// parts of complex ones; an empty batch; float and double; wisdom export and import. Single rank. Skipped (77) in a build without FFTW, after
 // checking that making a plan is refused there with PLM_ERR_NOT_SUPPORTED.
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <setjmp.h>
@@ -22,7 +24,9 @@ extern "C" {
 
 using plm::DType;
 using plm::Space;
+using plm::kernels::FftEffort;
 using plm::kernels::FftKind;
+using plm::kernels::FftOptions;
 using plm::kernels::FftPlan;
 using cd = std::complex<double>;
 
@@ -85,15 +89,32 @@ template <typename R> void check_c2c(const std::vector<int64_t> &shape, const st
     const DType dt = sizeof(R) == 8 ? DType::c128 : DType::c64;
     const std::vector<cd> x = random_complex(size_of(shape), 7);
     std::vector<std::complex<R>> in(x.begin(), x.end()), out(x.size());
-    for (int sign : {-1, +1}) {
-        FftPlan p(Space::host, dt, sign < 0 ? FftKind::c2c_forward : FftKind::c2c_backward, shape, axes);
-        const std::vector<cd> ref = naive_dft(x, shape, axes, sign);
-        p.execute(in.data(), out.data());
-        assert_true(max_err(out, ref) < tol);
-        std::vector<std::complex<R>> inplace = in;  // the same plan, in place
-        p.execute(inplace.data(), inplace.data());
-        assert_true(max_err(inplace, ref) < tol);
-    }
+    for (int sign : {-1, +1})
+        for (FftEffort effort : {FftEffort::estimate, FftEffort::measure}) {
+            const FftKind k = sign < 0 ? FftKind::c2c_forward : FftKind::c2c_backward;
+            FftPlan p(Space::host, dt, k, shape, axes, -1, {effort, false, false});
+            const std::vector<cd> ref = naive_dft(x, shape, axes, sign);
+            p.execute(in.data(), out.data());
+            assert_true(max_err(out, ref) < tol);
+            FftPlan q(Space::host, dt, k, shape, axes, -1, {effort, true, false});  // in place
+            std::vector<std::complex<R>> inplace = in;
+            q.execute(inplace.data(), inplace.data());
+            assert_true(max_err(inplace, ref) < tol);
+            // an unaligned buffer (aligned for the real type only) runs the unaligned plan
+            std::vector<std::complex<R>> shifted(in.size() + 1);
+            R *base = reinterpret_cast<R *>(shifted.data()) + 1;
+            std::copy(in.begin(), in.end(), reinterpret_cast<std::complex<R> *>(base));
+            p.execute(base, out.data());
+            assert_true(max_err(out, ref) < tol);
+            // planned in place, run out of place: refused
+            plm_status_t st = PLM_SUCCESS;
+            try {
+                q.execute(in.data(), out.data());
+            } catch (const plm::Error &e) {
+                st = e.status();
+            }
+            assert_int_equal(st, size_of(shape) > 0 ? PLM_ERR_INTERNAL : PLM_SUCCESS);  // empty: nothing runs
+        }
 }
 
 template <typename R> void check_real(const std::vector<int64_t> &shape, const std::vector<int> &axes, double tol)
@@ -126,10 +147,30 @@ template <typename R> void check_real(const std::vector<int64_t> &shape, const s
     // c2r of the half spectrum gives back n * x (unnormalised), the input overwritten.
     FftPlan bwd(Space::host, dt, FftKind::c2r, shape, axes);
     std::vector<R> back(x.size());
+    std::vector<std::complex<R>> spec2 = spec;
     bwd.execute(spec.data(), back.data());
     double n = 1, e = 0;
     for (int a : axes) n *= (double)shape[a];
     for (size_t i = 0; i < x.size(); ++i) e = std::max(e, std::abs((double)back[i] / n - (double)x[i]));
+    assert_true(e < tol);
+
+    // The real side interleaved in a complex array (its real parts), planned measuring: r2c
+    // reads only the real parts, c2r writes only them.
+    const FftOptions il{FftEffort::measure, false, true};
+    std::vector<std::complex<R>> xi(x.size());
+    for (size_t i = 0; i < x.size(); ++i) xi[i] = std::complex<R>(x[i], (R)(1e30));  // imaginary parts ignored
+    FftPlan fwd_i(Space::host, dt, FftKind::r2c, shape, axes, -1, il);
+    std::vector<std::complex<R>> spec_i(ref.size());
+    fwd_i.execute(xi.data(), spec_i.data());
+    assert_true(max_err(spec_i, ref) < tol);
+    FftPlan bwd_i(Space::host, dt, FftKind::c2r, shape, axes, -1, il);
+    std::vector<std::complex<R>> back_i(x.size(), std::complex<R>(0, 7));
+    bwd_i.execute(spec2.data(), back_i.data());
+    e = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+        e = std::max(e, std::abs((double)back_i[i].real() / n - (double)x[i]));
+        assert_true(back_i[i].imag() == (R)7);
+    }
     assert_true(e < tol);
 }
 
@@ -148,6 +189,25 @@ void test_real(void **)
     check_real<double>({3, 4, 6}, {0, 2}, 1e-13);
     check_real<double>({5, 3, 2}, {1}, 1e-13);  // the real axis is not the last one
     check_real<float>({4, 9}, {0, 1}, 1e-5);
+}
+
+// Measured plans leave wisdom; exported, it reads back in (both precisions in one string),
+// and a string FFTW cannot read is refused.
+void test_wisdom(void **)
+{
+    FftPlan(Space::host, DType::c128, FftKind::c2c_forward, {16, 12}, {0, 1}, -1, {FftEffort::measure, false, false});
+    FftPlan(Space::host, DType::f32, FftKind::r2c, {10}, {0}, -1, {FftEffort::measure, false, false});
+    const std::string w = plm::kernels::fft_wisdom_export();
+    assert_true(w.find("fftw_wisdom") != std::string::npos && w.find("fftwf_wisdom") != std::string::npos);
+    plm::kernels::fft_wisdom_import(w);
+    plm::kernels::fft_wisdom_import("");
+    plm_status_t st = PLM_SUCCESS;
+    try {
+        plm::kernels::fft_wisdom_import("(not wisdom");
+    } catch (const plm::Error &e) {
+        st = e.status();
+    }
+    assert_int_equal(st, PLM_ERR_INVALID_ARG);
 }
 
 void test_refusals(void **)
@@ -186,6 +246,7 @@ int main()
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_c2c),
         cmocka_unit_test(test_real),
+        cmocka_unit_test(test_wisdom),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -4,8 +4,8 @@
 // the BLAS conventions of axpby and scale; the accuracy of long sums (ulps at N = 1e7,
 // float32 at N = 1e6); the fused stencil on random plans against a reference computed here in
 // double and, bit for bit, against element.hpp's per-element path (the device's) and one call
-// per axis; the thresholds against the solvers' formulas; and reductions into
-// slots. Single rank: the kernels do not communicate.
+// per axis; the thresholds against the solvers' formulas; reductions into slots; and the
+// weighted box copies of the FFT's exchanges. Single rank: the kernels do not communicate.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -1001,6 +1001,81 @@ void test_reductions_slots(void **)
     slots_case<c128>();
 }
 
+// copy_box_scaled and scale_box against a naive loop: every weights axis of a 3-D box inside
+// larger arrays, complex and real, bins clipped at either end; the copy's weights and
+// scale_box's on the copied block agree bit for bit (each part times the real factor).
+template <typename T> void box_scaled_case()
+{
+    const int64_t ss[3] = {4, 5, 7}, s0[3] = {1, 0, 2}, ds[3] = {3, 6, 5}, d0[3] = {0, 1, 0}, box[3] = {3, 4, 5};
+    std::vector<T> src(4 * 5 * 7);
+    for (size_t i = 0; i < src.size(); ++i) {
+        if constexpr (std::is_same_v<T, c64> || std::is_same_v<T, c128>) src[i] = T(0.5 + i, -0.25 * i);
+        else src[i] = T(0.5 + i);
+    }
+    const DType dt = std::is_same_v<T, float> ? DType::f32 : std::is_same_v<T, double> ? DType::f64
+                     : std::is_same_v<T, c64> ? DType::c64 : DType::c128;
+    for (int axis = -1; axis < 3; ++axis)
+        for (int64_t first : {0, 2}) {
+            BoxScale w;
+            w.axis = axis;
+            w.first = first;
+            w.b0 = 1;
+            w.b1 = 4;
+            w.in = 1.4142135623730951;
+            w.out = 0.125;
+            std::vector<T> dst(3 * 6 * 5, T(-7)), block(box[0] * box[1] * box[2]);
+            copy_box_scaled(Exec{}, dt, 3, src.data(), ss, s0, dst.data(), ds, d0, box, w);
+            const int64_t zero[3] = {0, 0, 0};
+            copy_box(Exec{}, dt, 3, src.data(), ss, s0, block.data(), box, zero, box);
+            scale_box(Exec{}, dt, 3, box, w, block.data());
+            for (int64_t i = 0; i < 3 * 6 * 5; ++i) {
+                const int64_t a = i / 30, b = i / 5 % 6, c = i % 5;
+                const int64_t k[3] = {a - d0[0], b - d0[1], c - d0[2]};
+                const bool inside = k[0] >= 0 && k[0] < box[0] && k[1] >= 0 && k[1] < box[1] && k[2] >= 0 && k[2] < box[2];
+                if (!inside) {
+                    assert_true(dst[i] == T(-7));
+                    continue;
+                }
+                const double f = axis < 0 ? 1 : first + k[axis] >= 1 && first + k[axis] < 4 ? w.in : w.out;
+                using R = decltype(std::real(T{}));
+                const T v = src[((k[0] + s0[0]) * 5 + (k[1] + s0[1])) * 7 + (k[2] + s0[2])];
+                T want;
+                if constexpr (std::is_same_v<T, c64> || std::is_same_v<T, c128>)
+                    want = T(v.real() * static_cast<R>(f), v.imag() * static_cast<R>(f));
+                else
+                    want = v * static_cast<R>(f);
+                assert_true(dst[i] == want);
+                assert_true(block[(k[0] * box[1] + k[1]) * box[2] + k[2]] == want);
+            }
+        }
+}
+
+// real_parts / from_real: the real parts out, (re, 0) back in, float and double.
+template <typename R> void real_parts_case()
+{
+    const DType dt = sizeof(R) == 4 ? DType::c64 : DType::c128;
+    const int64_t n = 37;
+    std::vector<std::complex<R>> z(n), back(n, std::complex<R>(9, 9));
+    for (int64_t i = 0; i < n; ++i) z[i] = std::complex<R>(R(0.5) * R(i) - 3, R(i) + 1);
+    std::vector<R> re(n, R(-1));
+    real_parts(Exec{}, dt, n, z.data(), re.data());
+    from_real(Exec{}, dt, n, re.data(), back.data());
+    for (int64_t i = 0; i < n; ++i) {
+        assert_true(re[i] == z[i].real());
+        assert_true(back[i] == std::complex<R>(z[i].real(), 0));
+    }
+}
+
+void test_box_scaled(void **)
+{
+    real_parts_case<float>();
+    real_parts_case<double>();
+    box_scaled_case<float>();
+    box_scaled_case<double>();
+    box_scaled_case<c64>();
+    box_scaled_case<c128>();
+}
+
 }  // namespace
 
 int main()
@@ -1026,6 +1101,7 @@ int main()
         cmocka_unit_test(test_threshold),
         cmocka_unit_test(test_group_steps),
         cmocka_unit_test(test_reductions_slots),
+        cmocka_unit_test(test_box_scaled),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -1,8 +1,10 @@
-/* The distributed FFT (plm_op_fftnd) against a naive serial DFT computed here in float64:
- * forward and adjoint, every transform-axis pattern (local only, along axis 0 with the output
- * on a free axis or on axis 1), real (r2c, and the last axis 0), both norms, shifts, float and
- * double, uneven splits and fewer rows than ranks; dot tests; the output shape, axis and
- * frequencies; bad arguments on every rank. And plm_array_fftshift against a serial roll for
+/* The distributed FFT (plm_op_fftnd, _ex, _plan) against a naive serial DFT computed here in
+ * float64: forward and adjoint, every transform-axis pattern (local only, along axis 0 with the
+ * output on a free axis or on axis 1, 1-D), real (r2c, and the last axis 0), nffts cropping
+ * and padding every axis, both norms, shifts, float and double, uneven splits and fewer rows
+ * than ranks, estimated and measured plans; dot tests (plm_op_dottest on real parts for the
+ * real-linear ones) and plm_op_clinear; the output shape, axis and frequencies; bad arguments
+ * on every rank; FFTW wisdom export and import. And plm_array_fftshift against a serial roll for
  * every shape of TU_CASES, along distributed and local axes. */
 #include "array/array_test_util.h"
 
@@ -43,23 +45,23 @@ static void roll(double complex *a, const int64_t *s, int nd, int axis, int64_t 
     free(t);
 }
 
-/* Naive DFT along axis: sign -1 forward, +1 backward, unscaled. */
+/* Naive DFT along axis: sign -1 forward, +1 backward, unscaled (the roots of unity tabled). */
 static void dft(double complex *a, const int64_t *s, int nd, int axis, int sign)
 {
     const int64_t n = prod(s, nd), len = s[axis];
-    double complex *t = calloc((size_t)(n + 1), sizeof *t);
-    int64_t idx[PLM_MAX_NDIM];
+    int64_t inner = 1;
+    for (int k = axis + 1; k < nd; k++) inner *= s[k];
+    double complex *t = calloc((size_t)(n + 1), sizeof *t), *w = malloc((size_t)(len + 1) * sizeof *w);
+    for (int64_t k = 0; k < len; k++) w[k] = cexp(I * sign * 2 * 3.14159265358979323846 * (double)k / (double)len);
     for (int64_t i = 0; i < n; i++) {
-        unflat(i, s, nd, idx);
-        const int64_t k = idx[axis];
-        for (int64_t j = 0; j < len; j++) {
-            idx[axis] = j;
-            const double ang = sign * 2 * 3.14159265358979323846 * (double)((j * k) % len) / (double)len;
-            t[i] += a[flat(idx, s, nd)] * cexp(I * ang);
-        }
+        const int64_t k = (i / inner) % len, base = i - k * inner;
+        double complex acc = 0;
+        for (int64_t j = 0; j < len; j++) acc += a[base + j * inner] * w[(j * k) % len];
+        t[i] = acc;
     }
     memcpy(a, t, (size_t)n * sizeof *t);
     free(t);
+    free(w);
 }
 
 /* A copy of a (shape s) resized to shape d: cut, or padded with zeros. */
@@ -88,23 +90,37 @@ typedef struct {
     plm_fft_norm_t norm;
     int ifs[4], ffs[4];
     int out_axis; /* expected */
+    int64_t nffts[4]; /* per axis; 0: the axis' length (all 0: plm_op_fftnd's NULL) */
 } fcase_t;
 
 static int norm_axis(int a, int nd) { return a < 0 ? a + nd : a; }
 static int clinear(const fcase_t *c) { return !c->real && tu_cplx(c->dt); }
 static plm_dtype_t cdtype(const fcase_t *c) { return tu_single(c->dt) ? PLM_COMPLEX64 : PLM_COMPLEX128; }
 
+/* The transform length along FFT axis i. */
+static int64_t nfft_of(const fcase_t *c, int i)
+{
+    return c->nffts[i] ? c->nffts[i] : c->dims[norm_axis(c->axes[i], c->ndim)];
+}
+
+/* dims with every FFT axis at its nfft: the transform's shape. */
+static void full_shape(const fcase_t *c, int64_t *full)
+{
+    memcpy(full, c->dims, (size_t)c->ndim * sizeof *full);
+    for (int i = 0; i < c->naxes; i++) full[norm_axis(c->axes[i], c->ndim)] = nfft_of(c, i);
+}
+
 static void out_shape(const fcase_t *c, int64_t *dimsd)
 {
-    memcpy(dimsd, c->dims, (size_t)c->ndim * sizeof *dimsd);
+    full_shape(c, dimsd);
     const int r = norm_axis(c->axes[c->naxes - 1], c->ndim);
-    if (c->real) dimsd[r] = c->dims[r] / 2 + 1;
+    if (c->real) dimsd[r] = nfft_of(c, c->naxes - 1) / 2 + 1;
 }
 
 static double nfft(const fcase_t *c)
 {
     double n = 1;
-    for (int i = 0; i < c->naxes; i++) n *= (double)c->dims[norm_axis(c->axes[i], c->ndim)];
+    for (int i = 0; i < c->naxes; i++) n *= (double)nfft_of(c, i);
     return n;
 }
 
@@ -112,7 +128,7 @@ static double nfft(const fcase_t *c)
 static void scale_bins(const fcase_t *c, double complex *a, const int64_t *s, double f)
 {
     const int r = norm_axis(c->axes[c->naxes - 1], c->ndim);
-    const int64_t n = prod(s, c->ndim), b1 = 1 + (c->dims[r] - 1) / 2;
+    const int64_t n = prod(s, c->ndim), b1 = 1 + (nfft_of(c, c->naxes - 1) - 1) / 2;
     int64_t idx[PLM_MAX_NDIM];
     for (int64_t i = 0; i < n; i++) {
         unflat(i, s, c->ndim, idx);
@@ -132,9 +148,13 @@ static double complex *ref_forward(const fcase_t *c, const double complex *x)
         const int ax = norm_axis(c->axes[i], nd);
         if (c->ifs[i]) roll(a, c->dims, nd, ax, -(c->dims[ax] / 2));
     }
-    for (int i = 0; i < c->naxes; i++) dft(a, c->dims, nd, norm_axis(c->axes[i], nd), -1);
-    double complex *y = resized(a, c->dims, dimsd, nd);
+    int64_t full[4];
+    full_shape(c, full);
+    double complex *f = resized(a, c->dims, full, nd); /* numpy's s=nffts: crop or pad */
     free(a);
+    for (int i = 0; i < c->naxes; i++) dft(f, full, nd, norm_axis(c->axes[i], nd), -1);
+    double complex *y = resized(f, full, dimsd, nd);
+    free(f);
     if (c->real) scale_bins(c, y, dimsd, sqrt(2.0));
     const int64_t m = prod(dimsd, nd);
     if (c->norm == PLM_FFT_NORM_1_N)
@@ -160,9 +180,13 @@ static double complex *ref_adjoint(const fcase_t *c, const double complex *y)
         if (c->ffs[i]) roll(b, dimsd, nd, ax, -(dimsd[ax] / 2));
     }
     if (c->real) scale_bins(c, b, dimsd, sqrt(2.0));
-    double complex *a = resized(b, dimsd, c->dims, nd);
+    int64_t full[4];
+    full_shape(c, full);
+    double complex *f = resized(b, dimsd, full, nd);
     free(b);
-    for (int i = 0; i < c->naxes; i++) dft(a, c->dims, nd, norm_axis(c->axes[i], nd), +1);
+    for (int i = 0; i < c->naxes; i++) dft(f, full, nd, norm_axis(c->axes[i], nd), +1);
+    double complex *a = resized(f, full, c->dims, nd);
+    free(f);
     for (int64_t i = 0; i < n; i++) {
         if (c->norm == PLM_FFT_NORM_1_N) a[i] /= nfft(c);
         if (!clinear(c)) a[i] = creal(a[i]);
@@ -251,29 +275,66 @@ static void round_to(plm_dtype_t dt, double complex *a, int64_t n)
 }
 
 static const fcase_t CASES[] = {
-    {"3-D all axes", PLM_COMPLEX128, 3, {5, 6, 7}, 3, {0, 1, 2}, 0, PLM_FFT_NORM_NONE, {0}, {0}, 1},
-    {"3-D local axes, 1/n", PLM_COMPLEX128, 3, {5, 6, 7}, 2, {1, 2}, 0, PLM_FFT_NORM_1_N, {0}, {0}, 0},
-    {"3-D axes 0 and 2, shifts", PLM_COMPLEX64, 3, {5, 6, 7}, 2, {0, -1}, 0, PLM_FFT_NORM_NONE, {1, 0}, {0, 1}, 1},
-    {"3-D axes 2 1 0", PLM_COMPLEX128, 3, {5, 6, 7}, 3, {2, 1, 0}, 0, PLM_FFT_NORM_1_N, {0, 1, 1}, {1, 0, 1}, 1},
-    {"3-D real, shifts", PLM_COMPLEX128, 3, {5, 6, 7}, 3, {0, 1, 2}, 1, PLM_FFT_NORM_NONE, {1, 1, 0}, {1, 1, 1}, 1},
-    {"3-D real, axis 1 out", PLM_COMPLEX64, 3, {5, 7, 6}, 2, {0, 1}, 1, PLM_FFT_NORM_1_N, {0, 1}, {1, 1}, 2},
-    {"2-D real, last axis 0", PLM_COMPLEX128, 2, {6, 5}, 2, {1, 0}, 1, PLM_FFT_NORM_1_N, {1, 1}, {1, 1}, 1},
-    {"2-D real, odd last axis 0", PLM_COMPLEX64, 2, {7, 4}, 1, {0}, 1, PLM_FFT_NORM_NONE, {1}, {1}, 1},
-    {"2-D real, even lengths", PLM_COMPLEX128, 2, {6, 8}, 2, {0, 1}, 1, PLM_FFT_NORM_NONE, {0, 0}, {0, 0}, 1},
-    {"2-D real local axis, float64 dtype", PLM_FLOAT64, 2, {3, 5}, 1, {-1}, 1, PLM_FFT_NORM_NONE, {1}, {0}, 0},
-    {"2-D float32 dtype (real input, c2c)", PLM_FLOAT32, 2, {4, 6}, 2, {0, 1}, 0, PLM_FFT_NORM_NONE, {0, 1}, {1, 0}, 1},
-    {"3-D fewer rows than ranks", PLM_COMPLEX128, 3, {2, 3, 4}, 3, {0, 1, 2}, 0, PLM_FFT_NORM_NONE, {0}, {1, 0, 0}, 1},
-    {"4-D axes 0 and 3", PLM_COMPLEX128, 4, {3, 2, 2, 5}, 2, {3, 0}, 0, PLM_FFT_NORM_NONE, {0}, {0}, 1},
-    {"4-D axes 0 1 2", PLM_COMPLEX128, 4, {3, 2, 5, 2}, 3, {0, 1, 2}, 1, PLM_FFT_NORM_NONE, {0}, {0}, 3},
+    {"3-D all axes", PLM_COMPLEX128, 3, {5, 6, 7}, 3, {0, 1, 2}, 0, PLM_FFT_NORM_NONE, {0}, {0}, 1, {0}},
+    {"3-D local axes, 1/n", PLM_COMPLEX128, 3, {5, 6, 7}, 2, {1, 2}, 0, PLM_FFT_NORM_1_N, {0}, {0}, 0, {0}},
+    {"3-D axes 0 and 2, shifts", PLM_COMPLEX64, 3, {5, 6, 7}, 2, {0, -1}, 0, PLM_FFT_NORM_NONE, {1, 0}, {0, 1}, 1, {0}},
+    {"3-D axes 2 1 0", PLM_COMPLEX128, 3, {5, 6, 7}, 3, {2, 1, 0}, 0, PLM_FFT_NORM_1_N, {0, 1, 1}, {1, 0, 1}, 1, {0}},
+    {"3-D real, shifts", PLM_COMPLEX128, 3, {5, 6, 7}, 3, {0, 1, 2}, 1, PLM_FFT_NORM_NONE, {1, 1, 0}, {1, 1, 1}, 1, {0}},
+    {"3-D real, axis 1 out", PLM_COMPLEX64, 3, {5, 7, 6}, 2, {0, 1}, 1, PLM_FFT_NORM_1_N, {0, 1}, {1, 1}, 2, {0}},
+    {"2-D real, last axis 0", PLM_COMPLEX128, 2, {6, 5}, 2, {1, 0}, 1, PLM_FFT_NORM_1_N, {1, 1}, {1, 1}, 1, {0}},
+    {"2-D real, odd last axis 0", PLM_COMPLEX64, 2, {7, 4}, 1, {0}, 1, PLM_FFT_NORM_NONE, {1}, {1}, 1, {0}},
+    {"2-D real, even lengths", PLM_COMPLEX128, 2, {6, 8}, 2, {0, 1}, 1, PLM_FFT_NORM_NONE, {0, 0}, {0, 0}, 1, {0}},
+    {"2-D real local axis, float64 dtype", PLM_FLOAT64, 2, {3, 5}, 1, {-1}, 1, PLM_FFT_NORM_NONE, {1}, {0}, 0, {0}},
+    {"2-D float32 dtype (real input, c2c)", PLM_FLOAT32, 2, {4, 6}, 2, {0, 1}, 0, PLM_FFT_NORM_NONE, {0, 1}, {1, 0}, 1, {0}},
+    {"3-D fewer rows than ranks", PLM_COMPLEX128, 3, {2, 3, 4}, 3, {0, 1, 2}, 0, PLM_FFT_NORM_NONE, {0}, {1, 0, 0}, 1, {0}},
+    {"4-D axes 0 and 3", PLM_COMPLEX128, 4, {3, 2, 2, 5}, 2, {3, 0}, 0, PLM_FFT_NORM_NONE, {0}, {0}, 1, {0}},
+    {"4-D axes 0 1 2", PLM_COMPLEX128, 4, {3, 2, 5, 2}, 3, {0, 1, 2}, 1, PLM_FFT_NORM_NONE, {0}, {0}, 3, {0}},
+    /* long strides along axis 0: the FFT there runs in cache-sized chunks (weights on the way) */
+    {"3-D chunked along axis 0", PLM_COMPLEX128, 3, {64, 3, 100}, 3, {0, 1, 2}, 0, PLM_FFT_NORM_1_N, {0, 1, 0}, {1, 0, 0}, 1, {0}},
+    {"3-D real, chunked, bins in the chunks", PLM_COMPLEX128, 3, {64, 4, 40}, 2, {0, 2}, 1, PLM_FFT_NORM_NONE, {0}, {0}, 1, {0}},
+    /* nffts (PyLops' crop or zero pad before each transform), through plm_op_fftnd_plan */
+    {"3-D nffts: crop axis 0, pad the others", PLM_COMPLEX128, 3, {5, 6, 7}, 3, {0, 1, 2}, 0, PLM_FFT_NORM_1_N, {0}, {0}, 1, {4, 8, 9}},
+    {"3-D nffts: pad axis 0, shifts", PLM_COMPLEX128, 3, {3, 4, 5}, 2, {0, 2}, 0, PLM_FFT_NORM_NONE, {1, 1}, {1, 0}, 1, {6, 3}},
+    {"3-D nffts: real, pad and crop", PLM_COMPLEX128, 3, {4, 5, 6}, 3, {0, 1, 2}, 1, PLM_FFT_NORM_NONE, {1, 0, 0}, {0, 1, 0}, 1, {5, 4, 10}},
+    {"2-D nffts: real, last axis 0", PLM_COMPLEX64, 2, {6, 5}, 2, {1, 0}, 1, PLM_FFT_NORM_1_N, {1, 0}, {0, 1}, 1, {7, 9}},
+    {"2-D nffts: crop a shifted axis 0", PLM_COMPLEX128, 2, {7, 3}, 2, {0, 1}, 0, PLM_FFT_NORM_NONE, {1, 0}, {0, 0}, 1, {4, 3}},
+    {"2-D nffts: local axis only", PLM_FLOAT64, 2, {4, 6}, 1, {1}, 1, PLM_FFT_NORM_NONE, {0}, {1}, 0, {11}},
+    /* 1-D: the distributed 1-D algorithm on several ranks */
+    {"1-D", PLM_COMPLEX128, 1, {12}, 1, {0}, 0, PLM_FFT_NORM_NONE, {0}, {0}, 0, {0}},
+    {"1-D prime length", PLM_COMPLEX128, 1, {7}, 1, {0}, 0, PLM_FFT_NORM_1_N, {0}, {0}, 0, {0}},
+    {"1-D shifts, 1/n", PLM_COMPLEX64, 1, {10}, 1, {0}, 0, PLM_FFT_NORM_1_N, {1}, {1}, 0, {0}},
+    {"1-D real, odd", PLM_COMPLEX128, 1, {9}, 1, {0}, 1, PLM_FFT_NORM_NONE, {0}, {1}, 0, {0}},
+    {"1-D real, even, shifted", PLM_COMPLEX128, 1, {16}, 1, {0}, 1, PLM_FFT_NORM_1_N, {1}, {0}, 0, {0}},
+    {"1-D fewer entries than ranks", PLM_COMPLEX128, 1, {3}, 1, {0}, 0, PLM_FFT_NORM_NONE, {1}, {0}, 0, {0}},
+    {"1-D float32 dtype (real input, c2c)", PLM_FLOAT32, 1, {8}, 1, {0}, 0, PLM_FFT_NORM_NONE, {0}, {0}, 0, {0}},
+    {"1-D nffts pad", PLM_COMPLEX128, 1, {6}, 1, {0}, 0, PLM_FFT_NORM_NONE, {1}, {0}, 0, {15}},
+    {"1-D nffts crop", PLM_COMPLEX128, 1, {10}, 1, {0}, 0, PLM_FFT_NORM_NONE, {0}, {1}, 0, {6}},
+    {"1-D nffts real pad", PLM_COMPLEX128, 1, {5}, 1, {0}, 1, PLM_FFT_NORM_1_N, {0}, {0}, 0, {12}},
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
+_Static_assert(NCASES <= 64, "raise MAXCASES");
 
-/* The output's split the operators are made with: plm_op_fftnd's (-1), or plm_op_fftnd_ex's. */
+/* How the operators are made: plm_op_fftnd (-1), plm_op_fftnd_ex with output g_output (0, 1),
+ * or plm_op_fftnd_plan with output g_output - 2 (2, 3: estimated, then measured). */
 static int g_output = -1;
+
+static int has_nffts(const fcase_t *c)
+{
+    for (int i = 0; i < c->naxes; i++)
+        if (c->nffts[i]) return 1;
+    return 0;
+}
 
 static plm_status_t make_op(const fcase_t *c, plm_op_t *op)
 {
     const double sampling[4] = {0.5, 2, 1, 0.25};
+    if (g_output >= 2) {
+        int64_t nffts[4];
+        for (int i = 0; i < c->naxes; i++) nffts[i] = nfft_of(c, i);
+        return plm_op_fftnd_plan(tu_comm, c->dt, c->ndim, c->dims, c->naxes, c->axes, has_nffts(c) ? nffts : NULL,
+                                 sampling, c->norm, c->real, c->ifs, c->ffs, (plm_fft_output_t)(g_output - 2),
+                                 g_output == 2 ? PLM_FFT_PLANNING_ESTIMATE : PLM_FFT_PLANNING_MEASURE, op);
+    }
     if (g_output >= 0)
         return plm_op_fftnd_ex(tu_comm, c->dt, c->ndim, c->dims, c->naxes, c->axes, sampling, c->norm, c->real,
                                c->ifs, c->ffs, (plm_fft_output_t)g_output, op);
@@ -282,7 +343,10 @@ static plm_status_t make_op(const fcase_t *c, plm_op_t *op)
 }
 
 /* The axis the case's output is split along under g_output. */
-static int out_axis_of(const fcase_t *c) { return g_output == PLM_FFT_OUTPUT_AXIS0 ? 0 : c->out_axis; }
+static int out_axis_of(const fcase_t *c)
+{
+    return g_output == PLM_FFT_OUTPUT_AXIS0 || g_output == 2 + PLM_FFT_OUTPUT_AXIS0 ? 0 : c->out_axis;
+}
 
 /* Whether this build has FFTW (without it every constructor returns PLM_ERR_NOT_SUPPORTED). */
 static int fft_built(void)
@@ -301,8 +365,9 @@ static void check_frequencies(plm_const_op_t op, const fcase_t *c, const char *w
     out_shape(c, dimsd);
     for (int i = 0; i < c->naxes; i++) {
         const int ax = norm_axis(c->axes[i], c->ndim);
-        const int64_t n = c->dims[ax], m = dimsd[ax];
-        double f[16], want[16];
+        const int64_t n = nfft_of(c, i), m = dimsd[ax];
+        (void)ax;
+        double f[256], want[256];
         TU_CHECK_OK(plm_op_fft_frequencies(op, i, m, f));
         for (int64_t j = 0; j < m; j++) {
             const int64_t k = (c->real && i == c->naxes - 1) || j <= (n - 1) / 2 ? j : j - n;
@@ -317,8 +382,13 @@ static void check_frequencies(plm_const_op_t op, const fcase_t *c, const char *w
     }
 }
 
+/* The serial references of each case, computed once for all the ways of making it. */
+#define MAXCASES 64
+static double complex *g_fwd[MAXCASES], *g_adj[MAXCASES];
+
 static void run_case(const fcase_t *c)
 {
+    const int ci = (int)(c - CASES);
     const int nd = c->ndim;
     const plm_dtype_t dt = cdtype(c);
     plm_op_t op = NULL;
@@ -343,22 +413,22 @@ static void run_case(const fcase_t *c)
     double complex *xg = gen(n, 1, 0), *yg = gen(m, 2, 0);
     round_to(dt, xg, n);
     round_to(dt, yg, m);
-    double complex *want = ref_forward(c, xg);
+    if (!g_fwd[ci]) g_fwd[ci] = ref_forward(c, xg);
+    if (!g_adj[ci]) g_adj[ci] = ref_adjoint(c, yg);
+    const double complex *want = g_fwd[ci];
     plm_array_t x = blocks_of(dom, dt, xg, c->dims, nd, 0), y = NULL, ax = NULL, ahy = NULL;
     TU_OK(plm_array_create_from_layout(ran, dt, PLM_MEMORY_HOST, NULL, 0, &ax));
     TU_CHECK_OK(plm_op_apply(op, x, ax));
     snprintf(what, sizeof what, "%s forward (output %d)", c->name, g_output);
     check_blocks(ax, dt, want, dimsd, nd, out_axis_of(c), what);
-    free(want);
 
     /* Adjoint. */
     y = blocks_of(ran, dt, yg, dimsd, nd, out_axis_of(c));
     TU_OK(plm_array_create_from_layout(dom, dt, PLM_MEMORY_HOST, NULL, 0, &ahy));
     TU_CHECK_OK(plm_op_apply_adjoint(op, y, ahy));
-    want = ref_adjoint(c, yg);
+    want = g_adj[ci];
     snprintf(what, sizeof what, "%s adjoint (output %d)", c->name, g_output);
     check_blocks(ahy, dt, want, c->dims, nd, 0, what);
-    free(want);
 
     /* Dot test, on a real x where the operator is real-linear only (then real parts agree). */
     if (!clinear(c)) {
@@ -375,11 +445,14 @@ static void run_case(const fcase_t *c)
     const double tol = (tu_single(dt) ? 1e-4 : 1e-12) * fmax(hypot(yy[0], yy[1]), hypot(xx[0], xx[1]));
     TU_EXPECT(fabs(yy[0] - xx[0]) <= tol && (!clinear(c) || fabs(yy[1] - xx[1]) <= tol),
               "%s: dot test (Ax)^H y = %.12g%+.12gi, x^H (A^H y) = %.12g%+.12gi", c->name, yy[0], yy[1], xx[0], xx[1]);
-    if (clinear(c)) {
-        int passed = 0;
-        TU_CHECK_OK(plm_op_dottest(op, tu_single(dt) ? 1e-4 : 1e-12, &passed, yy, xx));
-        TU_EXPECT(passed, "%s: plm_op_dottest %g%+gi vs %g%+gi", c->name, yy[0], yy[1], xx[0], xx[1]);
-    }
+    /* plm_op_dottest: complex vectors, compared as PyLops' dottest does (real parts when the
+     * operator is real-linear only) */
+    int passed = 0, cl = -1;
+    TU_CHECK_OK(plm_op_clinear(op, &cl));
+    TU_EXPECT(cl == clinear(c), "%s: plm_op_clinear %d, expected %d", c->name, cl, clinear(c));
+    TU_CHECK_OK(plm_op_dottest(op, tu_single(dt) ? 1e-4 : 1e-12, &passed, yy, xx));
+    TU_EXPECT(passed && (clinear(c) || (yy[1] == 0 && xx[1] == 0)), "%s: plm_op_dottest %g%+gi vs %g%+gi", c->name,
+              yy[0], yy[1], xx[0], xx[1]);
     free(xg);
     free(yg);
     plm_array_destroy(&x);
@@ -394,11 +467,18 @@ static void run_case(const fcase_t *c)
 static void test_fft_vs_serial(void **state)
 {
     (void)state;
-    /* plm_op_fftnd, then plm_op_fftnd_ex with either split of the output */
+    /* plm_op_fftnd; plm_op_fftnd_ex with the output along axis 0; plm_op_fftnd_plan estimated
+     * with plm_op_fftnd's output, measured with the output along axis 0 */
     if (fft_built())
-        for (g_output = -1; g_output <= PLM_FFT_OUTPUT_AXIS0; g_output++)
-            for (int i = 0; i < NCASES; i++) run_case(&CASES[i]);
+        for (g_output = -1; g_output <= 3; g_output++)
+            for (int i = 0; i < NCASES && g_output != 0; i++) /* 0: plm_op_fftnd's output, as -1 */
+                if (g_output >= 2 || !has_nffts(&CASES[i])) run_case(&CASES[i]);
     g_output = -1;
+    for (int i = 0; i < NCASES && i < MAXCASES; i++) {
+        free(g_fwd[i]);
+        free(g_adj[i]);
+        g_fwd[i] = g_adj[i] = NULL;
+    }
     TU_DONE();
 }
 
@@ -447,8 +527,8 @@ static void test_fft_errors(void **state)
     plm_op_t op = (plm_op_t)(void *)&tu_fail; /* not NULL: a failing call must clear it */
     const int built = fft_built();
     /* Argument errors come before the FFTW check: the same status in every build. */
-    TU_EXPECT_ERR(plm_op_fftnd(tu_comm, PLM_COMPLEX128, 1, d1, 1, a0, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL, &op),
-                  PLM_ERR_INVALID_ARG); /* 1-D along the distributed axis */
+    TU_EXPECT_ERR(plm_op_fftnd(tu_comm, PLM_COMPLEX128, 1, d1, 2, a01, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL, &op),
+                  PLM_ERR_INVALID_ARG); /* more axes than dimensions */
     TU_EXPECT(op == NULL, "out not cleared");
     TU_EXPECT_ERR(plm_op_fftnd(tu_comm, PLM_COMPLEX128, 3, d3, 2, a11, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL, &op),
                   PLM_ERR_INVALID_ARG); /* a repeated axis */
@@ -469,6 +549,13 @@ static void test_fft_errors(void **state)
     TU_EXPECT_ERR(plm_op_fftnd_ex(tu_comm, PLM_COMPLEX128, 3, d3, 2, a01, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL,
                                   (plm_fft_output_t)2, &op),
                   PLM_ERR_INVALID_ARG); /* no such output */
+    const int64_t nf0[2] = {4, 0};
+    TU_EXPECT_ERR(plm_op_fftnd_plan(tu_comm, PLM_COMPLEX128, 3, d3, 2, a01, nf0, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL,
+                                    PLM_FFT_OUTPUT_AXIS0, PLM_FFT_PLANNING_DEFAULT, &op),
+                  PLM_ERR_INVALID_ARG); /* nfft 0 */
+    TU_EXPECT_ERR(plm_op_fftnd_plan(tu_comm, PLM_COMPLEX128, 3, d3, 2, a01, NULL, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL,
+                                    PLM_FFT_OUTPUT_AXIS0, (plm_fft_planning_t)9, &op),
+                  PLM_ERR_INVALID_ARG); /* no such planning effort */
     /* Not an FFT operator. */
     plm_op_t id = NULL;
     int64_t dimsd[3];
@@ -487,6 +574,55 @@ static void test_fft_errors(void **state)
         TU_EXPECT_ERR(plm_op_fftnd(tu_comm, PLM_COMPLEX128, 3, d3, 2, a01, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL, &op),
                       PLM_ERR_NOT_SUPPORTED);
     }
+    TU_DONE();
+}
+
+/* FFTW wisdom: what a measured operator learnt, exported (the same text on every rank, a
+ * buffer too small refused everywhere) and imported back (rank 0's text; garbage refused
+ * everywhere). An operator made after the import plans from it. */
+static void test_fft_wisdom(void **state)
+{
+    (void)state;
+    const int built = fft_built();
+    const int64_t dims[3] = {6, 8, 10};
+    const int axes[3] = {0, 1, 2};
+    plm_op_t op = NULL;
+    if (built)
+        TU_OK(plm_op_fftnd_plan(tu_comm, PLM_COMPLEX128, 3, dims, 3, axes, NULL, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL,
+                                PLM_FFT_OUTPUT_FEWEST_EXCHANGES, PLM_FFT_PLANNING_MEASURE, &op));
+    int64_t len = -1;
+    TU_CHECK_OK(plm_fft_wisdom_export(tu_comm, NULL, 0, &len));
+    TU_EXPECT(built ? len > 0 : len == 0, "wisdom of %lld bytes", (long long)len);
+    char *text = calloc((size_t)len + 1, 1);
+    int64_t len2 = -1;
+    TU_CHECK_OK(plm_fft_wisdom_export(tu_comm, text, len + 1, &len2));
+    TU_EXPECT(len2 == len && (!built || strstr(text, "fftw_wisdom")), "exported %lld bytes, then %lld", (long long)len,
+              (long long)len2);
+    long long lo = len2, hi = len2, sum = 0;
+    for (int64_t i = 0; i < len2; i++) sum += (unsigned char)text[i] * (i % 251 + 1);
+    long long mn[2] = {lo, sum}, mx[2] = {hi, sum};
+    MPI_Allreduce(MPI_IN_PLACE, mn, 2, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, mx, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    TU_EXPECT(mn[0] == mx[0] && mn[1] == mx[1], "the wisdom differs between ranks");
+    if (len > 0) /* one byte short on the last rank only: refused on every rank */
+        TU_EXPECT_ERR(plm_fft_wisdom_export(tu_comm, text, tu_rank == tu_size - 1 ? len : len + 1, &len2),
+                      PLM_ERR_INVALID_ARG);
+    TU_CHECK_OK(plm_fft_wisdom_import(tu_comm, tu_rank == 0 ? text : NULL));
+    if (built) {
+        TU_EXPECT_ERR(plm_fft_wisdom_import(tu_comm, tu_rank == 0 ? "(fftw-3 not wisdom" : NULL), PLM_ERR_INVALID_ARG);
+        /* a second operator of the same problem plans from the wisdom and computes the same */
+        plm_op_t again = NULL;
+        TU_OK(plm_op_fftnd_plan(tu_comm, PLM_COMPLEX128, 3, dims, 3, axes, NULL, NULL, PLM_FFT_NORM_NONE, 0, NULL, NULL,
+                                PLM_FFT_OUTPUT_FEWEST_EXCHANGES, PLM_FFT_PLANNING_PATIENT, &again));
+        int passed = 0;
+        TU_CHECK_OK(plm_op_dottest(again, 1e-12, &passed, NULL, NULL));
+        TU_EXPECT(passed, "dot test of an operator planned from wisdom");
+        plm_op_destroy(&again);
+    }
+    TU_EXPECT_ERR(plm_fft_wisdom_import(tu_comm, NULL), PLM_ERR_INVALID_ARG); /* NULL on rank 0 */
+    TU_EXPECT_ERR(plm_fft_wisdom_export(tu_comm, NULL, 0, NULL), PLM_ERR_INVALID_ARG);
+    free(text);
+    plm_op_destroy(&op);
     TU_DONE();
 }
 
@@ -600,6 +736,7 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_fft_vs_serial),     TU_TEST(test_fft_reuse_and_compose), TU_TEST(test_fft_errors),
+        TU_TEST(test_fft_wisdom),
         TU_TEST(test_fftshift_vs_serial), TU_TEST(test_fftshift_custom_split), TU_TEST(test_fftshift_errors),
     };
     return plm_run_group_tests_mpi(tests);

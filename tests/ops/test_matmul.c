@@ -23,8 +23,9 @@ typedef struct {
 } shape_t;
 
 /* Tiny and uneven shapes; (4,4,4) and (5,3,2) leave trailing blocks empty on 3 and 4 ranks. */
-static const shape_t SHAPES[] = {{7, 5, 6}, {12, 9, 10}, {1, 1, 1}, {2, 1, 3}, {1, 4, 2},
-                                 {4, 4, 4}, {5, 3, 2},   {3, 0, 4}, {0, 3, 2}, {3, 2, 0}};
+/* (24, 4, 3) and (3, 4, 24): thin, grid_rows 0 picks one grid column or one grid row for SUMMA. */
+static const shape_t SHAPES[] = {{7, 5, 6}, {12, 9, 10}, {1, 1, 1}, {2, 1, 3}, {1, 4, 2},  {4, 4, 4},
+                                 {5, 3, 2}, {3, 0, 4},   {0, 3, 2}, {3, 2, 0}, {24, 4, 3}, {3, 4, 24}};
 #define NSHAPES ((int)(sizeof SHAPES / sizeof SHAPES[0]))
 
 typedef struct {
@@ -47,11 +48,22 @@ static blk_t blocks_of(plm_matmul_kind_t kind, int P, int rank, int grid_rows, s
 
 /* ---- plm_matmul_blocks against an independent computation --------------------------------- */
 
-static int default_rows(int P)
+/* grid_rows 0: the divisor R of P with the smallest cost in elements per rank (Q = P / R),
+ * ties to the largest divisor not above sqrt(P), then to the smallest R (plm_matmul_blocks). */
+static double grid_cost(plm_matmul_kind_t kind, int P, int R, shape_t s)
+{
+    const double Q = P / R, n = (double)s.n, k = (double)s.k, m = (double)s.m;
+    if (kind == PLM_MATMUL_SUMMA) return n * k * (Q - 1) / (R * Q) + k * m * (R - 1) / (R * Q);
+    return n * k / Q + (k + n) * m / R + (Q - 1) / Q * m / R * (n + 2 * k) / 2;
+}
+
+static int chosen_rows(plm_matmul_kind_t kind, int P, shape_t s)
 {
     int best = 1;
     for (int r = 1; r <= P; r++)
         if (P % r == 0 && (int64_t)r * r <= P) best = r;
+    for (int r = 1; r <= P; r++)
+        if (P % r == 0 && grid_cost(kind, P, r, s) < grid_cost(kind, P, best, s) * (1 - 1e-12)) best = r;
     return best;
 }
 
@@ -93,7 +105,7 @@ static void check_blocks_case(plm_matmul_kind_t kind, int P, int grid_rows, shap
     char what[128];
     snprintf(what, sizeof what, "blocks %s P %d grid_rows %d (%lld,%lld,%lld)", kind_name(kind), P, grid_rows,
              (long long)s.n, (long long)s.k, (long long)s.m);
-    const int R = grid_rows ? grid_rows : default_rows(P), Q = P / R;
+    const int R = grid_rows ? grid_rows : chosen_rows(kind, P, s), Q = P / R;
     int64_t *all = calloc((size_t)(12 * P), sizeof(int64_t));
     for (int r = 0; r < P; r++) {
         blk_t b = blocks_of(kind, P, r, grid_rows, s);
@@ -134,6 +146,24 @@ static void test_blocks(void **state)
                 for (int i = 0; i < 3; i++) check_blocks_case(kind, P, g, extra[i]);
             }
         }
+    /* The grids grid_rows 0 picks, literally: square products keep the squarest grid, thin
+     * SUMMA products get one grid column (tall A, thin X and Y) or one grid row (wide X, Y). */
+    const struct {
+        plm_matmul_kind_t kind;
+        int P;
+        shape_t s;
+        int rows;
+    } picks[] = {{PLM_MATMUL_SUMMA, 2, {1024, 1024, 1024}, 1}, {PLM_MATMUL_SUMMA, 4, {1024, 1024, 1024}, 2},
+                 {PLM_MATMUL_SUMMA, 6, {600, 600, 600}, 2},    {PLM_MATMUL_SUMMA, 2, {4096, 256, 64}, 2},
+                 {PLM_MATMUL_SUMMA, 2, {8192, 64, 64}, 2},     {PLM_MATMUL_SUMMA, 4, {8192, 64, 64}, 4},
+                 {PLM_MATMUL_SUMMA, 2, {64, 256, 4096}, 1},    {PLM_MATMUL_SUMMA, 4, {64, 256, 4096}, 1},
+                 {PLM_MATMUL_BLOCK, 2, {1024, 1024, 1024}, 2}, {PLM_MATMUL_BLOCK, 2, {4096, 256, 64}, 1}};
+    for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
+        blk_t b = blocks_of(picks[i].kind, picks[i].P, 0, 0, picks[i].s);
+        TU_EXPECT(b.grid[0] == picks[i].rows, "%s on %d ranks, %lld x %lld x %lld: %d grid rows, expected %d",
+                  kind_name(picks[i].kind), picks[i].P, (long long)picks[i].s.n, (long long)picks[i].s.k,
+                  (long long)picks[i].s.m, b.grid[0], picks[i].rows);
+    }
     /* outputs may be NULL */
     TU_CHECK_OK(plm_matmul_blocks(PLM_MATMUL_SUMMA, 4, 3, 0, 5, 5, 5, NULL, NULL, NULL, NULL));
     int64_t y[4] = {-1, -1, -1, -1};

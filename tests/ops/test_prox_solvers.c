@@ -460,6 +460,70 @@ static void test_proximal_gradient(void **state)
     TU_DONE();
 }
 
+/* The callback sees x, the array passed to the solve, holding the current iterate at every
+ * iteration (ProximalGradient moves its iterates between work arrays and x). */
+typedef struct {
+    int64_t n, calls;
+    double *seen; /* niter x n: this rank's local block at each callback */
+} seen_t;
+
+static int record_x(void *ctx, int64_t it, plm_const_array_t x, double cost)
+{
+    (void)cost;
+    seen_t *s = ctx;
+    const void *d = NULL;
+    if (plm_array_get_local_read(x, &d) != PLM_SUCCESS) return 1;
+    memcpy(s->seen + (it - 1) * s->n, d, (size_t)s->n * sizeof(double));
+    plm_array_restore_local_read(x, &d);
+    s->calls++;
+    return 0;
+}
+
+static void test_proximal_gradient_callback_x(void **state)
+{
+    (void)state;
+    const int64_t M = 13, N = 11, niter = 6;
+    for (int accel = 0; accel < 3; accel++)
+        for (int variant = 0; variant < 2; variant++) { /* eta 1; eta 0.7 with J (tol) */
+            lin_t L = make_lin(0, M, N, 3);
+            double *b = seq(M, 6), *x0 = seq(N, 7), *want = calloc((size_t)N + 1, 8);
+            plm_array_t ba = arr(L.op, 1, b), xa = arr(L.op, 0, x0);
+            plm_prox_t f = NULL, g = NULL;
+            TU_OK(plm_prox_create_l2(L.op, ba, NULL, 0.9, 1.0, 1, 10, 1e-4, xa, 1, PLM_L2_CGLS, &f));
+            TU_OK(plm_prox_create_l1(0.2, &g));
+            const double eta = variant ? 0.7 : 1.0, tol = variant ? 1e-300 : 0.0, eps = 0.5;
+            int64_t nl = 0, off = 0;
+            TU_OK(plm_array_local_size(xa, &nl));
+            TU_OK(plm_array_local_offset(xa, &off));
+            seen_t rec = {nl, 0, calloc((size_t)(niter * nl + 1), sizeof(double))};
+            plm_solver_info_t info = NULL;
+            TU_OK(plm_solver_info_create(&info));
+            TU_OK(plm_solver_info_set_callback(info, record_x, &rec, NULL));
+            TU_CHECK_OK(plm_solve_proximal_gradient(f, g, xa, 0.1, &eps, 1, eta, niter, (plm_accel_t)accel, tol, info));
+            char what[128];
+            snprintf(what, sizeof what, "ProximalGradient callback x, accel %d variant %d", accel, variant);
+            TU_EXPECT(rec.calls == niter, "%s: %lld callbacks", what, (long long)rec.calls);
+            sl2_t sf = {L.G, b, NULL, M, N, 10, 0.9, 1.0, 1e-4, 0, 1, NULL};
+            for (int64_t k = 1; k <= niter && rec.calls == niter; k++) {
+                double J = NAN;
+                memcpy(want, x0, (size_t)N * 8);
+                serial_pg(&sf, 0.2, want, 0.1, &eps, 1, eta, k, accel, tol, &J);
+                char w2[160];
+                snprintf(w2, sizeof w2, "%s, iteration %lld", what, (long long)k);
+                expect_vec(rec.seen + (k - 1) * nl, want + off, nl, w2);
+            }
+            free(rec.seen);
+            plm_solver_info_destroy(&info);
+            plm_prox_destroy(&f);
+            plm_prox_destroy(&g);
+            plm_array_destroy(&ba);
+            plm_array_destroy(&xa);
+            free(b), free(x0), free(want);
+            free_lin(&L);
+        }
+    TU_DONE();
+}
+
 /* ---- ADMML2 ---------------------------------------------------------------------------------- */
 
 static void serial_admm(const lin_t *L, const lin_t *A, const double *b, double sg, double *x, double *z, int use_z0,
@@ -812,7 +876,7 @@ int main(int argc, char **argv)
     (void)argc;
     (void)argv;
     const struct CMUnitTest tests[] = {
-        TU_TEST(test_l2_with_operator),  TU_TEST(test_l2_closed_form), TU_TEST(test_proximal_gradient),
+        TU_TEST(test_l2_with_operator),  TU_TEST(test_l2_closed_form), TU_TEST(test_proximal_gradient), TU_TEST(test_proximal_gradient_callback_x),
         TU_TEST(test_admml2),            TU_TEST(test_solver_callback_and_errors),
         TU_TEST(test_admml2_stacked),    TU_TEST(test_admml2_stacked_errors),
         TU_TEST(test_prox_kind_differs),

@@ -13,10 +13,16 @@ from mpi4py import MPI
 
 from ._core import (ffi, lib, call, check, checks, agree, agree_gather, Handle, plm_comm, plm_dtype,
                     np_dtype, new_ctx)
+from ._core import _ArrayHandle, _ARRAY_PTR, _array_destroy, _live_refs, _ref
 from .DistributedArray import DistributedArray, StackedDistributedArray, Partition, _Layout
 
-_on_layout = DistributedArray._on_layout
 _NULL = ffi.NULL
+_new = object.__new__
+_empty = np.empty
+_create_from_layout = lib.plm_array_create_from_layout
+_HOST = lib.PLM_MEMORY_HOST
+_from_buffer = ffi.from_buffer
+_ffi_new = ffi.new
 
 __all__ = ["MPILinearOperator", "MPIShellOperator", "asmpilinearoperator", "local_operator"]
 
@@ -195,9 +201,13 @@ class _IO:
             cls._rmatvec is MPILinearOperator._rmatvec
         self.fast = (nd, nr) == (1, 1) and self.domain[0].global_shape == (op.shape[1],) \
             and self.range[0].global_shape == (op.shape[0],)
-        # the fast path's pieces, by adjoint (0 or 1): output layout and library function
+        # the fast path's pieces, by adjoint (0 or 1): output layout and library function, and
+        # what a new output on that layout needs (_apply_native makes it without further calls)
         self.out = (self.range[0], self.domain[0]) if self.fast else None
         self.fn = (lib.plm_op_apply, lib.plm_op_apply_adjoint)
+        self.op_ptr = hd.ptr
+        self.new = tuple((lay, lay.handle.ptr, lay.base_comm, lay.local_shape) for lay in self.out) \
+            if self.fast else None
 
 
 def _io_of(op):
@@ -215,9 +225,27 @@ def _apply_native(op, io, x, adjoint):
     Collective. The fast path (a DistributedArray on the operator's layout) makes the output and
     calls the library, which agrees on x's layout; any other x takes the agreed slow path."""
     if io.fast:
-        y = _on_layout(io.out[adjoint], io.dtype, io.code)
-        st = io.fn[adjoint](io.hd.ptr[0], x._h.ptr[0] if isinstance(x, DistributedArray) else _NULL,
-                            y._h.ptr[0])
+        # the output: DistributedArray._on_layout, inlined (every apply makes one)
+        lay, lay_ptr, base_comm, shape = io.new[adjoint]
+        dtype = io.dtype
+        local = _empty(shape, dtype)
+        y = _new(DistributedArray)
+        y._layout = lay
+        y._base_comm = base_comm
+        y._dtype = dtype
+        y._sub_comm = None
+        y._local = local
+        y._h = hd = _new(_ArrayHandle)  # _core.array_handle, inlined
+        hd.ptr = cell = _ffi_new(_ARRAY_PTR)
+        hd._destroy = _array_destroy
+        hd._collective = False
+        hd.keep = local
+        _live_refs[id(hd)] = _ref(hd)
+        nbytes = local.nbytes
+        st = _create_from_layout(lay_ptr[0], io.code, _HOST, _from_buffer(local) if nbytes else _NULL, nbytes, cell)
+        if st:
+            check(st)
+        st = io.fn[adjoint](io.op_ptr[0], x._h.ptr[0] if isinstance(x, DistributedArray) else _NULL, cell[0])
         if not st:
             return y
         try:            # failed on every rank (agreed): x conformed, else the library's error
@@ -322,6 +350,24 @@ class MPILinearOperator:
                                    dtype=np_dtype(dt[0]), base_comm=base_comm)
         self._plm = hd
         return self
+
+    # clinear like PyLops: whether the operator is linear over the complex numbers (False: over
+    # the reals only, as a real-input FFT); the library's operators say it themselves
+    _clinear = None
+
+    @property
+    def clinear(self):
+        if self._clinear is not None:
+            return self._clinear
+        if self._plm is not None:
+            v = ffi.new("int *")
+            call(lib.plm_op_clinear, self._plm.h, v)
+            return bool(v[0])
+        return True
+
+    @clinear.setter
+    def clinear(self, value):
+        self._clinear = bool(value)
 
     # shape / dims / dimsd like PyLops-MPI
     @property
@@ -441,6 +487,9 @@ class MPILinearOperator:
 
     def __matmul__(self, x):
         if isinstance(x, DistributedArray):
+            io = self._io  # matvec's fast path, one call shorter
+            if io is not None and io.native and io.hd is self._plm:
+                return _apply_native(self, io, x, 0)
             return self.matvec(x)
         if np.isscalar(x):
             raise ValueError("Scalar not allowed, use * instead")

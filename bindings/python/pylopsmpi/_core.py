@@ -198,10 +198,28 @@ _ARRAY_PTR = ffi.typeof("plm_array_t *")
 _array_destroy = lib.plm_array_destroy
 
 
+class _ArrayHandle(Handle):
+    """An array's Handle: every new array (an operator's output on each apply) makes one and
+    drops one, so its finaliser is Handle.__del__ for a non-collective handle with every name it
+    reads bound once (default arguments) instead of looked up per call."""
+
+    __slots__ = ()
+
+    def __del__(self, _pop=_live_refs.pop, _id=id, _is_finalized=MPI.Is_finalized, _null=ffi.NULL):
+        _pop(_id(self), None)
+        p = self.ptr
+        if p is None or _finalizing or _is_finalized():
+            return
+        try:
+            if p[0] != _null:
+                self._destroy(p)
+        except Exception:
+            pass
+
+
 def array_handle(keep):
-    """Handle("plm_array_t", "plm_array_destroy", keep) without its lookups: every new array
-    (an operator's output on each apply) makes one."""
-    hd = object.__new__(Handle)
+    """Handle("plm_array_t", "plm_array_destroy", keep) without its lookups."""
+    hd = object.__new__(_ArrayHandle)
     hd.ptr = ffi.new(_ARRAY_PTR)
     hd._destroy = _array_destroy
     hd._collective = False

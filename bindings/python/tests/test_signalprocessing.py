@@ -1,15 +1,18 @@
-"""Signal-processing operators (MPIFFTND, MPIFFT2D, MPINonStationaryConvolve1D) and the FFT
-shift helpers against serial NumPy references computed here: forward, adjoint, dot tests,
+"""Signal-processing operators (MPIFFTND, MPIFFT2D, MPIFFT, MPINonStationaryConvolve1D) and the
+FFT shift helpers against serial NumPy references computed here (numpy.fft with PyLops' nffts
+and norms): forward, adjoint, dot tests (real parts for real-linear FFTs), 1-D FFTs,
 uneven splits and fewer rows than ranks; bad arguments on one rank end in the same exception
 on every rank."""
 import contextlib
+import warnings
 
 import numpy as np
 import pytest
 from mpi4py import MPI
 
 import pylopsmpi as pm
-from pylopsmpi.signalprocessing import MPIFFTND, MPIFFT2D, MPINonStationaryConvolve1D
+from pylopsmpi.signalprocessing import (MPIFFT, MPIFFTND, MPIFFT2D, MPINonStationaryConvolve1D,
+                                        fft_wisdom_export, fft_wisdom_import)
 from pylopsmpi.utils import fftshift_nd, ifftshift_nd
 
 comm = MPI.COMM_WORLD
@@ -34,22 +37,23 @@ def _rows(shape):
 
 
 # --- FFT --------------------------------------------------------------------------------------
-def _fft_ref(x, axes, real, clinear, norm, ifs, ffs):
-    """PyLops' FFTND forward on the global array x (numpy.fft)."""
+def _fft_ref(x, axes, real, clinear, norm, ifs, ffs, nffts=None):
+    """PyLops' FFTND forward on the global array x (numpy.fft, s=nffts)."""
+    nffts = [x.shape[a] for a in axes] if nffts is None else list(nffts)
     x = x if clinear else x.real
     for a, s in zip(axes, ifs):
         if s:
             x = np.fft.ifftshift(x, axes=a)
     if real:
-        y = np.fft.rfftn(x, axes=axes)
-        r, n = axes[-1], x.shape[axes[-1]]
+        y = np.fft.rfftn(x, s=nffts, axes=axes)
+        r, n = axes[-1], nffts[-1]
         sl = [slice(None)] * x.ndim
         sl[r] = slice(1, 1 + (n - 1) // 2)
         y[tuple(sl)] *= np.sqrt(2)
     else:
-        y = np.fft.fftn(x, axes=axes)
+        y = np.fft.fftn(x, s=nffts, axes=axes)
     if norm.lower() == "1/n":
-        y = y / np.prod([x.shape[a] for a in axes])
+        y = y / np.prod(nffts)
     for a, s in zip(axes, ffs):
         if s:
             y = np.fft.fftshift(y, axes=a)
@@ -68,6 +72,24 @@ FFT_CASES = [
     ((5, 4), (1, 0), True, np.float64, "1/n", (False, True), False, 1),
     ((3, 5, 2), (-1,), True, np.float32, "none", False, False, 0),
     ((3, 4, 2), (0, 1), False, np.float64, "none", (True, False), (False, True), 2),
+    # 1-D: the distributed 1-D algorithm (prime, real, shifts, fewer entries than ranks)
+    ((12,), (0,), False, np.complex128, "none", False, False, 0),
+    ((7,), (0,), False, np.complex128, "1/n", True, True, 0),
+    ((10,), (0,), True, np.float64, "none", True, False, 0),
+    ((3,), (0,), False, np.complex64, "1/n", False, True, 0),
+]
+
+# nffts (PyLops' crop / zero pad before each transform): dims, axes, nffts, real, dtype, norm,
+# ifftshift_before, fftshift_after
+NFFT_CASES = [
+    ((5, 6, 7), (0, 1, 2), (4, 8, 9), False, np.complex128, "1/n", False, False),
+    ((3, 4, 5), (0, 2), (6, None), False, np.complex128, "none", True, (True, False)),
+    ((4, 5, 6), (0, 1, 2), (5, 4, 10), True, np.float64, "none", (True, False, False), False),
+    ((6, 5), (1, 0), (7, 9), True, np.complex64, "1/n", (True, False), (False, True)),
+    ((7, 3), (0, 1), 4, False, np.complex128, "none", (True, False), False),
+    ((6,), (0,), (15,), False, np.complex128, "none", True, False),
+    ((10,), (0,), (6,), False, np.complex128, "1/n", False, True),
+    ((5,), (0,), (12,), True, np.float64, "1/n", False, False),
 ]
 
 
@@ -78,30 +100,42 @@ def _dense(fwd, n, real_input):
                     axis=1)
 
 
-@pytest.mark.parametrize("case", range(len(FFT_CASES)))
-def test_fftnd_vs_numpy(case):
-    dims, axes, real, dtype, norm, ifs, ffs, out_axis = FFT_CASES[case]
+def _fft_case(dims, axes, real, dtype, norm, ifs, ffs, nffts=None, planner_effort=None):
+    """MPIFFTND of a case against numpy.fft: forward, adjoint (the exact adjoint of the
+    reference, Re of it where real-linear), frequencies, layouts and dot tests."""
     sampling = (0.5, 2.0, 1.0)[:len(axes)]
     shifted_rfft = real and np.broadcast_to(ffs, len(axes))[-1]
-    with pytest.warns(UserWarning, match="fftshift_after on the last") if shifted_rfft \
-            else contextlib.nullcontext():        # PyLops-MPI's warning
-        Op = MPIFFTND(dims, axes=axes, sampling=sampling, norm=norm, real=real,
-                      ifftshift_before=ifs, fftshift_after=ffs, dtype=dtype)
     nax = [a % len(dims) for a in axes]
+    nf = [dims[a] for a in nax] if nffts is None else \
+        [dims[a] if n is None else n for a, n in zip(nax, np.broadcast_to(
+            np.array(nffts, dtype=object), len(axes)))]
+    short = any(n < dims[a] for a, n in zip(nax, nf))
+    kw = {} if planner_effort is None else dict(planner_effort=planner_effort)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        Op = MPIFFTND(dims, axes=axes, sampling=sampling, norm=norm, real=real,
+                      ifftshift_before=ifs, fftshift_after=ffs, dtype=dtype, nffts=nffts, **kw)
+    texts = [str(w.message) for w in seen]
+    # PyLops-MPI's warning of a shifted real axis, PyLops' of a cropping nfft
+    assert any("fftshift_after on the last" in t for t in texts) == bool(shifted_rfft), texts
+    assert any("smaller than the size" in t for t in texts) == short, texts
     ifs_t = np.broadcast_to(ifs, len(axes))
     ffs_t = np.broadcast_to(ffs, len(axes))
     clinear = not real and np.issubdtype(dtype, np.complexfloating)
     single = np.dtype(dtype) in (np.float32, np.complex64)
     tol = 2e-5 if single else 1e-11
     dimsd = list(dims)
+    for a, n in zip(nax, nf):
+        dimsd[a] = n
     if real:
-        dimsd[nax[-1]] = dims[nax[-1]] // 2 + 1
+        dimsd[nax[-1]] = nf[-1] // 2 + 1
     assert tuple(Op.dimsd) == tuple(dimsd) and Op.dims == tuple(dims)
+    assert Op.nffts == tuple(nf)
     assert Op.out_axis == 0                   # out_axis: the split between the exchanges
     assert Op.shape == (int(np.prod(dimsd)), int(np.prod(dims)))
     assert Op.dtype == (np.complex64 if single else np.complex128) and Op.clinear == clinear
     for i, a in enumerate(nax):
-        n = dims[a]
+        n = nf[i]
         f = np.fft.rfftfreq(n, sampling[i]) if real and i == len(nax) - 1 else \
             np.fft.fftfreq(n, sampling[i])
         if ffs_t[i]:
@@ -109,7 +143,7 @@ def test_fftnd_vs_numpy(case):
         np.testing.assert_allclose(Op.fs[i], f, rtol=1e-14)
 
     def fwd(v):
-        return _fft_ref(v.reshape(dims), nax, real, clinear, norm, ifs_t, ffs_t).ravel()
+        return _fft_ref(v.reshape(dims), nax, real, clinear, norm, ifs_t, ffs_t, nf).ravel()
 
     xg = _rand(dims, seed=1).astype(Op.dtype)
     yg = _rand(dimsd, seed=2).astype(Op.dtype)
@@ -129,14 +163,85 @@ def test_fftnd_vs_numpy(case):
     xa = Op.H @ yd
     assert xa.local_shapes == _rows(dims)
     np.testing.assert_allclose(xa.asarray(), want, atol=tol * np.abs(want).max())
-    # dot test (on a real x where the operator is only real-linear)
-    if clinear:
-        assert pm.dottest(Op, x, yd, rtol=1e-4 if single else 1e-10)
-    else:
-        xr = pm.DistributedArray.to_dist(_rand(dims, False, 5).ravel().astype(Op.dtype))
-        lhs = np.vdot((Op @ xr).asarray(), yd.asarray()).real
-        rhs = np.vdot(xr.asarray(), (Op.H @ yd).asarray()).real
-        assert abs(lhs - rhs) <= (1e-4 if single else 1e-10) * max(abs(lhs), abs(rhs))
+    # dot test: PyLops' rule for real-linear operators (real parts), complex vectors; and the
+    # library's own dot test, on the same rule
+    assert pm.dottest(Op, x, yd, rtol=1e-4 if single else 1e-10)
+    assert pm.dottest(Op.H, yd, x, rtol=1e-4 if single else 1e-10)
+    if not clinear:       # the plain complex dot test fails there, as PyLops' would
+        lhs = np.vdot((Op @ x).asarray(), yd.asarray())
+        rhs = np.vdot(x.asarray(), (Op.H @ yd).asarray())
+        assert abs(lhs.imag - rhs.imag) > 1e-6 * abs(lhs)
+    return Op
+
+
+@pytest.mark.parametrize("case", range(len(FFT_CASES)))
+def test_fftnd_vs_numpy(case):
+    dims, axes, real, dtype, norm, ifs, ffs, out_axis = FFT_CASES[case]
+    _fft_case(dims, axes, real, dtype, norm, ifs, ffs,
+              planner_effort=("FFTW_ESTIMATE", "FFTW_MEASURE", None)[case % 3])
+
+
+@pytest.mark.parametrize("case", range(len(NFFT_CASES)))
+def test_fftnd_nffts_vs_numpy(case):
+    dims, axes, nffts, real, dtype, norm, ifs, ffs = NFFT_CASES[case]
+    _fft_case(dims, axes, real, dtype, norm, ifs, ffs, nffts=nffts)
+
+
+@pytest.mark.parametrize("n,nfft,real", [(16, None, False), (9, None, True), (6, 11, False),
+                                         (13, 8, True)])
+def test_fft_1d_vs_numpy(n, nfft, real):
+    """MPIFFT (PyLops' FFT signature) along the split axis of a 1-D array and along the last
+    axis of a 2-D one."""
+    dt = np.float64 if real else np.complex128
+    short = nfft is not None and nfft < n
+    with pytest.warns(UserWarning, match="smaller than") if short else contextlib.nullcontext():
+        Op = MPIFFT(n, nfft=nfft, real=real, norm="1/n", dtype=dt, planner_effort="FFTW_ESTIMATE")
+    N = n if nfft is None else nfft
+    assert Op.nfft == N and Op.axis == 0 and Op.dimsd == ((N // 2 + 1) if real else N,)
+    np.testing.assert_allclose(Op.f, np.fft.rfftfreq(N) if real else np.fft.fftfreq(N))
+    xg = _rand(n, not real, seed=8)
+    x = pm.DistributedArray.to_dist(xg)
+    want = (np.fft.rfft(xg, n=N) if real else np.fft.fft(xg, n=N)) / N
+    if real:
+        want[1:1 + (N - 1) // 2] *= np.sqrt(2)
+    np.testing.assert_allclose((Op @ x).asarray(), want, atol=1e-12)
+    y = Op @ x
+    assert pm.dottest(Op, x, y.copy(), rtol=1e-10)
+    # along the last axis of a 2-D array: local, as PyLops' FFT(dims, axis=-1)
+    with pytest.warns(UserWarning, match="smaller than") if short else contextlib.nullcontext():
+        Op2 = MPIFFT((3, n), axis=-1, nfft=nfft, real=real, dtype=dt)
+    xg2 = _rand((3, n), not real, seed=9)
+    ref = np.fft.rfft(xg2, n=N, axis=-1) if real else np.fft.fft(xg2, n=N, axis=-1)
+    if real:
+        ref[:, 1:1 + (N - 1) // 2] *= np.sqrt(2)
+    np.testing.assert_allclose((Op2 @ pm.DistributedArray.to_dist(xg2.ravel())).asarray(),
+                               ref.ravel(), atol=1e-12)
+
+
+def test_fft_planning_and_wisdom():
+    dims = (6, 4, 5)
+    Op = MPIFFTND(dims, planner_effort="FFTW_PATIENT")
+    w = fft_wisdom_export()
+    assert "fftw_wisdom" in w and len(set(comm.allgather(w))) == 1     # the same everywhere
+    fft_wisdom_import(w if rank == 0 else None)
+    again = MPIFFTND(dims, planner_effort="FFTW_MEASURE")                # from the wisdom
+    xg = _rand(dims, seed=10).ravel()
+    x = pm.DistributedArray.to_dist(xg)
+    np.testing.assert_allclose((again @ x).asarray(), (Op @ x).asarray(), atol=1e-10)
+    with pytest.raises(ValueError) as e:
+        MPIFFTND(dims, planner_effort="FFTW_SOMETIMES")
+    _same_everywhere(e.value)
+    with pytest.raises(TypeError) as e:
+        MPIFFTND(dims, threads=4)
+    _same_everywhere(e.value)
+    if size > 1:                                                 # another text than rank 0's
+        with pytest.raises(ValueError) as e:
+            fft_wisdom_import(w if rank != size - 1 else w + " ")
+        _same_everywhere(e.value)
+        # efforts differ: agreed
+        with pytest.raises(ValueError) as e:
+            MPIFFTND(dims, planner_effort="FFTW_ESTIMATE" if rank == 0 else "FFTW_MEASURE")
+        _same_everywhere(e.value)
 
 
 def test_fftnd_inverse_and_composites():
@@ -192,9 +297,13 @@ def test_fft_errors_everywhere():
     with pytest.raises(ValueError) as e:
         MPIFFT2D((4, 5, 6), axes=(0, 1, 2))
     _same_everywhere(e.value)
-    with pytest.raises(ValueError) as e:                     # slab: axis 0 of a 1-D array
-        MPIFFTND((8,), axes=(0,))
+    with pytest.raises(ValueError) as e:                     # nffts: one per axis
+        MPIFFTND((4, 5, 6), nffts=(4, 5))
     _same_everywhere(e.value)
+    with pytest.raises(ValueError) as e:
+        MPIFFTND((4, 5, 6), nffts=0)
+    _same_everywhere(e.value)
+    assert MPIFFTND((8,), axes=(0,)).shape == (8, 8)         # 1-D along the split axis
     last = rank == size - 1
     # an error on the last rank only: every rank raises the same class
     for kwargs, cls in [(dict(norm="backward" if last else "none"), ValueError),

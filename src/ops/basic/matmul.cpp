@@ -6,6 +6,11 @@
 //   row blocks end; each segment's A panel is broadcast along grid rows and its X panel along
 //   grid columns (forward), or its A^H Y partials are reduced along grid columns to the X
 //   owner (adjoint). Two buffer sets let segment s+1's communication run during s's gemm.
+//   A panel a rank owns on a one-column grid is read in place (no copy, no broadcast); there
+//   the forward gathers X's column block whole (one allgatherv) for one gemm instead of one
+//   accumulating gemm per segment.
+// - grid_rows 0 chooses the grid for the shape (choose_rows: the fewest elements held plus
+//   received per apply).
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -49,6 +54,7 @@ struct Parts {
 // rank's A block there and the cuBLAS handle of the apply.
 struct MatmulWork : Work {
     Buffer panels;
+    Buffer xfull;  // SUMMA on one grid column: X's column block, whole
     std::shared_ptr<const Buffer> a;  // the A block in the data's space (host: none)
 #ifdef PLM_HAVE_CUDA
     std::unique_ptr<BlasHandle> blas;
@@ -172,9 +178,10 @@ int64_t widest(const std::vector<Segment> &segs)
 
 class Summa final : public MatmulBase {
 public:
-    Summa(ArrayLayout::Ptr domain, ArrayLayout::Ptr range, Parts p, int64_t k)
+    Summa(ArrayLayout::Ptr domain, ArrayLayout::Ptr range, Parts p, int64_t k, std::vector<int64_t> x_counts)
         : MatmulBase(std::move(domain), std::move(range), std::move(p)),
-          segs_(segments(k, p_.b.grid_rows, p_.b.grid_cols)), width_(widest(segs_))
+          segs_(segments(k, p_.b.grid_rows, p_.b.grid_cols)), width_(widest(segs_)), k_(k),
+          x_counts_(std::move(x_counts))
     {
     }
 
@@ -183,7 +190,12 @@ public:
         std::unique_ptr<MatmulWork> w = base_work(e);
         if (e.space == Space::device) use_device(e.device);
         w->panels = Buffer::allocate(e.space, static_cast<size_t>(2 * (nr() + mc()) * width_) * dtype_size(dtype_));
-        reserve_staging(e, 4 * (nr() + mc()) * width_);  // both panel sets in flight, out and back
+        int64_t staged = 4 * (nr() + mc()) * width_;  // both panel sets in flight, out and back
+        if (gather_x()) {
+            w->xfull = Buffer::allocate(e.space, static_cast<size_t>(k_ * mc()) * dtype_size(dtype_));
+            staged = std::max(staged, k_ * mc() + rows_of(p_.b.x) * mc());  // the allgatherv, both sides
+        }
+        reserve_staging(e, staged);
         return w;
     }
 
@@ -191,6 +203,8 @@ public:
     {
         if (adjoint)
             backward(in, out, w);
+        else if (gather_x())
+            forward_gathered(in, out, w);
         else
             forward(in, out, w);
     }
@@ -198,6 +212,9 @@ public:
 private:
     int64_t nr() const { return rows_of(p_.b.y); }
     int64_t mc() const { return cols_of(p_.b.y); }
+    // One grid column: A's blocks hold all k columns, so no A panel moves; X's column block,
+    // split in row blocks over the grid column, is gathered whole for one gemm.
+    bool gather_x() const { return p_.b.grid_cols == 1 && p_.b.grid_rows > 1; }
 
     // Buffer set i: the A panel (nr x width) then the X panel or partial (width x mc).
     char *a_buf(Work *w, size_t i) const
@@ -207,13 +224,20 @@ private:
     char *x_buf(Work *w, size_t i) const { return at(a_buf(w, i), nr() * width_, dtype_); }
 
     // Starts segment g's A panel broadcast along the grid row into set i; returns the panel
-    // (nr x w, row stride w): the A block itself when the panel is all of it.
-    const void *post_a(const Segment &g, size_t i, comm::Request &r, const Exec &e, Work *work) const
+    // (nr x w) and its row stride in *lda: the A block itself when the panel is all of it, or,
+    // on one grid column (nobody to send to), its columns [k0, k1) in place (stride: the
+    // block's columns).
+    const void *post_a(const Segment &g, size_t i, comm::Request &r, const Exec &e, Work *work, int64_t *lda) const
     {
         const int64_t w = g.k1 - g.k0, ka = cols_of(p_.b.a), nr = this->nr();
         const void *panel = a_buf(work, i);
+        *lda = w;
         if (g.a_col == p_.b.col) {
             const void *a = a_block(e, work);
+            if (p_.b.grid_cols == 1) {  // nobody to send it to: columns [k0, k1) in place
+                *lda = ka;
+                return at(a, g.k0 - p_.b.a[2], dtype_);
+            }
             if (w == ka) {
                 panel = a;
             } else {  // columns [k0, k1) of the A block
@@ -226,21 +250,24 @@ private:
         return panel;
     }
 
+    void zero_y(const Exec &e, DistributedArray &y) const
+    {
+        const unsigned char zero[16] = {};
+        kernels::fill(e, dtype_, nr() * mc(), zero, y.data());
+    }
+
     void forward(const DistributedArray &x, DistributedArray &y, Work *work) const
     {
         const Exec e = x.exec();
         const int64_t nr = this->nr(), mc = this->mc();
-        if (segs_.empty()) {  // k = 0: Y = 0
-            const unsigned char zero[16] = {};
-            kernels::fill(e, dtype_, nr * mc, zero, y.data());
-            return;
-        }
+        if (segs_.empty()) return zero_y(e, y);  // k = 0: Y = 0
         comm::Request ra[2], rx[2];
         const void *pa[2] = {}, *px[2] = {};
+        int64_t lda[2] = {};
         auto post = [&](size_t s) {
             const Segment &g = segs_[s];
             const size_t i = s % 2;
-            pa[i] = post_a(g, i, ra[i], e, work);
+            pa[i] = post_a(g, i, ra[i], e, work, &lda[i]);
             const bool owner = g.x_row == p_.b.row;
             px[i] = owner ? at(x.data(), (g.k0 - p_.b.x[0]) * mc, dtype_) : x_buf(work, i);
             if (mc) rx[i] = comm::ibcast(*p_.col, e, const_cast<void *>(px[i]), (g.k1 - g.k0) * mc, dtype_, g.x_row);
@@ -252,8 +279,19 @@ private:
             ra[i].wait();
             rx[i].wait();
             const int64_t w = segs_[s].k1 - segs_[s].k0;
-            gemm(e, work, dtype_, false, nr, mc, w, pa[i], w, px[i], s > 0, y.data());
+            gemm(e, work, dtype_, false, nr, mc, w, pa[i], lda[i], px[i], s > 0, y.data());
         }
+    }
+
+    // One grid column: Y block = A block (all k columns, in place) times X's whole column
+    // block, gathered by one allgatherv along the grid column.
+    void forward_gathered(const DistributedArray &x, DistributedArray &y, Work *work) const
+    {
+        const Exec e = x.exec();
+        if (k_ == 0) return zero_y(e, y);
+        void *xf = mw(work).xfull.data();
+        if (mc()) comm::allgatherv(*p_.col, e, x.data(), xf, x_counts_, dtype_);
+        gemm(e, work, dtype_, false, nr(), mc(), k_, a_block(e, work), k_, xf, false, y.data());
     }
 
     // x (X block) = A^H y: per segment, the partial A_panel^H Y_block summed along the grid
@@ -264,16 +302,17 @@ private:
         const int64_t nr = this->nr(), mc = this->mc();
         comm::Request ra[2], rr[2];
         const void *pa[2] = {};
-        if (!segs_.empty()) pa[0] = post_a(segs_[0], 0, ra[0], e, work);
+        int64_t lda[2] = {};
+        if (!segs_.empty()) pa[0] = post_a(segs_[0], 0, ra[0], e, work, &lda[0]);
         for (size_t s = 0; s < segs_.size(); ++s) {
             const Segment &g = segs_[s];
             const size_t i = s % 2;
             const int64_t w = g.k1 - g.k0;
-            if (s + 1 < segs_.size()) pa[1 - i] = post_a(segs_[s + 1], 1 - i, ra[1 - i], e, work);
+            if (s + 1 < segs_.size()) pa[1 - i] = post_a(segs_[s + 1], 1 - i, ra[1 - i], e, work, &lda[1 - i]);
             ra[i].wait();
             rr[i].wait();  // segment s - 2's partial has left set i
             void *part = g.x_row == p_.b.row ? at(x.data(), (g.k0 - p_.b.x[0]) * mc, dtype_) : x_buf(work, i);
-            gemm(e, work, dtype_, true, w, mc, nr, pa[i], w, y.data(), false, part);
+            gemm(e, work, dtype_, true, w, mc, nr, pa[i], lda[i], y.data(), false, part);
             if (mc) rr[i] = comm::ireduce(*p_.col, e, part, part, w * mc, dtype_, comm::ReduceOp::sum, g.x_row);
         }
         rr[0].wait();
@@ -282,7 +321,44 @@ private:
 
     std::vector<Segment> segs_;
     int64_t width_;  // the widest segment
+    int64_t k_;
+    std::vector<int64_t> x_counts_;  // X elements of each rank of my grid column, in row order
 };
+
+// The cost model of a grid of R rows (of P ranks) for an n x k x m product, in elements per
+// rank: what a rank receives per apply (the mean of forward and adjoint) plus, for the block
+// kind, what it holds (A is replicated over the grid rows, X and Y over the grid columns; a
+// SUMMA rank holds a 1 / P share of each whatever the grid).
+double grid_cost(int kind, int P, int R, int64_t n, int64_t k, int64_t m)
+{
+    const double Q = static_cast<double>(P / R), r = static_cast<double>(R), dn = static_cast<double>(n),
+                 dk = static_cast<double>(k), dm = static_cast<double>(m);
+    if (kind == PLM_MATMUL_SUMMA)  // A panels along the grid row, X panels (partials) along the column
+        return dn / r * dk * (Q - 1) / Q + dk * dm / Q * (r - 1) / r;
+    // block: Y gathered along the grid row (forward), X's k x m / R summed over it (adjoint)
+    const double moved = (Q - 1) / Q * dm / r * (dn + 2 * dk) / 2;
+    return moved + dn * dk / Q + (dk + dn) * dm / r;
+}
+
+// The grid rows grid_rows 0 picks: the cheapest grid by grid_cost; ties go to the squarest with
+// rows <= columns (the largest divisor of P not above its square root: square products keep
+// that grid).
+int choose_rows(int kind, int P, int64_t n, int64_t k, int64_t m)
+{
+    int best = 1;
+    for (int r = 1; static_cast<int64_t>(r) * r <= P; ++r)
+        if (P % r == 0) best = r;
+    double cost = grid_cost(kind, P, best, n, k, m);
+    for (int r = 1; r <= P; ++r) {
+        if (P % r || r == best) continue;
+        const double c = grid_cost(kind, P, r, n, k, m);
+        if (c < cost * (1 - 1e-12)) {
+            cost = c;
+            best = r;
+        }
+    }
+    return best;
+}
 
 }  // namespace
 
@@ -294,9 +370,7 @@ MatmulBlocks matmul_blocks(int kind, int nranks, int rank, int grid_rows, int64_
     PLM_REQUIRE(rank >= 0 && rank < nranks, PLM_ERR_INVALID_ARG, "rank %d outside 0..%d", rank, nranks - 1);
     PLM_REQUIRE(n >= 0 && k >= 0 && m >= 0, PLM_ERR_INVALID_ARG, "matrix sizes n %lld, k %lld, m %lld are negative",
                 static_cast<long long>(n), static_cast<long long>(k), static_cast<long long>(m));
-    if (grid_rows == 0)
-        for (int r = 1; static_cast<int64_t>(r) * r <= nranks; ++r)
-            if (nranks % r == 0) grid_rows = r;
+    if (grid_rows == 0) grid_rows = choose_rows(kind, nranks, n, k, m);
     PLM_REQUIRE(grid_rows >= 1 && nranks % grid_rows == 0, PLM_ERR_INVALID_ARG,
                 "grid_rows %d does not divide the %d ranks (0 picks a grid)", grid_rows, nranks);
     MatmulBlocks b;
@@ -376,6 +450,7 @@ Operator::Ptr matrix_mult(comm::Agreement &ag, const CommPtr &c, int kind, int g
                                                       "a SUMMA panel set"),
                                       "two SUMMA panel sets"),
                           p.dt, "two SUMMA panel sets in bytes");
+            checked_bytes(checked_mul(k, cols_of(p.b.y), "X's column block"), p.dt, "X's column block in bytes");
         }
         for (int r = 0; r < c->size(); ++r) {
             all.push_back(matmul_blocks(kind, c->size(), r, p.b.grid_rows, n, k, m));
@@ -388,9 +463,14 @@ Operator::Ptr matrix_mult(comm::Agreement &ag, const CommPtr &c, int kind, int g
     return comm::finish_collective(*c, "op_matrix_mult", {&rows, &cols}, [&]() -> Operator::Ptr {
         p.row = &c->mask_group(rows);
         p.col = &c->mask_group(cols);
-        if (kind == PLM_MATMUL_SUMMA)
+        if (kind == PLM_MATMUL_SUMMA) {
+            // X elements of each rank of my grid column, in row order (the gathered forward).
+            std::vector<int64_t> x_counts;
+            for (int r = 0; r < p.b.grid_rows; ++r)
+                x_counts.push_back(block_size(all[static_cast<size_t>(r * p.b.grid_cols + p.b.col)].x));
             return std::make_shared<Summa>(blocks_layout(c, all, false, {}), blocks_layout(c, all, true, {}),
-                                           std::move(p), k);
+                                           std::move(p), k, std::move(x_counts));
+        }
         // Y elements of each rank of my grid row, in column order.
         std::vector<int64_t> counts;
         for (int q = 0; q < p.b.grid_cols; ++q)

@@ -2,6 +2,8 @@
 // the broadcast wrapper, and the stacked operators over distributed parts.
 #include "ops/operator.hpp"
 
+#include <algorithm>
+
 namespace plm::ops {
 
 namespace {
@@ -26,6 +28,11 @@ DType check_parts(comm::Agreement &ag, const std::vector<Operator::Ptr> &parts)
     });
     ag.fold(static_cast<int64_t>(dt));
     return dt;
+}
+
+bool all_clinear(const std::vector<Operator::Ptr> &parts)
+{
+    return std::all_of(parts.begin(), parts.end(), [](const Operator::Ptr &p) { return p->clinear(); });
 }
 
 bool any_may_fail(const std::vector<Operator::Ptr> &parts)
@@ -100,6 +107,7 @@ public:
     {
     }
     bool may_fail() const override { return fails_; }
+    bool clinear() const override { return all_clinear(parts_); }
     bool native(Space s) const override { return all_native(parts_, s); }
     WorkPtr make_work(const Exec &e) const override { return parts_work(parts_, e); }
     void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
@@ -124,6 +132,7 @@ public:
     {
     }
     bool may_fail() const override { return fails_; }
+    bool clinear() const override { return all_clinear(parts_); }
     bool native(Space s) const override { return all_native(parts_, s); }
     WorkPtr make_work(const Exec &e) const override
     {
@@ -176,6 +185,7 @@ public:
     {
     }
     bool may_fail() const override { return local_->may_fail(); }
+    bool clinear() const override { return local_->clinear(); }
     bool native(Space s) const override { return local_->native(s); }
     WorkPtr make_work(const Exec &e) const override { return local_->make_work(e); }
     void apply(const DistributedArray &x, DistributedArray &y, bool adjoint, Work *w) const override
@@ -231,6 +241,7 @@ public:
         rparts_ = ranges(parts_);
     }
     bool may_fail() const override { return any_may_fail(parts_); }
+    bool clinear() const override { return all_clinear(parts_); }
     bool native(Space s) const override { return all_native(parts_, s); }
     WorkPtr make_work(const Exec &e) const override { return parts_work(parts_, e); }
     void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
@@ -259,6 +270,7 @@ public:
         rparts_ = ranges(parts_);
     }
     bool may_fail() const override { return any_may_fail(parts_); }
+    bool clinear() const override { return all_clinear(parts_); }
     bool native(Space s) const override { return all_native(parts_, s); }
     WorkPtr make_work(const Exec &e) const override
     {

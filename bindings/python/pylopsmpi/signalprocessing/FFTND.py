@@ -31,13 +31,21 @@ class MPIFFTND(_MPIBaseFFTND):
     axis 0 (two all-to-alls per apply, planned once; PyLops-MPI's ``reshaped`` does the second
     after mpi4py-fft). ``out_axis`` is 0.
 
+    Past PyLops-MPI: ``nffts`` (PyLops' FFTND: one value, or one per axis, ``None`` for an
+    axis' own length) crops or zero-pads the input along each axis before its transform, and
+    the adjoint crops or pads back (the frequencies, ``dimsd`` and the "1/n" norm use
+    ``nffts``); a 1-D ``dims`` is transformed by a distributed 1-D algorithm. ``**kwargs_fft``
+    takes mpi4py-fft's ``planner_effort`` ('FFTW_ESTIMATE', 'FFTW_MEASURE' - the default, as
+    mpi4py-fft's -, 'FFTW_PATIENT', 'FFTW_EXHAUSTIVE'), agreed over the ranks; see
+    ``fft_wisdom_export`` / ``fft_wisdom_import`` to keep what measuring learnt.
+
     Differences from PyLops-MPI: repeated ``axes`` raise ValueError (PyLops-MPI warns and
-    transforms twice); an FFT along axis 0 needs ``len(dims) >= 2`` (slab decomposition).
+    transforms twice).
     """
 
     def __init__(self, dims, axes=(0, 1, 2), sampling=1.0, norm="none", real=False,
                  ifftshift_before=False, fftshift_after=False, dtype="complex128",
-                 base_comm=MPI.COMM_WORLD):
+                 base_comm=MPI.COMM_WORLD, nffts=None, **kwargs_fft):
         super().__init__(dims=dims, axes=axes, sampling=sampling, norm=norm, real=real,
                          ifftshift_before=ifftshift_before, fftshift_after=fftshift_after,
-                         dtype=dtype, base_comm=base_comm)
+                         dtype=dtype, base_comm=base_comm, nffts=nffts, **kwargs_fft)
