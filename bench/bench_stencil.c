@@ -7,7 +7,10 @@
  * Floors on the same local sizes: a STREAM triad a = b + s c (24 bytes per element) and a
  * copy (16 bytes). Bandwidth = bytes moved / time, per rank; ratio = operator / triad.
  *
- *   mpiexec -n 2 build/bench/bench_stencil [-r REPS] [-n N]
+ *   mpiexec -n 2 build/bench/bench_stencil [-r REPS] [-n N] [-s SAMPLING]
+ *
+ * -s gives the derivatives and the Laplacian a sampling other than 1 (PyLops divides by it, or
+ * by its square: one more division per element).
  *
  * Then NonStationaryConvolve1D (64 filters of 11 taps) of the same 1-D signal next to the same
  * operator applied to each rank's samples alone (a communicator of one rank: no exchange).
@@ -124,11 +127,13 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     int size = 1, reps = 21;
     int64_t N = 10000000;
+    double sampling = 1.0;
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "-r")) reps = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "-n")) N = atoll(argv[i + 1]);
+        if (!strcmp(argv[i], "-s")) sampling = atof(argv[i + 1]);
     }
     plm_comm_t comm = NULL;
     CHECK(plm_comm_create(MPI_COMM_WORLD, NULL, &comm));
@@ -141,14 +146,15 @@ int main(int argc, char **argv)
     double t_copy = 0, t_triad = 0;
     bench_time_pair(f_copy, &fl, f_triad, &fl, reps, &t_copy, &t_triad);
     if (g_rank == 0) {
-        printf("bench_stencil: %d ranks, N = %lld float64 (%lld per rank), median of %d\n", size, (long long)N,
-               (long long)nl, reps);
+        printf("bench_stencil: %d ranks, N = %lld float64 (%lld per rank), sampling %g, median of %d\n", size,
+               (long long)N, (long long)nl, sampling, reps);
         printf("%-34s %10s %8s %10s %8s\n", "operation", "time(us)", "GB/s", "triad(us)", "/triad");
     }
     report("floor: copy", t_copy, 16, nl, t_triad);
 
     const int64_t d1[1] = {N}, d2[2] = {N / 1000, 1000};
     const int axes[2] = {0, 1};
+    const double samplings[2] = {sampling, sampling};
     struct {
         const char *name;
         int which, kind, order, adjoint;
@@ -165,12 +171,12 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         bench_t b = {.adjoint = cases[k].adjoint};
         if (cases[k].which == 1)
-            CHECK(plm_op_first_derivative(comm, PLM_FLOAT64, 1, d1, -1, 0, 1.0, cases[k].kind, cases[k].order, 1,
-                                          &b.op));
+            CHECK(plm_op_first_derivative(comm, PLM_FLOAT64, 1, d1, -1, 0, sampling, cases[k].kind, cases[k].order,
+                                          1, &b.op));
         else if (cases[k].which == 2)
-            CHECK(plm_op_second_derivative(comm, PLM_FLOAT64, 1, d1, -1, 0, 1.0, cases[k].kind, 1, &b.op));
+            CHECK(plm_op_second_derivative(comm, PLM_FLOAT64, 1, d1, -1, 0, sampling, cases[k].kind, 1, &b.op));
         else
-            CHECK(plm_op_laplacian(comm, PLM_FLOAT64, 2, d2, -1, 2, axes, NULL, NULL, cases[k].kind, 0, &b.op));
+            CHECK(plm_op_laplacian(comm, PLM_FLOAT64, 2, d2, -1, 2, axes, NULL, samplings, cases[k].kind, 0, &b.op));
         CHECK(plm_op_new_domain_array(b.op, PLM_MEMORY_HOST, &b.x));
         CHECK(plm_op_new_range_array(b.op, PLM_MEMORY_HOST, &b.y));
         CHECK(plm_array_fill(b.x, 1.5, 0));

@@ -7,6 +7,12 @@
 #   -DNCCL_ROOT=DIR              an NCCL outside the toolkit
 # Sets PLM_HAVE_CUDA / PLM_HAVE_NCCL (ON/OFF) for src/CMakeLists.txt and packaging.
 
+#   -DPLM_DEVICE_EMULATION=ON    no CUDA: the emulated device of src/emu stands in for the
+#                                runtime, cuBLAS, cuFFT and NCCL, so every device code path is
+#                                built for the host and runs in CI (docs/gpu.md). Implies
+#                                PLM_WITH_CUDA=OFF; PLM_HAVE_CUDA and PLM_HAVE_NCCL are ON.
+option(PLM_DEVICE_EMULATION "Emulate the CUDA device, cuBLAS, cuFFT and NCCL on the host (src/emu)" OFF)
+
 include(CheckLanguage)
 # nvcc is often installed outside PATH (Debian's CUDA repositories, the runfile installer).
 if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})
@@ -16,8 +22,10 @@ if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})
     set(ENV{CUDACXX} "${PLM_NVCC}")
   endif()
 endif()
-check_language(CUDA)
-if(CMAKE_CUDA_COMPILER)
+if(NOT PLM_DEVICE_EMULATION)
+  check_language(CUDA)
+endif()
+if(CMAKE_CUDA_COMPILER AND NOT PLM_DEVICE_EMULATION)
   set(plm_cuda_found ON)
 else()
   set(plm_cuda_found OFF)
@@ -66,5 +74,17 @@ if(PLM_WITH_CUDA)
   endif()
 elseif(PLM_WITH_NCCL)
   message(FATAL_ERROR "PLM_WITH_NCCL=ON needs PLM_WITH_CUDA=ON")
+endif()
+if(PLM_DEVICE_EMULATION)
+  if(PLM_WITH_CUDA)
+    message(FATAL_ERROR "PLM_DEVICE_EMULATION=ON replaces CUDA: configure with PLM_WITH_CUDA=OFF")
+  endif()
+  if(PLM_SANITIZE)
+    # Its kernels' threads are fibers on stacks of its own, which the sanitizers are not told of.
+    message(FATAL_ERROR "PLM_DEVICE_EMULATION=ON does not combine with PLM_SANITIZE")
+  endif()
+  set(PLM_HAVE_CUDA ON)
+  set(PLM_HAVE_NCCL ON)
+  set(CMAKE_CUDA_ARCHITECTURES "emulated")
 endif()
 message(STATUS "pylopsmpi: CUDA ${PLM_HAVE_CUDA} (${CMAKE_CUDA_ARCHITECTURES}), NCCL ${PLM_HAVE_NCCL}")

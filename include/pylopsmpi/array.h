@@ -248,11 +248,19 @@ PLM_API plm_status_t plm_array_get_local_write(plm_array_t x, void **data);
  */
 PLM_API plm_status_t plm_array_restore_local_write(plm_array_t x, void **data);
 
-/* Element-wise math. Operands must share dtype (PLM_ERR_DTYPE_MISMATCH), layout: partition,
- * global and local shapes, axis and mask (PLM_ERR_SIZE_MISMATCH), and live on communicators
- * with the same ranks in the same order (PLM_ERR_INVALID_ARG otherwise: two plm_comm_t made
- * from the same MPI communicator qualify, a reordered one does not). Outputs may alias inputs.
- * Not collective: layouts are known on every rank, so all ranks agree on any layout error.
+/* Element-wise math. Operands must share layout: partition, global and local shapes, axis
+ * and mask (PLM_ERR_SIZE_MISMATCH), and live on communicators with the same ranks in the same
+ * order (PLM_ERR_INVALID_ARG otherwise: two plm_comm_t made from the same MPI communicator
+ * qualify, a reordered one does not). Outputs may alias inputs. Not collective: layouts are
+ * known on every rank, so all ranks agree on any layout error.
+ *
+ * Dtypes follow NumPy's promotion (plm_dtype_promote()): add, sub and mul take operands of any
+ * dtypes and write an output of exactly their promoted dtype (float32 + float64 into float64,
+ * float64 * complex64 into complex128), computed as NumPy does, the narrower operand widened
+ * first; copy and axpby widen x into y's dtype (float32 into float64, real into complex). An
+ * output that would truncate the result (complex into real, float64 into float32: NumPy's
+ * in-place `x += y` does that silently) is PLM_ERR_DTYPE_MISMATCH, as is a conj into another
+ * dtype. Mixed operations allocate a widened copy of the narrower operand.
  *
  * Scalars cross the API as a real and an imaginary part (double, by value) whatever the
  * dtype: they are rounded to the dtype, and a non-zero (or NaN) imaginary part for a real
@@ -325,8 +333,13 @@ PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y);
 
 /**
  * Global dot product: sum x_i y_i (conjugate = 0, PyLops-MPI's dot) or sum conj(x_i) y_i
- * (conjugate = 1, vdot), reduced over the caller's mask group (the whole comm without a
- * mask). BROADCAST arrays count each element once. Every rank of the communicator takes
+ * (conjugate = 1, vdot), in the promoted dtype of x and y (plm_dtype_promote(): a float32 and
+ * a float64 array give the float64 dot; y's dtype must be equal on every rank), reduced over
+ * the caller's mask group (the whole comm without a
+ * mask). BROADCAST arrays reduce like their SCATTER twin: each rank contributes its slab of
+ * the default split (along axis 0, over the whole communicator), so unmasked every element
+ * counts once, and masked each group sums its own ranks' slabs (PyLops-MPI's dot: ones(4),
+ * mask {0, 1} on 2 ranks gives 2 in each group, as the SCATTER array does). Every rank of the communicator takes
  * part, even with a mask: conjugate must be equal on every rank; y may be NULL on a rank (an
  * error on all). The ranks' partial sums are combined in double, in the one reduction that also
  * carries the agreement.
@@ -334,8 +347,8 @@ PLM_API plm_status_t plm_array_conj(plm_const_array_t x, plm_array_t y);
  * @param[in]  y         second operand
  * @param[in]  conjugate 0: sum x_i y_i; 1: sum conj(x_i) y_i
  * @param[out] re host memory; the real part, the same on every rank of the group
- * @param[out] im host memory; the imaginary part. May be NULL for real dtypes (it would be
- *                0), must not be NULL for complex ones.
+ * @param[out] im host memory; the imaginary part. May be NULL when both dtypes are real (it
+ *                would be 0), must not be NULL when either is complex.
  * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \collective{x}
  */
@@ -343,7 +356,9 @@ PLM_API plm_status_t plm_array_dot(plm_const_array_t x, plm_const_array_t y, int
                                    double *im);
 
 /**
- * Global vector norm of all elements, over the caller's mask group, as float64:
+ * Global vector norm of all elements, over the caller's mask group, as float64 (BROADCAST
+ * arrays: over the group's slabs, as plm_array_dot(), so norm^2 = vdot(x, x) in each group;
+ * PyLops-MPI's norm drops the mask of a BROADCAST array instead):
  * ord 2: sqrt(sum |x|^2); 1: sum |x|; INFINITY: max |x|; -INFINITY: min |x|;
  * 0: number of non-zeros; any other p: (sum |x|^p)^(1/p). NaN ord: PLM_ERR_INVALID_ARG.
  * NaN data give NaN on every rank of the group for every ord but 0 (also INFINITY and
@@ -383,7 +398,8 @@ PLM_API plm_status_t plm_array_norm_axis(plm_const_array_t x, double ord, int ax
  * rank.
  * @param[in]  x         the array
  * @param[in]  masked    1: gather the caller's mask group only; 0: the whole array
- * @param[out] out       the gathered elements, in the array's memory space \mem{array}
+ * @param[out] out       the gathered elements, in the array's memory space (may be NULL when
+ *                       there are none) \mem{array}
  * @param[in]  out_bytes must equal N * plm_dtype_size(dtype), N the global element count (the
  *                       group's with masked = 1)
  * @returns PLM_SUCCESS, or an error status (plm_last_error())
@@ -397,7 +413,8 @@ PLM_API plm_status_t plm_array_asarray(plm_const_array_t x, int masked, void *ou
  * BROADCAST: rank 0's copy wins. For data that only one rank holds, use
  * plm_array_scatter_from().
  * @param[in,out] x            the array
- * @param[in]     global       the global array, in the array's memory space, on every rank
+ * @param[in]     global       the global array, in the array's memory space, on every rank (may be
+ *                             NULL when it has no elements)
  *                             \mem{array}
  * @param[in]     global_bytes must equal N * plm_dtype_size(dtype), N the global element
  *                             count, on every rank

@@ -174,12 +174,14 @@ PLM_API plm_status_t plm_op_shell(plm_layout_t domain, plm_layout_t range, plm_d
 
 /**
  * Block-diagonal operator (PyLops-MPI's MPIBlockDiag): each rank gives its own diagonal blocks
- * (n local operators, one dtype on every rank). Domain and range are 1-D SCATTER arrays whose
+ * (n local operators, one dtype on every rank). A rank may give none (n = 0, ops may be NULL):
+ * it holds no part of x or y; at least one rank must give one (else PLM_ERR_INVALID_ARG on
+ * every rank, as when ranks' dtypes differ). Domain and range are 1-D SCATTER arrays whose
  * local sizes are this rank's column and row sums; the mask (optional, as in arrays) is put
  * on both, so reductions in solvers run per group. Applying it needs no communication.
  * @param[in]  comm  communicator
- * @param[in]  n     number of this rank's blocks
- * @param[in]  ops   n local operators \len{n}
+ * @param[in]  n     number of this rank's blocks, >= 0
+ * @param[in]  ops   n local operators (NULL when n is 0) \len{n}
  * @param[in]  nmask 0 (with mask NULL) for no mask, else the comm size
  * @param[in]  mask  nmask group ids, as in plm_array_create_ex() \len{nmask}
  * @param[out] out   new operator; release with plm_op_destroy()
@@ -191,20 +193,22 @@ PLM_API plm_status_t plm_op_blockdiag(plm_comm_t comm, int n, const plm_const_op
 /**
  * Vertical stack (MPIVStack): each rank's n local operators, all with the same columns on
  * every rank, stacked. Domain: 1-D BROADCAST of that length; range: 1-D SCATTER with this
- * rank's row sum. The adjoint reduces over the ranks with one in-place allreduce.
+ * rank's row sum. The adjoint reduces over the ranks with one in-place allreduce. A rank may
+ * give none (n = 0: no rows of y there); at least one rank must give one.
  * @param[in]  comm communicator
- * @param[in]  n    number of this rank's operators
- * @param[in]  ops  n local operators \len{n}
+ * @param[in]  n    number of this rank's operators, >= 0
+ * @param[in]  ops  n local operators (NULL when n is 0) \len{n}
  * @param[out] out  new operator; release with plm_op_destroy()
  * @returns PLM_SUCCESS, or an error status (plm_last_error())
  * \collective{comm}
  */
 PLM_API plm_status_t plm_op_vstack(plm_comm_t comm, int n, const plm_const_op_t *ops, plm_op_t *out);
 /** Horizontal stack (MPIHStack): parts with the same rows on every rank; domain 1-D SCATTER
- *  (column sums), range 1-D BROADCAST; the forward reduces over the ranks.
+ *  (column sums), range 1-D BROADCAST; the forward reduces over the ranks. A rank may give
+ *  none (n = 0: no columns of x there); at least one rank must give one.
  *  @param[in]  comm communicator
- *  @param[in]  n    number of this rank's operators
- *  @param[in]  ops  n local operators \len{n}
+ *  @param[in]  n    number of this rank's operators, >= 0
+ *  @param[in]  ops  n local operators (NULL when n is 0) \len{n}
  *  @param[out] out  new operator; release with plm_op_destroy()
  *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \collective{comm} */
@@ -218,7 +222,15 @@ PLM_API plm_status_t plm_op_hstack(plm_comm_t comm, int n, const plm_const_op_t 
  * - stacked block-diagonal: member i of the input through part i into member i of the output;
  * - stacked vstack: one array (the parts share their domain) into a stack of each part's
  *   output; the adjoint sums the parts' adjoints.
- * Of the composites only plm_op_adjoint() takes stacked operators.
+ * A part may itself be stacked (a stacked vstack's parts must each take one array): its
+ * members join the stack in place, so stacks of stacks are flat. [Op; s Grad] (Grad =
+ * plm_op_gradient()) maps x to [Op x, s D_0 x, ..., s D_{n-1} x].
+ * Every composite (adjoint, scale, sum, difference, product, transpose, conj, power) takes
+ * stacked operators wherever the members agree: sum and difference need the same domain and
+ * range members (each member's layout equal), a product A B needs B's range members to be A's
+ * domain members, a power the domain members to be the range members; a composite with a
+ * stacked operand is stacked, with the members that follow (A B: B's domain, A's range).
+ * Otherwise PLM_ERR_SIZE_MISMATCH.
  *
  * This one is the stacked block-diagonal.
  * @param[in]  n   number of parts
@@ -258,7 +270,8 @@ PLM_API plm_status_t plm_op_domain_part(plm_const_op_t op, int i, plm_layout_t *
  *  \notcollective */
 PLM_API plm_status_t plm_op_range_part(plm_const_op_t op, int i, plm_layout_t *layout);
 
-/* Composites: both operators local, or both distributed. Not collective. */
+/* Composites: both operators local, or both distributed (plain or stacked: see
+ * plm_op_stacked_blockdiag() for the rules on members). Not collective. */
 /** A^H.
  *  @param[in]  a   the operator A
  *  @param[out] out new operator; release with plm_op_destroy()
@@ -273,21 +286,21 @@ PLM_API plm_status_t plm_op_adjoint(plm_const_op_t a, plm_op_t *out);
  *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_op_scale(plm_const_op_t a, double alpha_re, double alpha_im, plm_op_t *out);
-/** A + B (same shape, or the same domain and range).
+/** A + B (same shape, or the same domain and range members).
  *  @param[in]  a   the operator A
  *  @param[in]  b   the operator B
  *  @param[out] out new operator; release with plm_op_destroy()
  *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_op_sum(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
-/** A - B (same shape, or the same domain and range).
+/** A - B (same shape, or the same domain and range members).
  *  @param[in]  a   the operator A
  *  @param[in]  b   the operator B
  *  @param[out] out new operator; release with plm_op_destroy()
  *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_op_difference(plm_const_op_t a, plm_const_op_t b, plm_op_t *out);
-/** A B (B first; B's range is A's domain).
+/** A B (B first; B's range members are A's domain members).
  *  @param[in]  a   the operator A
  *  @param[in]  b   the operator B
  *  @param[out] out new operator; release with plm_op_destroy()
@@ -307,7 +320,7 @@ PLM_API plm_status_t plm_op_transpose(plm_const_op_t a, plm_op_t *out);
  *  @returns PLM_SUCCESS, or an error status (plm_last_error())
  *  \notcollective */
 PLM_API plm_status_t plm_op_conj(plm_const_op_t a, plm_op_t *out);
-/** A^p for a square A (domain == range) and p >= 0; p = 0 is the identity.
+/** A^p for a square A (domain members == range members) and p >= 0; p = 0 is the identity.
  *  @param[in]  a   the operator A
  *  @param[in]  p   the power, >= 0
  *  @param[out] out new operator; release with plm_op_destroy()
@@ -407,7 +420,16 @@ PLM_API plm_status_t plm_op_new_range_array(plm_const_op_t op, plm_memory_t memo
 
 /**
  * y = Op x: x on the domain, y on the range (layouts checked in O(1): made from them, or equal
- * splits; PLM_ERR_SIZE_MISMATCH otherwise), the operator's dtype, different arrays. The apply
+ * splits; PLM_ERR_SIZE_MISMATCH otherwise), different arrays. Dtypes follow NumPy's promotion
+ * (plm_dtype_promote()), as PyLops' operators do: y's dtype must be the promotion of the
+ * operator's and x's (PLM_ERR_DTYPE_MISMATCH otherwise). x of the operator's dtype is applied
+ * as it is; a narrower x (float32 on a float64 operator, real data on a complex one) is widened
+ * into scratch first; complex data on a real operator of the same precision (complex128, or
+ * complex64 widened, on a float64 operator) gives the complex y = Op re(x) + i Op im(x), two
+ * applies (a real result would have lost the imaginary part). An operator never computes in
+ * another precision than its own: float64 data on a float32 operator (or complex128 on a
+ * float32 or complex64 one) is PLM_ERR_DTYPE_MISMATCH - make the operator in the wider dtype.
+ * Every rank must pass the same dtypes (an agreed error otherwise). The apply
  * runs where the arrays are: host memory, or CUDA device memory (kernels, cuBLAS and the
  * communicator's device backend, all on the communicator's stream; see plm_op_native()). Its
  * scratch is made at the first apply in a memory space and reused by the next ones of the
@@ -428,7 +450,8 @@ PLM_API plm_status_t plm_op_apply(plm_const_op_t op, plm_const_array_t x, plm_ar
  *  \collective{op} */
 PLM_API plm_status_t plm_op_apply_adjoint(plm_const_op_t op, plm_const_array_t y, plm_array_t x);
 /** plm_op_apply() on stacks: member i of x on domain part i, of y on range part i (any
- *  distributed operator; a plain one takes stacks of one member).
+ *  distributed operator; a plain one takes stacks of one member). The members of x share one
+ *  dtype, those of y its promotion with the operator's (as plm_op_apply()).
  *  @param[in]  op the operator
  *  @param[in]  x  stack on the domain
  *  @param[out] y  stack on the range; receives Op x

@@ -427,17 +427,18 @@ PLM_API plm_status_t plm_solve_admml2(plm_const_prox_t proxg, plm_const_op_t op,
 
 /**
  * plm_solve_admml2() with z a stack (PyLops-MPI's ADMML2 with an MPIStackedVStack A and a
- * StackedDistributedArray z, as in total-variation problems with A = [D1; D2]): A is a stacked
- * vstack (plm_op_stacked_vstack(); a plain distributed operator takes a stack of one member)
- * with op's domain, member i of z on A's range part i; the x-step runs CGLS on
- * [Op; A_1 / sqrt(tau); ...; A_k / sqrt(tau)], the z-step is plm_prox_apply_stacked() and
+ * StackedDistributedArray z, as in total-variation problems with A = plm_op_gradient()): A is
+ * any distributed operator taking one array on op's domain - a stacked vstack, a gradient, a
+ * composite of them (0.5 Grad, Grad + Grad', ...), or a plain operator (a stack of one member)
+ * - with member i of z on A's range part i; the x-step runs CGLS on the stacked vstack
+ * [Op; A / sqrt(tau)] (A's members flattened in), the z-step is plm_prox_apply_stacked() and
  * g(A x) plm_prox_value_stacked(), so g is L1, L0, Box or a user operator (L2:
  * PLM_ERR_NOT_SUPPORTED). Everything else as plm_solve_admml2(): x and z's members must not
  * be masked.
  * @param[in]     proxg  the proximal term g
  * @param[in]     op     the misfit operator (plain, distributed)
  * @param[in]     b      data on op's range
- * @param[in]     A      the regularisation operator: a stacked vstack with op's domain
+ * @param[in]     A      the regularisation operator: one array on op's domain to a stack
  * @param[in,out] x      x0 on entry, the solution on return; on op's domain
  * @param[in,out] z      a stack on A's range: z0 on entry when use_z0 = 1 (else overwritten by
  *                       A x0); the auxiliary variable on return

@@ -149,6 +149,24 @@ typedef enum plm_dtype {
     PLM_DTYPE_FORCE_INT32 = 0x7fffffff /**< not a dtype: keeps the enum 32 bits wide */
 } plm_dtype_t;
 
+/**
+ * The dtype of an operation on two dtypes: NumPy's promotion (numpy.result_type), the rule
+ * of every call of this library that mixes dtypes. The wider precision, complex when either
+ * is: float32 and float64 give float64, float32 and complex64 complex64, float64 and
+ * complex64 complex128, a dtype with itself that dtype. A value converts to another dtype
+ * without loss when the promotion of the two is that other dtype (float32 to float64, a real
+ * dtype to a complex one of its precision or more, complex64 to complex128); the library
+ * converts only that way and never truncates: where a result would not fit its output
+ * (float64 data into a float32 array, a complex result into a real array), the call fails
+ * with PLM_ERR_DTYPE_MISMATCH. Applies (plm_op_apply()) promote likewise.
+ * @param[in]  a   a dtype
+ * @param[in]  b   a dtype
+ * @param[out] out the promoted dtype
+ * @returns PLM_SUCCESS, or PLM_ERR_INVALID_ARG for an unknown dtype or a NULL out
+ * \notcollective
+ */
+PLM_API plm_status_t plm_dtype_promote(plm_dtype_t a, plm_dtype_t b, plm_dtype_t *out);
+
 /** Largest number of dimensions of an array. */
 #define PLM_MAX_NDIM 8
 

@@ -142,6 +142,16 @@ DistributedArray::Ptr DistributedArray::empty_like() const { return with_layout(
 
 DistributedArray::Ptr DistributedArray::empty_in(Space s) const { return with_layout(lay_, s); }
 
+DistributedArray::Ptr DistributedArray::empty_like_as(DType dt) const
+{
+    Ptr a(new DistributedArray());
+    a->dtype_ = dt;
+    a->space_ = space_;
+    a->buffer_ = scratch(space_, checked_bytes(local_size(), dt, "the local block in bytes"));
+    a->lay_ = lay_;
+    return a;
+}
+
 DistributedArray::Ptr DistributedArray::zeros_like() const
 {
     Ptr a = empty_like();
@@ -161,10 +171,36 @@ void DistributedArray::require_compatible(const DistributedArray &o, const char 
 {
     PLM_REQUIRE(o.dtype_ == dtype_, PLM_ERR_DTYPE_MISMATCH, "%s: dtypes %s and %s differ", what, dtype_name(dtype_),
                 dtype_name(o.dtype_));
+    require_same_place(o, what);
+}
+
+void DistributedArray::require_same_place(const DistributedArray &o, const char *what) const
+{
     PLM_REQUIRE(o.space_ == space_, PLM_ERR_INVALID_ARG, "%s: memory spaces %s and %s differ", what,
                 space_name(space_), space_name(o.space_));
     lay_->require_same(*o.lay_, what);
 }
+
+const void *DistributedArray::data_as(DType dt, Buffer &scratch) const
+{
+    if (dt == dtype_) return data();
+    PLM_REQUIRE(widens(dtype_, dt), PLM_ERR_INTERNAL, "data_as: %s does not widen into %s", dtype_name(dtype_),
+                dtype_name(dt));
+    scratch = this->scratch(space_, checked_bytes(local_size(), dt, "a converted operand in bytes"));
+    kernels::convert(exec(), dtype_, dt, local_size(), data(), scratch.data());
+    return scratch.data();
+}
+
+namespace {
+// The output dtype out of an operation whose result has dtype res: equal, else DTYPE_MISMATCH
+// saying why (NumPy would truncate in place; this library never does).
+void require_result(DType res, DType out, const char *what, DType a, DType b)
+{
+    PLM_REQUIRE(res == out, PLM_ERR_DTYPE_MISMATCH, "%s of %s and %s gives %s; the output is %s (%s)", what,
+                dtype_name(a), dtype_name(b), dtype_name(res), dtype_name(out),
+                widens(res, out) ? "the result's dtype is required" : "it would truncate the result");
+}
+}  // namespace
 
 void DistributedArray::reserve_staging(int64_t elems) const
 {
@@ -187,9 +223,27 @@ void DistributedArray::fill(const Scalar &value) { kernels::fill(exec(), dtype_,
 
 void DistributedArray::binary(kernels::Binary op, const DistributedArray &x, const DistributedArray &y)
 {
-    require_compatible(x, "element-wise operation");
-    require_compatible(y, "element-wise operation");
-    kernels::binary(exec(), dtype_, op, local_size(), x.data(), y.data(), data());
+    require_same_place(x, "element-wise operation");
+    require_same_place(y, "element-wise operation");
+    require_result(promote(x.dtype_, y.dtype_), dtype_, "element-wise operation", x.dtype_, y.dtype_);
+    Buffer tx, ty;  // widened operands (mixed dtypes only)
+    const void *px = x.data_as(dtype_, tx), *py = y.data_as(dtype_, ty);
+    kernels::binary(exec(), dtype_, op, local_size(), px, py, data());
+}
+
+void DistributedArray::copy_from(const DistributedArray &x)
+{
+    require_same_place(x, "copy");
+    require_result(promote(x.dtype_, dtype_), dtype_, "copy (a widening conversion)", x.dtype_, dtype_);
+    kernels::convert(exec(), x.dtype_, dtype_, local_size(), x.data(), data());
+}
+
+void DistributedArray::axpby(const Scalar &alpha, const DistributedArray &x, const Scalar &beta)
+{
+    require_same_place(x, "axpby");
+    require_result(promote(x.dtype_, dtype_), dtype_, "axpby", x.dtype_, dtype_);
+    Buffer tx;
+    kernels::axpby(exec(), dtype_, local_size(), alpha.data(), x.data_as(dtype_, tx), beta.data(), data());
 }
 
 void DistributedArray::reduce_share(int64_t *begin, int64_t *count) const
@@ -197,12 +251,13 @@ void DistributedArray::reduce_share(int64_t *begin, int64_t *count) const
     *begin = 0;
     *count = local_size();
     if (lay_->layout().scattered()) return;
+    // Rank r's share is its slab of the default split over the whole communicator (PyLops-MPI
+    // reduces the to_dist of a BROADCAST array over the mask group): unmasked, every element
+    // counts once; masked, each group reduces its own ranks' slabs, as a SCATTER array does.
     const int64_t rows = lay_->layout().global[0];
     const int64_t row_elems = Layout::inner(lay_->layout().global, 0);
-    const int g = lay_->group().size(), me = lay_->group().rank();
-    int64_t first = 0;
-    for (int q = 0; q < me; ++q) first += split_count(rows, g, q);
-    *begin = first * row_elems;
+    const int g = lay_->comm().size(), me = lay_->comm().rank();
+    *begin = split_start(rows, g, me) * row_elems;  // O(1): every solver reduction asks
     *count = split_count(rows, g, me) * row_elems;
 }
 
@@ -210,9 +265,10 @@ size_t DistributedArray::add_dot(comm::Agreement &ag, const DistributedArray *y,
 {
     ag.check([&] {
         PLM_REQUIRE(y, PLM_ERR_INVALID_ARG, "dot: y is NULL");
-        require_compatible(*y, "dot");
+        require_same_place(*y, "dot");
     });
     fold_layout(ag);
+    ag.fold(y ? static_cast<int64_t>(y->dtype_) : -1);  // (its layout is x's: checked above)
     ag.fold(conjugate);
     const size_t lane = ag.add_lanes(2 * static_cast<size_t>(lay_->ngroups()), comm::LaneOp::sum);
     if (ag.ok()) set_dot(ag, lane, *y, conjugate);
@@ -224,12 +280,18 @@ void DistributedArray::set_dot(comm::Agreement &ag, size_t lane, const Distribut
     int64_t begin = 0, count = 0;
     reduce_share(&begin, &count);
     alignas(16) unsigned char part[16] = {};
-    // Device kernels may fail (scratch, CUDA errors): inside the agreement, like any check.
+    // Mixed dtypes: the dot in the promoted dtype (NumPy's), the narrower operand widened
+    // into scratch. Device kernels may fail (scratch, CUDA errors): inside the agreement, like
+    // any check.
+    const DType dt = promote(dtype_, y.dtype_);
     if (!ag.check([&] {
-            kernels::dot(exec(), dtype_, count, at(data(), begin, dtype_), at(y.data(), begin, dtype_), conjugate, part);
+            Buffer tx, ty;
+            const void *px = data_as(dt, tx), *py = y.data_as(dt, ty);
+            kernels::dot(exec(), dt, count, at(const_cast<void *>(px), begin, dt), at(const_cast<void *>(py), begin, dt),
+                         conjugate, part);
         }))
         return;
-    dispatch_float(dtype_, [&](auto t) {
+    dispatch_float(dt, [&](auto t) {
         using T = decltype(t);
         T v;
         std::memcpy(&v, part, sizeof v);
@@ -249,7 +311,8 @@ void DistributedArray::dot(comm::Agreement &ag, const DistributedArray *y, bool 
 {
     ag.check([&] {
         PLM_REQUIRE(re, PLM_ERR_INVALID_ARG, "dot: re is NULL");
-        PLM_REQUIRE(im || !is_complex(dtype_), PLM_ERR_INVALID_ARG, "dot: im is NULL for a complex array");
+        PLM_REQUIRE(im || (!is_complex(dtype_) && !(y && is_complex(y->dtype_))), PLM_ERR_INVALID_ARG,
+                    "dot: im is NULL for a complex array");
     });
     const size_t lane = add_dot(ag, y, conjugate);
     ag.run();
@@ -439,7 +502,7 @@ void DistributedArray::asarray(comm::Agreement &ag, bool masked, void *out, int6
 {
     Gather g{};
     ag.check([&] {
-        PLM_REQUIRE(out, PLM_ERR_INVALID_ARG, "asarray: out is NULL");
+        PLM_REQUIRE(out || gathered_size(masked) == 0, PLM_ERR_INVALID_ARG, "asarray: out is NULL");
         require_buffer_bytes("asarray: out", out_bytes, gathered_size(masked), dtype_);
         g = plan_asarray(masked);
     });
@@ -452,7 +515,7 @@ void DistributedArray::asarray(comm::Agreement &ag, bool masked, void *out, int6
 void DistributedArray::set_global(comm::Agreement &ag, const void *global, int64_t global_bytes)
 {
     ag.check([&] {
-        PLM_REQUIRE(global, PLM_ERR_INVALID_ARG, "set_global: global is NULL");
+        PLM_REQUIRE(global || product(lay_->layout().global) == 0, PLM_ERR_INVALID_ARG, "set_global: global is NULL");
         require_buffer_bytes("set_global: global", global_bytes, product(lay_->layout().global), dtype_);
         if (lay_->layout().partition == PLM_PARTITION_BROADCAST) reserve_staging(local_size());
     });

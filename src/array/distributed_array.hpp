@@ -40,6 +40,7 @@ public:
 
     Ptr empty_like() const;  // not collective: shares comm and mask group
     Ptr empty_in(Space s) const;  // empty_like, with the data in space s
+    Ptr empty_like_as(DType dt) const;  // empty_like, of dtype dt
     Ptr zeros_like() const;
     Ptr duplicate() const;
 
@@ -65,6 +66,11 @@ public:
     // Throws DTYPE_MISMATCH / SIZE_MISMATCH / INVALID_ARG unless o has this array's dtype,
     // space, layout and ranks. O(1) in the rank count.
     void require_compatible(const DistributedArray &o, const char *what) const;
+    // The same without the dtype: o's space, layout and ranks.
+    void require_same_place(const DistributedArray &o, const char *what) const;
+    // This array's local data as dtype dt, which it must widen into (widens(dtype(), dt)):
+    // data() itself, or a converted copy in `scratch` (allocated here). Not collective.
+    const void *data_as(DType dt, Buffer &scratch) const;
     // Folds what every rank must agree on about this array: dtype, space and layout.
     void fold_layout(comm::Agreement &ag) const;
     // Sizes the communicator's staging memory for elems elements of this array's dtype
@@ -76,11 +82,18 @@ public:
 
     // The elements of this rank's local data that count in reductions (dot, norms): all of
     // them for SCATTER, this rank's contiguous share of the replicated data for the BROADCAST
-    // kinds (its slab along axis 0 over its mask group), so replicated data count once.
+    // kinds (its slab along axis 0 in the default split over the whole communicator), so
+    // unmasked replicated data count once and a mask group reduces its ranks' slabs.
     void reduce_share(int64_t *begin, int64_t *count) const;
 
     void fill(const Scalar &value);  // local
-    void binary(kernels::Binary op, const DistributedArray &x, const DistributedArray &y);  // this = x op y
+    // this = x op y. NumPy's promotion (core/dtype.hpp): x and y of any dtypes, this one of
+    // promote(x, y) (DTYPE_MISMATCH otherwise); the narrower operand is widened first. Local.
+    void binary(kernels::Binary op, const DistributedArray &x, const DistributedArray &y);
+    // this = x (x widened into this dtype: widens(x, this), else DTYPE_MISMATCH). Local.
+    void copy_from(const DistributedArray &x);
+    // this = alpha x + beta this, x widened into this dtype likewise; scalars of this dtype.
+    void axpby(const Scalar &alpha, const DistributedArray &x, const Scalar &beta);
 
     // Reductions over the caller's mask group, carried in one agreement over base(): each
     // rank adds into its group's lanes. add_* check and compute; read_* after ag.run().

@@ -14,6 +14,8 @@ int64_t product(const Shape &s)
 
 int64_t split_count(int64_t n, int nranks, int rank) { return n / nranks + (rank < n % nranks ? 1 : 0); }
 
+int64_t split_start(int64_t n, int nranks, int rank) { return rank * (n / nranks) + std::min<int64_t>(rank, n % nranks); }
+
 int64_t ceil_split_start(int64_t n, int64_t nparts, int64_t i)
 {
     const int64_t b = n / nparts + (n % nparts != 0);

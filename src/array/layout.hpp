@@ -16,6 +16,8 @@ int64_t product(const Shape &s);
 
 // PyLops-MPI's local_split: the first n % P ranks get one extra entry.
 int64_t split_count(int64_t n, int nranks, int rank);
+// Where rank's share of that split starts (the sum of the shares before it), in O(1).
+int64_t split_start(int64_t n, int nranks, int rank);
 // Start of part i when n entries are cut into nparts parts of ceil(n / nparts) (PyLops-MPI's
 // SUMMA and Halo blocks): trailing parts are smaller or empty, never negative. i <= nparts.
 int64_t ceil_split_start(int64_t n, int64_t nparts, int64_t i);

@@ -271,10 +271,7 @@ PLM_API plm_status_t plm_array_fill(plm_array_t x, double value_re, double value
 PLM_API plm_status_t plm_array_copy(plm_const_array_t x, plm_array_t y)
 {
     return guard([&] {
-        DistributedArray &b = array_of(y);
-        const DistributedArray &a = array_of(x);
-        b.require_compatible(a, "copy");
-        kernels::copy(b.exec(), b.dtype(), b.local_size(), a.data(), b.data());
+        array_of(y).copy_from(array_of(x));
     });
 }
 
@@ -308,10 +305,9 @@ PLM_API plm_status_t plm_array_axpby(double alpha_re, double alpha_im, plm_const
     return guard([&] {
         DistributedArray &b = array_of(y);
         const DistributedArray &a = array_of(x);
-        b.require_compatible(a, "axpby");
         const Scalar alpha = make_scalar(b.dtype(), alpha_re, alpha_im, "axpby alpha");
         const Scalar beta = make_scalar(b.dtype(), beta_re, beta_im, "axpby beta");
-        kernels::axpby(b.exec(), b.dtype(), b.local_size(), alpha.data(), a.data(), beta.data(), b.data());
+        b.axpby(alpha, a, beta);
     });
 }
 

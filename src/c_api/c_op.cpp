@@ -1,7 +1,10 @@
 // Operator entry points (pylopsmpi/op.h): local blocks, stacks, composites, user operators,
 // queries, applies and the dot test; handle checks and conversions only, the work is in src/ops/.
+#include <deque>
 #include <memory>
+#include <optional>
 #include <type_traits>
+#include <utility>
 
 #include "c_api/op_api.hpp"
 
@@ -17,11 +20,51 @@ plm_status_t make_stack(plm_comm_t comm, int n, const plm_const_op_t *parts, con
     return make_on(comm, what, out, [&](comm::Agreement &ag, const CommPtr &c) {
         std::vector<ops::Operator::Ptr> list;
         ag.check([&] {
-            PLM_REQUIRE(n >= 1 && parts, PLM_ERR_INVALID_ARG, "%s needs n >= 1 local operators (n = %d)", what, n);
+            // n = 0: a rank with no local work (its blocks, rows or columns are elsewhere).
+            PLM_REQUIRE(n >= 0 && (parts || n == 0), PLM_ERR_INVALID_ARG,
+                        "%s needs n >= 0 local operators and the list of them (n = %d)", what, n);
             for (int i = 0; i < n; ++i) list.push_back(op_of(parts[i]));
         });
         return build(ag, c, std::move(list));
     });
+}
+
+// The operand lists of an apply, kept per thread and nesting depth (an apply made from a user
+// operator's callback inside another takes the next pair) and cleared, not freed: once a depth
+// has been used, applies allocate nothing (the SMPI guard counts allocations per apply).
+class Operands {
+public:
+    Operands() : d_(depth()++)
+    {
+        if (lists().size() <= d_) lists().emplace_back();
+        x().clear();
+        y().clear();
+    }
+    ~Operands() { --depth(); }
+    Operands(const Operands &) = delete;
+    Operands &operator=(const Operands &) = delete;
+    ops::Operator::In &x() { return lists()[d_].first; }
+    ops::Operator::Out &y() { return lists()[d_].second; }
+
+private:
+    static size_t &depth()
+    {
+        thread_local size_t d = 0;
+        return d;
+    }
+    static std::deque<std::pair<ops::Operator::In, ops::Operator::Out>> &lists()
+    {
+        thread_local std::deque<std::pair<ops::Operator::In, ops::Operator::Out>> l;  // grows: no reference moves
+        return l;
+    }
+    size_t d_;
+};
+
+void add_operands(plm_const_array_t a, ops::Operator::In &x) { x.push_back(&array_of(a)); }
+void add_operands(plm_const_array_t a, ops::Operator::Out &y) { y.push_back(const_cast<DistributedArray *>(&array_of(a))); }
+template <typename List> void add_operands(plm_const_stacked_t s, List &l)
+{
+    for (const DistributedArray::Ptr &m : stack_of(s).members()) l.push_back(m.get());
 }
 
 // An apply on arrays or stacks: the handles are resolved inside the operator's agreement, the
@@ -31,14 +74,15 @@ template <typename In, typename Out> plm_status_t apply(plm_const_op_t op, In in
     return guard([&] {
         const ops::Operator &o = distributed_op(op);
         comm::Agreement ag(o.comm(), adjoint ? "op_apply_adjoint" : "op_apply");
-        ops::Operator::In x;
-        ops::Operator::Out y;
+        std::optional<Operands> lists;
         ag.check([&] {
-            const solvers::Parts xs = parts_of(in);
-            x.assign(xs.begin(), xs.end());
-            y = parts_of(out);
+            lists.emplace();
+            add_operands(in, lists->x());
+            add_operands(out, lists->y());
         });
-        ops::apply(ag, o, x, y, adjoint);
+        static const ops::Operator::In none_in;
+        static const ops::Operator::Out none_out;
+        ops::apply(ag, o, lists ? lists->x() : none_in, lists ? lists->y() : none_out, adjoint);
     });
 }
 

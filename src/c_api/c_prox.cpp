@@ -161,8 +161,7 @@ PLM_API plm_status_t plm_prox_create_l2(plm_const_op_t op, plm_const_array_t b, 
         solvers::L2 &l = p.l2;
         if (op) {
             l.op = detail::op_of(op);
-            PLM_REQUIRE(!l.op->is_local() && !l.op->stacked(), PLM_ERR_INVALID_ARG,
-                        "the L2 operator must be a plain distributed operator");
+            detail::plain_op(op);  // one array in, one array out (a plain operator, or S^H S ...)
             PLM_REQUIRE(b, PLM_ERR_INVALID_ARG, "L2 with an operator needs b (PyLops-MPI ignores the operator then)");
             PLM_REQUIRE(x0, PLM_ERR_INVALID_ARG, "L2 with an operator needs x0");
             const DType dt = l.op->dtype();

@@ -92,4 +92,12 @@ PLM_API int64_t plm_dtype_size(plm_dtype_t dtype)
     return 0;
 }
 
+PLM_API plm_status_t plm_dtype_promote(plm_dtype_t a, plm_dtype_t b, plm_dtype_t *out)
+{
+    return detail::guard([&] {
+        PLM_REQUIRE(out, PLM_ERR_INVALID_ARG, "out is NULL");
+        *out = to_public(promote(from_public(enum_value(a)), from_public(enum_value(b))));
+    });
+}
+
 }  // extern "C"

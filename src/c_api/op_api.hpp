@@ -30,10 +30,12 @@ inline const ops::Operator &distributed_op(plm_const_op_t op)
     return o;
 }
 
+// A distributed operator with one domain member and one range member (a plain one, or a
+// stacked composite such as S^H S that maps one array to one array).
 inline const ops::Operator &plain_op(plm_const_op_t op)
 {
     const ops::Operator &o = distributed_op(op);
-    PLM_REQUIRE(!o.stacked(), PLM_ERR_INVALID_ARG,
+    PLM_REQUIRE(!o.stacked() || (o.domain_parts().size() == 1 && o.range_parts().size() == 1), PLM_ERR_INVALID_ARG,
                 "a stacked operator maps stacks: use plm_op_domain_part / plm_op_range_part and the *_stacked calls");
     return o;
 }

@@ -1,5 +1,6 @@
 #include "comm/agreement.hpp"
 #include "comm/pool.hpp"
+#include "core/sim.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -174,6 +175,13 @@ void Agreement::set(size_t i, double v)
 
 double Agreement::get(size_t i) const { return as_double(words()[kHeader + i].bits); }
 
+void Agreement::set_int(size_t i, int64_t v)
+{
+    if (have(i)) words()[kHeader + i].bits = v;
+}
+
+int64_t Agreement::get_int(size_t i) const { return words()[kHeader + i].bits; }
+
 size_t Agreement::add_gather(int64_t mine)
 {
     const size_t first = add_lanes(static_cast<size_t>(c_.size()), LaneOp::imax);
@@ -194,6 +202,7 @@ void Agreement::rearm()
 void Agreement::reduce(Word *w, size_t n)
 {
     const WordOp &op = ensure_word_op();
+    sim::before_mpi();
     mpi_check(MPI_Allreduce(MPI_IN_PLACE, w, static_cast<int>(n), op.type, op.op, c_.mpi()), "MPI_Allreduce (agreement)");
 }
 
@@ -210,9 +219,15 @@ void Agreement::raise(int64_t first)
     }
     mpi_check(MPI_Bcast(&m, static_cast<int>(sizeof m), MPI_BYTE, static_cast<int>(first), c_.mpi()),
               "MPI_Bcast (agreement)");
-    if (local_) throw *local_;
     m.text[sizeof m.text - 1] = '\0';
-    throw Error(static_cast<plm_status_t>(m.status), "on rank " + std::to_string(first) + ": " + m.text);
+    const auto status = static_cast<plm_status_t>(m.status);
+    // Every rank returns the root cause's status; a rank that failed otherwise keeps its own
+    // message too (two ranks failing differently - an allocation here, an unsupported operand
+    // there - must not return two statuses).
+    if (local_ && local_->status() == status) throw *local_;
+    std::string text = "on rank " + std::to_string(first) + ": " + m.text;
+    if (local_) text += std::string(" (and here: ") + local_->what() + ")";
+    throw Error(status, text);
 }
 
 void Agreement::run()
@@ -236,6 +251,7 @@ void Agreement::run()
                 "%s: ranks passed different values of arguments that must be equal on every rank", what_);
     if (n_ > kFirstWords) reduce(words() + kFirstWords, n_ - kFirstWords);
     alloc::set_after_agreement(true);
+    set_device_fault_sink(c_.poison_ptr());  // device faults from here on poison c_ (core/device_fault.hpp)
 }
 
 bool same_ranks(const Communicator &a, const Communicator &b)

@@ -68,6 +68,9 @@ public:
     void set(size_t i, double v);
     // A lane's value after run().
     double get(size_t i) const;
+    // The same for LaneOp::imax lanes, whose words hold int64 values.
+    void set_int(size_t i, int64_t v);
+    int64_t get_int(size_t i) const;
 
     // Gathers one int64 per rank through the agreement itself (size() lanes): returns the
     // first lane; after run(), gathered(first, r) is rank r's value on every rank.

@@ -225,7 +225,9 @@ ReturnErrors::ReturnErrors()
 
 ReturnErrors::~ReturnErrors()
 {
+    // Only a handler MPI gave back (SimGrid's SMPI gives none for MPI_COMM_SELF).
     for (int i = 0; i < 2; ++i) {
+        if (old_[i] == MPI_ERRHANDLER_NULL) continue;
         MPI_Comm_set_errhandler(comms_[i], old_[i]);
         MPI_Errhandler_free(&old_[i]);
     }

@@ -25,6 +25,7 @@
 
 #include <mpi.h>
 
+#include "core/device_fault.hpp"
 #include "core/dtype.hpp"
 #include "memory/space.hpp"
 
@@ -40,11 +41,12 @@ constexpr std::size_t kMsgLen = 512;
 // fault mid-collective, an NCCL error or timeout, an MPI error mid-operation) poisons it:
 // every later agreement on it fails on every rank (Agreement::run() carries it), and
 // plm_comm_get_async_error() reports it. The first cause is kept. Thread-safe.
-class Poison {
+class Poison final : public FaultSink {
 public:
     bool set() const { return set_.load(std::memory_order_acquire); }
-    // Records the cause unless one is recorded already. Never allocates.
-    void mark(plm_status_t status, const char *message) noexcept;
+    // Records the cause unless one is recorded already. Never allocates. (Also where the
+    // device faults of a call go once its agreement has run: core/device_fault.hpp.)
+    void mark(plm_status_t status, const char *message) noexcept override;
     // PLM_SUCCESS while healthy.
     plm_status_t status() const;
     // The cause, NUL-terminated, truncated to n - 1 characters ("" while healthy).

@@ -1,4 +1,5 @@
 #include "comm/communicator.hpp"
+#include "core/sim.hpp"
 #include "comm/agreement.hpp"
 
 #include <atomic>
@@ -90,6 +91,13 @@ std::shared_ptr<Communicator> Communicator::create(MPI_Comm user, const Config *
     mpi_check(MPI_Comm_set_errhandler(tmp.view_.mpi, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     mpi_check(MPI_Comm_rank(tmp.view_.mpi, &tmp.view_.rank), "MPI_Comm_rank");
     mpi_check(MPI_Comm_size(tmp.view_.mpi, &tmp.view_.size), "MPI_Comm_size");
+#ifdef PLM_SMPI
+    {  // sampled computation's sampler is world rank 0 (core/sim.hpp)
+        int world = 0;
+        mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, &world), "MPI_Comm_rank");
+        sim::set_world_rank(world);
+    }
+#endif
 
     Agreement ag(tmp, "comm_create");
     ag.add_error(prior);

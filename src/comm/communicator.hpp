@@ -127,6 +127,7 @@ public:
     // Health (see the file comment). Not collective.
     bool poisoned() const { return poison_ && poison_->set(); }
     Poison &poison() const { return *poison_; }
+    const std::shared_ptr<Poison> &poison_ptr() const { return poison_; }
     // The error of a poisoned communicator; nullopt while healthy.
     std::optional<Error> poison_error() const;
     // Code after an agreement reports a failure it cannot agree on through this: poisons and

@@ -3,6 +3,8 @@
 #include "comm/pool.hpp"
 #include "core/checked.hpp"
 
+#include <algorithm>
+
 namespace plm::comm {
 
 namespace {
@@ -224,18 +226,46 @@ int AlltoallvPlan::tag() const
     return tag_;
 }
 
-AlltoallvPlan::AlltoallvPlan(const Communicator &c, DType dt, std::vector<int64_t> scounts,
-                             std::vector<int64_t> sdispls, std::vector<int64_t> rcounts, std::vector<int64_t> rdispls)
-    : c_(c), dt_(dt), sc_(std::move(scounts)), sd_(std::move(sdispls)), rc_(std::move(rcounts)),
-      rd_(std::move(rdispls)), slots_(pool::kSlot, 2),
-      arrays_(2 * sizeof(int64_t) * static_cast<std::size_t>(c.size()), 2)
+AlltoallvPlan::AlltoallvPlan(const Communicator &c, DType dt, const std::vector<int64_t> &scounts,
+                             const std::vector<int64_t> &sdispls, const std::vector<int64_t> &rcounts,
+                             const std::vector<int64_t> &rdispls)
+    : c_(c), dt_(dt), slots_(pool::kSlot, 2)
 {
-    for (const auto *v : {&sc_, &sd_, &rc_, &rd_}) require_per_rank(c, *v, "alltoallv plan");
+    for (const auto *v : {&scounts, &sdispls, &rcounts, &rdispls}) require_per_rank(c, *v, "alltoallv plan");
+    const int me = c.rank(), np = c.size();
+    // Receives from me-1, me-2, ... and sends to me+1, me+2, ...: every rank's k-th message
+    // meets its peer's k-th.
+    for (int k = 1; k < np; ++k) {
+        const size_t src = static_cast<size_t>((me - k + np) % np);
+        if (rcounts[src] > 0) recvs_.push_back({static_cast<int>(src), rcounts[src], rdispls[src]});
+    }
+    for (int k = 1; k < np; ++k) {
+        const size_t dst = static_cast<size_t>((me + k) % np);
+        if (scounts[dst] > 0) sends_.push_back({static_cast<int>(dst), scounts[dst], sdispls[dst]});
+    }
+    const size_t m = static_cast<size_t>(me);
+    own_count_ = std::min(scounts[m], rcounts[m]);
+    own_sdispl_ = sdispls[m];
+    own_rdispl_ = rdispls[m];
+    messages_ = pool::Reservation(sizeof(Backend::Message) * (recvs_.size() + sends_.size()), 1);
 }
 
 Request AlltoallvPlan::start(const Exec &e, const void *sbuf, void *rbuf) const
 {
-    return c_.backend(e.space).ialltoallv(e, sbuf, sc_.data(), sd_.data(), rbuf, rc_.data(), rd_.data(), dt_, tag());
+    const size_t es = dtype_size(dt_), n = recvs_.size() + sends_.size();
+    const int t = tag();
+    pool::Array<Backend::Message> msgs(n);
+    size_t i = 0;
+    for (const Peer &p : recvs_) msgs[i++] = {false, static_cast<char *>(rbuf) + p.displ * static_cast<int64_t>(es), p.count, p.rank, t};
+    for (const Peer &p : sends_)
+        msgs[i++] = {true, const_cast<char *>(static_cast<const char *>(sbuf)) + p.displ * static_cast<int64_t>(es), p.count,
+                     p.rank, t};
+    Request r = c_.backend(e.space).iexchange(e, dt_, msgs.data(), n);
+    char *own_dst = static_cast<char *>(rbuf) + own_rdispl_ * static_cast<int64_t>(es);
+    const char *own_src = static_cast<const char *>(sbuf) + own_sdispl_ * static_cast<int64_t>(es);
+    if (own_count_ > 0 && own_dst != own_src)
+        copy_bytes(e.space, own_dst, e.space, own_src, static_cast<std::size_t>(own_count_) * es, e.stream);
+    return r;
 }
 
 std::vector<int64_t> allgather_i64(const Communicator &c, const std::vector<int64_t> &mine)

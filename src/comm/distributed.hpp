@@ -115,19 +115,28 @@ private:
     pool::Reservation slots_;  // what one start takes from the pool
 };
 
+// An all-to-all of fixed counts, kept as the ranks this rank exchanges with (non-empty blocks
+// only): a start posts one message a peer and copies this rank's own block, with no loop over
+// the communicator (a halo has two peers of 1024) and memory for the peers only.
 class AlltoallvPlan {
 public:
-    AlltoallvPlan(const Communicator &c, DType dt, std::vector<int64_t> scounts, std::vector<int64_t> sdispls,
-                  std::vector<int64_t> rcounts, std::vector<int64_t> rdispls);
+    AlltoallvPlan(const Communicator &c, DType dt, const std::vector<int64_t> &scounts,
+                  const std::vector<int64_t> &sdispls, const std::vector<int64_t> &rcounts,
+                  const std::vector<int64_t> &rdispls);
     Request start(const Exec &e, const void *sbuf, void *rbuf) const;
     int tag() const;
 
 private:
+    struct Peer {
+        int rank;
+        int64_t count, displ;
+    };
     const Communicator &c_;
     DType dt_;
-    std::vector<int64_t> sc_, sd_, rc_, rd_;
+    std::vector<Peer> recvs_, sends_;  // in the order they are posted (receives first)
+    int64_t own_count_ = 0, own_sdispl_ = 0, own_rdispl_ = 0;  // this rank's block to itself
     mutable int tag_ = -1;
-    pool::Reservation slots_, arrays_;  // what one start takes from the pool
+    pool::Reservation slots_, messages_;  // what one start takes from the pool
 };
 
 // Host metadata helpers (shapes, counts, flags), always on the host backend.

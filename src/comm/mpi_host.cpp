@@ -12,6 +12,7 @@
 
 #include "comm/backend.hpp"
 #include "comm/pool.hpp"
+#include "core/sim.hpp"
 #include "core/error.hpp"
 
 namespace plm::comm {
@@ -126,6 +127,7 @@ public:
     // (4.0) reports it on MPI_COMM_WORLD's, fatal by default, so it is made to return.
     bool test() override
     {
+        sim::before_mpi();
         [[maybe_unused]] QuietOnMpich quiet;
         for (MPI_Request &r : live()) {
             int flag = 0;
@@ -138,6 +140,7 @@ public:
     }
     void wait() override
     {
+        sim::before_mpi();
         [[maybe_unused]] QuietOnMpich quiet;
         for (MPI_Request &r : live()) {
             const int rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
@@ -175,7 +178,10 @@ private:
 // blocking collectives are the better tuned ones), otherwise the MPI_I* call is posted.
 class MpiBackend final : public Backend {
 public:
-    MpiBackend(const CommView &v, bool cuda_aware) : Backend(v), cuda_aware_(cuda_aware) {}
+    MpiBackend(const CommView &v, bool cuda_aware)
+        : Backend(v), cuda_aware_(cuda_aware), open_(cuda_aware ? std::make_unique<DeviceMemoryOpenToMpi>() : nullptr)
+    {
+    }
 
     plm_backend_t kind() const override { return cuda_aware_ ? PLM_BACKEND_MPI_CUDA_AWARE : PLM_BACKEND_MPI_HOST; }
 
@@ -282,8 +288,10 @@ public:
 private:
     // CUDA-aware MPI reads device memory as soon as the call is made: the producer's
     // stream must be done with it (that stream only, never the whole device).
+    // Also where the SMPI build's sampled computation is charged (core/sim.hpp).
     void ready(const Exec &e) const
     {
+        sim::before_mpi();
         if (cuda_aware_) require_space(Space::device).synchronize(e.stream);
     }
 
@@ -411,6 +419,7 @@ private:
     }
 
     bool cuda_aware_;
+    std::unique_ptr<DeviceMemoryOpenToMpi> open_;  // MPI reads device memory
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -512,31 +513,42 @@ private:
 
 // ---- Creation: every step ends in an agreement, so all ranks fail alike. ----
 
-// Runs f; returns its error message, or "" when it succeeded.
-template <typename F> std::string attempt(F &&f)
+// What a step of the creation did on this rank: PLM_SUCCESS, or the status and message of the
+// error it threw (std::bad_alloc: PLM_ERR_OUT_OF_MEMORY, so an allocation that fails on one rank
+// is agreed as such; other errors: `status`).
+struct Outcome {
+    plm_status_t status = PLM_SUCCESS;
+    std::string err;
+};
+
+template <typename F> Outcome attempt(F &&f, plm_status_t status)
 {
     try {
         f();
         return {};
+    } catch (const std::bad_alloc &) {
+        return {PLM_ERR_OUT_OF_MEMORY, "out of memory"};
     } catch (const std::exception &x) {
-        return *x.what() ? x.what() : "unknown error";
+        return {status, *x.what() ? x.what() : "unknown error"};
     } catch (...) {
-        return "unknown error";
+        return {status, "unknown error"};
     }
 }
 
-bool all_ok(MPI_Comm c, bool ok)
+// Every rank's outcome of a step, agreed: PLM_SUCCESS, or the largest failing status.
+plm_status_t agree(MPI_Comm c, const Outcome &o)
 {
-    int in = ok ? 1 : 0, out = 0;
-    mpi_check(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MIN, c), "MPI_Allreduce");
-    return out != 0;
+    int in = static_cast<int>(o.status), out = 0;
+    mpi_check(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, c), "MPI_Allreduce");
+    return static_cast<plm_status_t>(out);
 }
 
-// Throws on every rank once some rank failed: its own message where it failed.
-void fail_together(bool all, const std::string &err, plm_status_t status, const char *what)
+// Throws the agreed status on every rank once some rank failed: its own message where it failed.
+void fail_together(plm_status_t agreed, const Outcome &o, const char *what)
 {
-    if (!err.empty()) PLM_FAIL(status, "%s: %s", what, err.c_str());
-    if (!all) PLM_FAIL(status, "%s on another rank", what);
+    if (agreed == PLM_SUCCESS) return;
+    if (!o.err.empty()) PLM_FAIL(agreed, "%s: %s", what, o.err.c_str());
+    PLM_FAIL(agreed, "%s on another rank", what);
 }
 
 uint64_t fnv1a(const char *s, int n)
@@ -564,30 +576,34 @@ GpuPlace locate(int device)
     return w;
 }
 
+// Every step that may fail (allocations included) is agreed before the next collective, so a
+// rank that fails never leaves the others waiting in one.
 void check_placement(const CommView &v, int device)
 {
     GpuPlace me{};
-    const std::string err = attempt([&] { me = locate(device); });
-    me.ok = err.empty() ? 1 : 0;
-    std::vector<GpuPlace> all(static_cast<std::size_t>(v.size));
+    std::vector<GpuPlace> all;
+    const Outcome o = attempt([&] {
+        all.resize(static_cast<std::size_t>(v.size));
+        me = locate(device);
+    }, PLM_ERR_NCCL);
+    fail_together(agree(v.mpi, o), o, kInitFailed);
     const int bytes = static_cast<int>(sizeof(GpuPlace));
     mpi_check(MPI_Allgather(&me, bytes, MPI_BYTE, all.data(), bytes, MPI_BYTE, v.mpi), "MPI_Allgather");
-    fail_together(std::all_of(all.begin(), all.end(), [](const GpuPlace &w) { return w.ok != 0; }), err, PLM_ERR_NCCL,
-                  kInitFailed);
-    require_own_gpus(all);
+    const Outcome shared = attempt([&] { require_own_gpus(all); }, PLM_ERR_NCCL);
+    fail_together(agree(v.mpi, shared), shared, kInitFailed);
 }
 
 ncclUniqueId share_id(const CommView &v)
 {
     struct {
-        int ok;
+        int status;
         ncclUniqueId id;
     } msg{};
-    std::string err;
-    if (v.rank == 0) err = attempt([&] { nccl_check(ncclGetUniqueId(&msg.id), "ncclGetUniqueId"); });
-    msg.ok = err.empty() ? 1 : 0;
+    Outcome o;
+    if (v.rank == 0) o = attempt([&] { nccl_check(ncclGetUniqueId(&msg.id), "ncclGetUniqueId"); }, PLM_ERR_NCCL);
+    msg.status = static_cast<int>(o.status);
     mpi_check(MPI_Bcast(&msg, static_cast<int>(sizeof msg), MPI_BYTE, 0, v.mpi), "MPI_Bcast");
-    fail_together(msg.ok != 0, err, PLM_ERR_NCCL, kInitFailed);
+    fail_together(static_cast<plm_status_t>(msg.status), o, kInitFailed);
     return msg.id;
 }
 
@@ -595,27 +611,34 @@ std::shared_ptr<Comm> create(const CommView &v, int device)
 {
     check_placement(v, device);  // also makes device current, as ncclCommInitRank needs
     const ncclUniqueId id = share_id(v);
+    // The library's own memory first, agreed: ncclCommInitRank is collective, and a rank whose
+    // allocation failed before it would leave the others waiting in it for ever (the emulated
+    // NCCL's fault table rows found that hang).
     std::shared_ptr<Comm> c;
-    const std::string err = attempt([&] {
+    const Outcome made = attempt([&] {
         c = std::make_shared<Comm>();
         c->owned = true;
         c->device = device;
+        c->events.reserve(Comm::kEvents);
+    }, PLM_ERR_NCCL);
+    fail_together(agree(v.mpi, made), made, kInitFailed);
+    const Outcome o = attempt([&] {
         nccl_check(ncclCommInitRank(&c->nccl, v.size, id, v.rank), "ncclCommInitRank");
         c->make_events();
-    });
-    const bool ok = all_ok(v.mpi, err.empty());
-    if (!ok && c && c->nccl) {  // a failed init may still hand back a half-made communicator
+    }, PLM_ERR_NCCL);
+    const plm_status_t agreed = agree(v.mpi, o);
+    if (agreed != PLM_SUCCESS && c && c->nccl) {  // a failed init may still hand back a half-made communicator
         ncclCommAbort(c->nccl);
         c->nccl = nullptr;
     }
-    fail_together(ok, err, PLM_ERR_NCCL, kInitFailed);
+    fail_together(agreed, o, kInitFailed);
     return c;
 }
 
 std::shared_ptr<Comm> adopt(const CommView &v, ncclComm_t nccl)
 {
     std::shared_ptr<Comm> c;
-    const std::string err = attempt([&] {
+    const Outcome o = attempt([&] {
         c = std::make_shared<Comm>();
         c->nccl = nccl;
         int n = 0, r = 0;
@@ -626,9 +649,8 @@ std::shared_ptr<Comm> adopt(const CommView &v, ncclComm_t nccl)
                     "it is rank %d of %d, the MPI communicator rank %d of %d", r, n, v.rank, v.size);
         cuda::check(cudaSetDevice(c->device), "cudaSetDevice");  // its events live there
         c->make_events();
-    });
-    fail_together(all_ok(v.mpi, err.empty()), err, PLM_ERR_INVALID_ARG,
-                  "the NCCL communicator does not match the MPI communicator");
+    }, PLM_ERR_INVALID_ARG);
+    fail_together(agree(v.mpi, o), o, "the NCCL communicator does not match the MPI communicator");
     return c;
 }
 

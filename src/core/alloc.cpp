@@ -16,6 +16,7 @@ thread_local int64_t t_countdown = 0;
 thread_local int64_t t_violations = 0;
 thread_local bool t_trace = false;
 thread_local bool t_in_note = false;  // backtrace() may allocate: no recursion
+thread_local int64_t t_notes = 0;     // every allocation noted on this thread
 
 void report(const char *what)
 {
@@ -36,6 +37,7 @@ void report(const char *what)
 void note()
 {
     if (t_in_note) return;
+    ++t_notes;
     if (t_countdown > 0 && --t_countdown == 0) {
         if (t_trace) report("injected allocation failure");
         throw std::bad_alloc();
@@ -55,6 +57,7 @@ Allowed::~Allowed() { t_after = was_; }
 void fail_nth(int64_t n) { t_countdown = n; }
 int64_t armed() { return t_countdown; }
 int64_t violations() { return t_violations; }
+int64_t allocations() { return t_notes; }
 void reset_violations() { t_violations = 0; }
 void trace_violations(bool on) { t_trace = on; }
 

@@ -39,6 +39,9 @@ private:
 void fail_nth(int64_t n);
 int64_t armed();  // what is left of the countdown: 0 once it fired (or when disarmed)
 int64_t violations();
+// Allocations noted on this thread so far (the scaling benchmark and the SMPI guard count
+// them per apply and per solver iteration: a steady state allocates nothing).
+int64_t allocations();
 void reset_violations();
 void trace_violations(bool on);
 

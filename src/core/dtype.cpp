@@ -55,4 +55,35 @@ const char *dtype_name(DType dt)
     return "invalid";
 }
 
+namespace {
+void require_float(DType dt)
+{
+    PLM_REQUIRE(dt == DType::f32 || dt == DType::f64 || dt == DType::c64 || dt == DType::c128, PLM_ERR_INVALID_ARG,
+                "dtype %s is not a floating dtype", dtype_name(dt));
+}
+bool wide(DType dt) { return dt == DType::f64 || dt == DType::c128; }
+}  // namespace
+
+DType dtype_real(DType dt)
+{
+    require_float(dt);
+    return wide(dt) ? DType::f64 : DType::f32;
+}
+
+DType dtype_complex(DType dt)
+{
+    require_float(dt);
+    return wide(dt) ? DType::c128 : DType::c64;
+}
+
+DType promote(DType a, DType b)
+{
+    require_float(a);
+    require_float(b);
+    const bool w = wide(a) || wide(b), c = is_complex(a) || is_complex(b);
+    return c ? (w ? DType::c128 : DType::c64) : (w ? DType::f64 : DType::f32);
+}
+
+bool widens(DType from, DType to) { return promote(from, to) == to; }
+
 }  // namespace plm

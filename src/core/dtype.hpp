@@ -18,6 +18,17 @@ std::size_t dtype_size(DType dt);
 bool is_complex(DType dt);
 const char *dtype_name(DType dt);
 
+// NumPy's promotion of two floating dtypes (numpy.result_type): the wider precision, complex
+// when either is (float32 and complex64 give complex64, float64 and complex64 complex128).
+// INVALID_ARG for the internal integer dtypes.
+DType promote(DType a, DType b);
+// Whether a value of dtype from converts to dtype to without loss (numpy.can_cast, "safe"):
+// promote(from, to) == to.
+bool widens(DType from, DType to);
+// The real dtype of a dtype's precision (complex128: float64), and the complex one.
+DType dtype_real(DType dt);
+DType dtype_complex(DType dt);
+
 template <typename T> struct real_of { using type = T; };
 template <typename T> struct real_of<std::complex<T>> { using type = T; };
 template <typename T> using real_t = typename real_of<T>::type;

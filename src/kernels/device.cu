@@ -4,6 +4,8 @@
 // into FMAs, so element-wise results match the host's (built with -ffp-contract=off) bit for
 // bit. Reductions accumulate in double in a fixed order (per-thread strided chains, then
 // fixed trees), so results repeat run to run; their order differs from the host's.
+// Launches go through PLM_LAUNCH (kernels/launch.hpp), so the emulated device (src/emu) runs
+// this same file compiled for the host.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -11,6 +13,7 @@
 #include "core/alloc.hpp"
 #include "kernels/device.hpp"
 #include "kernels/element.hpp"
+#include "kernels/launch.hpp"
 #include "memory/cuda.hpp"
 
 namespace plm::kernels::device {
@@ -80,7 +83,7 @@ template <typename F> void launch_map(const Exec &e, int64_t n, const F &f, cons
 {
     if (n <= 0) return;
     const int64_t blocks = std::min((n + kThreads - 1) / kThreads, kMaxGrid);
-    map_kernel<<<unsigned(blocks), kThreads, 0, cuda::stream_of(e)>>>(n, f);
+    PLM_LAUNCH(unsigned(blocks), kThreads, 0, cuda::stream_of(e), map_kernel)(n, f);
     cuda::check(cudaGetLastError(), what);
 }
 
@@ -145,6 +148,12 @@ template <typename R> struct Conj {
     const Cx<R> *x;
     Cx<R> *y;
     __device__ void operator()(int64_t i) const { y[i] = el::conj(x[i]); }
+};
+
+template <typename A, typename B> struct Widen {
+    const A *x;
+    B *y;
+    __device__ void operator()(int64_t i) const { y[i] = el::widen<B>(x[i]); }
 };
 
 template <typename T> struct Thresh {
@@ -319,9 +328,9 @@ void reduce_rows_split(const Exec &e, int64_t nrows, int64_t n, A init, Op op, c
 {
     const cudaStream_t s = cuda::stream_of(e);
     const int64_t bx = blocks_per_row(n, nrows);
-    partials_kernel<<<dim3(unsigned(bx), unsigned(nrows)), kThreads, 0, s>>>(n, init, op, rows, part);
+    PLM_LAUNCH(dim3(unsigned(bx), unsigned(nrows)), kThreads, 0, s, partials_kernel)(n, init, op, rows, part);
     cuda::check(cudaGetLastError(), "partial sums kernel");
-    fold_kernel<<<unsigned(nrows), kThreads, 0, s>>>(bx, init, op, part, out);
+    PLM_LAUNCH(unsigned(nrows), kThreads, 0, s, fold_kernel)(bx, init, op, part, out);
     cuda::check(cudaGetLastError(), "fold kernel");
 }
 
@@ -431,9 +440,9 @@ void reduce_slot(const Exec &e, int64_t n, A init, Op op, const Rows &rows, Put 
     const cudaStream_t s = cuda::stream_of(e);
     const int64_t bx = blocks_per_row(std::max<int64_t>(n, 0), 1);
     A *part = static_cast<A *>(scratch);
-    partials_kernel<<<unsigned(bx), kThreads, 0, s>>>(std::max<int64_t>(n, 0), init, op, rows, part);
+    PLM_LAUNCH(unsigned(bx), kThreads, 0, s, partials_kernel)(std::max<int64_t>(n, 0), init, op, rows, part);
     cuda::check(cudaGetLastError(), "partial sums kernel");
-    fold_slot_kernel<<<1, kThreads, 0, s>>>(bx, init, op, part, put, slot);
+    PLM_LAUNCH(1, kThreads, 0, s, fold_slot_kernel)(bx, init, op, part, put, slot);
     cuda::check(cudaGetLastError(), "fold kernel");
 }
 
@@ -484,7 +493,7 @@ void norm_rows(const Exec &e, int64_t outer, int64_t n, int64_t inner, const T *
         reduce_rows_split(e, nrows, n, init, op, rows, part, res);
     } else {
         const int64_t blocks = std::min((nrows + kThreads - 1) / kThreads, kMaxGrid);
-        rows_kernel<<<unsigned(blocks), kThreads, 0, s>>>(nrows, n, init, op, rows, res);
+        PLM_LAUNCH(unsigned(blocks), kThreads, 0, s, rows_kernel)(nrows, n, init, op, rows, res);
         cuda::check(cudaGetLastError(), "norm rows kernel");
     }
     copy_to_host(e, res, nrows, out);
@@ -572,8 +581,8 @@ template <int Size> void launch_box(const Exec &e, const Box &b, const void *src
     int64_t total = 1;
     for (int d = 0; d < b.nd; ++d) total *= b.len[d];
     const int64_t blocks = std::min((total + kThreads - 1) / kThreads, kMaxGrid);
-    box_kernel<<<unsigned(blocks), kThreads, 0, cuda::stream_of(e)>>>(total, b, static_cast<const W *>(src),
-                                                                        static_cast<W *>(dst));
+    PLM_LAUNCH(unsigned(blocks), kThreads, 0, cuda::stream_of(e), box_kernel)(total, b, static_cast<const W *>(src),
+                                                                               static_cast<W *>(dst));
     cuda::check(cudaGetLastError(), "box copy kernel");
 }
 
@@ -739,6 +748,19 @@ void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y)
     });
 }
 
+void convert(const Exec &e, DType from, DType to, int64_t n, const void *x, void *y)
+{
+    cuda::activate(e);
+    dispatch(from, [&](auto a) {
+        dispatch(to, [&](auto b) {
+            using A = decltype(a);
+            using B = decltype(b);
+            if constexpr (!el::IsCxT<A>::value || el::IsCxT<B>::value)
+                launch_map(e, n, Widen<A, B>{static_cast<const A *>(x), static_cast<B *>(y)}, "convert kernel");
+        });
+    });
+}
+
 // Into host results: scratch for the partials and one slot, then the slot back.
 void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *result)
 {
@@ -867,8 +889,10 @@ void stencil(const Exec &e, DType dt, const StencilPlan &p, const void *x, const
         if (a.count <= 0) return;
         const int64_t blocks = std::min((a.count + kThreads - 1) / kThreads, kMaxGrid);
         const cudaStream_t s = cuda::stream_of(e);
-        if (a.first + a.count <= int64_t(UINT32_MAX)) stencil_kernel<T, uint32_t><<<unsigned(blocks), kThreads, 0, s>>>(a);
-        else stencil_kernel<T, uint64_t><<<unsigned(blocks), kThreads, 0, s>>>(a);
+        if (a.first + a.count <= int64_t(UINT32_MAX))
+            PLM_LAUNCH(unsigned(blocks), kThreads, 0, s, stencil_kernel<T, uint32_t>)(a);
+        else
+            PLM_LAUNCH(unsigned(blocks), kThreads, 0, s, stencil_kernel<T, uint64_t>)(a);
         cuda::check(cudaGetLastError(), "stencil kernel");
     });
 }

@@ -26,6 +26,7 @@ void scale(const Exec &e, DType dt, int64_t n, const void *alpha, void *x);
 void axpby(const Exec &e, DType dt, int64_t n, const void *alpha, const void *x, const void *beta, void *y);
 void binary(const Exec &e, DType dt, Binary op, int64_t n, const void *x, const void *y, void *z);
 void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y);
+void convert(const Exec &e, DType from, DType to, int64_t n, const void *x, void *y);
 void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *result);
 void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t outer, int64_t n, int64_t inner,
                   const void *x, double *out);

@@ -17,6 +17,7 @@ void scale(const Exec &, DType, int64_t, const void *, void *) { unavailable(); 
 void axpby(const Exec &, DType, int64_t, const void *, const void *, const void *, void *) { unavailable(); }
 void binary(const Exec &, DType, Binary, int64_t, const void *, const void *, void *) { unavailable(); }
 void conj(const Exec &, DType, int64_t, const void *, void *) { unavailable(); }
+void convert(const Exec &, DType, DType, int64_t, const void *, void *) { unavailable(); }
 void dot(const Exec &, DType, int64_t, const void *, const void *, bool, void *) { unavailable(); }
 void norm_partial(const Exec &, DType, NormKind, double, int64_t, int64_t, int64_t, const void *, double *)
 {

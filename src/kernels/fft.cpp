@@ -8,6 +8,7 @@
 #include "kernels/fft_impl.hpp"
 
 #include "core/error.hpp"
+#include "core/sim.hpp"
 
 #ifdef PLM_WITH_FFTW
 #include <fftw3.h>
@@ -287,6 +288,10 @@ FftPlan::FftPlan(Space space, DType dt, FftKind kind, const std::vector<int64_t>
                                         (kind == FftKind::c2c_forward || kind == FftKind::c2c_backward) &&
                                         !options.in_place),
                 PLM_ERR_INVALID_ARG, "FFT: a transposed spectrum is for out-of-place c2c along axis 1 of 2-D shapes");
+    // What the plan's cost depends on, for sampled computation (core/sim.hpp).
+    shape_key_ = static_cast<int64_t>(dt) * 8 + static_cast<int64_t>(kind);
+    for (int64_t v : shape) shape_key_ = shape_key_ * 1000003 + v;
+    for (int a : axes) shape_key_ = shape_key_ * 31 + a;
     const bool real = kind == FftKind::r2c || kind == FftKind::c2r;
     const bool complex_dt = dt == DType::c64 || dt == DType::c128;
     PLM_REQUIRE(real ? (dt == DType::f32 || dt == DType::f64) : complex_dt, PLM_ERR_DTYPE_MISMATCH,
@@ -320,14 +325,15 @@ FftPlan::~FftPlan() = default;
 void FftPlan::execute(const void *in, void *out) const
 {
     PLM_REQUIRE(space_ == Space::host, PLM_ERR_INTERNAL, "a device FFT plan executed without its stream");
-    impl_->execute(Exec{}, in, out, nullptr);
+    sim::compute(PLM_SIM_SITE, {shape_key_, in == out}, 1, [&] { impl_->execute(Exec{}, in, out, nullptr); });
 }
 
 void FftPlan::execute(const Exec &e, const void *in, void *out, void *work) const
 {
     PLM_REQUIRE(e.space == space_, PLM_ERR_INTERNAL, "an FFT plan for %s memory run on %s memory", space_name(space_),
                 space_name(e.space));
-    impl_->execute(e, in, out, work);
+    if (space_ == Space::device) return impl_->execute(e, in, out, work);
+    sim::compute(PLM_SIM_SITE, {shape_key_, in == out}, 1, [&] { impl_->execute(e, in, out, work); });
 }
 
 size_t FftPlan::work_bytes() const { return impl_->work_bytes(); }

@@ -94,6 +94,7 @@ private:
     FftKind kind_;
     Space space_;
     FftOptions options_;
+    int64_t shape_key_ = 0;  // dtype, kind, shape and axes: the sampling key (core/sim.hpp)
     std::unique_ptr<Impl> impl_;
 };
 

@@ -16,8 +16,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <mutex>
 
+#include "core/device_fault.hpp"
 #include "core/error.hpp"
 #include "kernels/device.hpp"
 #include "kernels/fft_impl.hpp"
@@ -53,7 +55,9 @@ void cufft_check(cufftResult rc, const char *what)
     if (rc == CUFFT_SUCCESS) return;
     if (rc == CUFFT_ALLOC_FAILED)
         PLM_FAIL(PLM_ERR_OUT_OF_MEMORY, "%s: cuFFT could not allocate device memory (CUFFT_ALLOC_FAILED)", what);
-    PLM_FAIL(PLM_ERR_CUDA, "%s: %s (cuFFT status %d)", what, cufft_name(rc), static_cast<int>(rc));
+    char text[512];
+    std::snprintf(text, sizeof text, "%s: %s (cuFFT status %d)", what, cufft_name(rc), static_cast<int>(rc));
+    device_fault(PLM_ERR_CUDA, text);  // thrown before the call's agreement, recorded after it
 }
 
 // Which buffer a pass reads or writes: the execute's input or its output.

@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/sim.hpp"
 #include "kernels/device.hpp"
 #include "kernels/element.hpp"
 #include "kernels/host_simd.hpp"
@@ -440,83 +441,132 @@ template <typename R> PLM_CLONES_NO512 void cmul(int64_t n, const R *x, const R 
 void fill(const Exec &e, DType dt, int64_t n, const void *value, void *x)
 {
     if (e.space == Space::device) return device::fill(e, dt, n, value, x);
-    dispatch_float(dt, [&](auto t) {
-        using T = decltype(t);
-        std::fill_n(static_cast<T *>(x), n, val<T>(value));
+    sim::compute(PLM_SIM_SITE, {int64_t(dt)}, n, [&] {
+        dispatch_float(dt, [&](auto t) {
+            using T = decltype(t);
+            std::fill_n(static_cast<T *>(x), n, val<T>(value));
+        });
     });
 }
 
 void copy(const Exec &e, DType dt, int64_t n, const void *x, void *y)
 {
     if (e.space == Space::device) return device::copy(e, dt, n, x, y);
-    if (n > 0 && x != y) std::memmove(y, x, static_cast<size_t>(n) * dtype_size(dt));
+    sim::compute(PLM_SIM_SITE, {int64_t(dt)}, n, [&] {
+        if (n > 0 && x != y) std::memmove(y, x, static_cast<size_t>(n) * dtype_size(dt));
+    });
 }
 
 void scale(const Exec &e, DType dt, int64_t n, const void *alpha, void *x)
 {
     if (e.space == Space::device) return device::scale(e, dt, n, alpha, x);
-    dispatch_float(dt, [&](auto t) {
-        using T = decltype(t);
-        scale_t<T>(n, val<T>(alpha), static_cast<T *>(x));
+    sim::compute(PLM_SIM_SITE, {int64_t(dt)}, n, [&] {
+        dispatch_float(dt, [&](auto t) {
+            using T = decltype(t);
+            scale_t<T>(n, val<T>(alpha), static_cast<T *>(x));
+        });
     });
 }
 
 void axpby(const Exec &e, DType dt, int64_t n, const void *alpha, const void *x, const void *beta, void *y)
 {
     if (e.space == Space::device) return device::axpby(e, dt, n, alpha, x, beta, y);
-    dispatch_float(dt, [&](auto t) {
-        using T = decltype(t);
-        axpby_t<T>(n, val<T>(alpha), static_cast<const T *>(x), val<T>(beta), static_cast<T *>(y));
+    sim::compute(PLM_SIM_SITE, {int64_t(dt)}, n, [&] {
+        dispatch_float(dt, [&](auto t) {
+            using T = decltype(t);
+            axpby_t<T>(n, val<T>(alpha), static_cast<const T *>(x), val<T>(beta), static_cast<T *>(y));
+        });
     });
 }
 
 void binary(const Exec &e, DType dt, Binary op, int64_t n, const void *x, const void *y, void *z)
 {
     if (e.space == Space::device) return device::binary(e, dt, op, n, x, y, z);
-    dispatch_float(dt, [&](auto t) {
-        using T = decltype(t);
-        using R = real_t<T>;
-        const R *a = static_cast<const R *>(x);
-        const R *b = static_cast<const R *>(y);
-        R *c = static_cast<R *>(z);
-        const int64_t m = is_complex_v<T> ? 2 * n : n;  // add and sub act on the parts
-        switch (op) {
-        case Binary::add: for (int64_t i = 0; i < m; ++i) c[i] = el::add(a[i], b[i]); break;
-        case Binary::sub: for (int64_t i = 0; i < m; ++i) c[i] = el::sub(a[i], b[i]); break;
-        case Binary::mul:
-            if constexpr (is_complex_v<T>) cmul(n, a, b, c);
-            else for (int64_t i = 0; i < n; ++i) c[i] = el::mul(a[i], b[i]);
-            break;
-        }
+    sim::compute(PLM_SIM_SITE, {int64_t(dt), int64_t(op)}, n, [&] {
+        dispatch_float(dt, [&](auto t) {
+            using T = decltype(t);
+            using R = real_t<T>;
+            const R *a = static_cast<const R *>(x);
+            const R *b = static_cast<const R *>(y);
+            R *c = static_cast<R *>(z);
+            const int64_t m = is_complex_v<T> ? 2 * n : n;  // add and sub act on the parts
+            switch (op) {
+            case Binary::add: for (int64_t i = 0; i < m; ++i) c[i] = el::add(a[i], b[i]); break;
+            case Binary::sub: for (int64_t i = 0; i < m; ++i) c[i] = el::sub(a[i], b[i]); break;
+            case Binary::mul:
+                if constexpr (is_complex_v<T>) cmul(n, a, b, c);
+                else for (int64_t i = 0; i < n; ++i) c[i] = el::mul(a[i], b[i]);
+                break;
+            }
+        });
     });
 }
 
 void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y)
 {
     if (e.space == Space::device) return device::conj(e, dt, n, x, y);
-    dispatch_float(dt, [&](auto t) {
-        using T = decltype(t);
-        using R = real_t<T>;
-        if constexpr (is_complex_v<T>) {
-            const R *a = static_cast<const R *>(x);
-            R *b = static_cast<R *>(y);
-            for (int64_t i = 0; i < n; ++i) {
-                const Cx<R> v = el::conj(pair_at(a, i));
-                b[2 * i] = v.re;
-                b[2 * i + 1] = v.im;
+    sim::compute(PLM_SIM_SITE, {int64_t(dt)}, n, [&] {
+        dispatch_float(dt, [&](auto t) {
+            using T = decltype(t);
+            using R = real_t<T>;
+            if constexpr (is_complex_v<T>) {
+                const R *a = static_cast<const R *>(x);
+                R *b = static_cast<R *>(y);
+                for (int64_t i = 0; i < n; ++i) {
+                    const Cx<R> v = el::conj(pair_at(a, i));
+                    b[2 * i] = v.re;
+                    b[2 * i + 1] = v.im;
+                }
+            } else {
+                std::copy_n(static_cast<const T *>(x), n, static_cast<T *>(y));
             }
-        } else {
-            std::copy_n(static_cast<const T *>(x), n, static_cast<T *>(y));
-        }
+        });
+    });
+}
+
+namespace {
+// The element type of a dtype as element.hpp names it, for a widening from A.
+template <typename A, typename B> void widen_loop(int64_t n, const void *x, void *y)
+{
+    const A *a = static_cast<const A *>(x);
+    B *b = static_cast<B *>(y);
+    for (int64_t i = 0; i < n; ++i) b[i] = el::widen<B>(a[i]);
+}
+
+template <typename F> void dispatch_el(DType dt, F &&f)
+{
+    switch (dt) {
+    case DType::f32: return f(float{});
+    case DType::f64: return f(double{});
+    case DType::c64: return f(Cx<float>{});
+    case DType::c128: return f(Cx<double>{});
+    default: PLM_FAIL(PLM_ERR_INTERNAL, "dtype %s is not a floating dtype", dtype_name(dt));
+    }
+}
+}  // namespace
+
+void convert(const Exec &e, DType from, DType to, int64_t n, const void *x, void *y)
+{
+    PLM_REQUIRE(widens(from, to), PLM_ERR_INTERNAL, "convert %s to %s narrows", dtype_name(from), dtype_name(to));
+    if (from == to) return copy(e, from, n, x, y);
+    if (e.space == Space::device) return device::convert(e, from, to, n, x, y);
+    dispatch_el(from, [&](auto a) {
+        dispatch_el(to, [&](auto b) {
+            using A = decltype(a);
+            using B = decltype(b);
+            if constexpr (!element::IsCxT<A>::value || element::IsCxT<B>::value) widen_loop<A, B>(n, x, y);
+        });
     });
 }
 
 void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool conjugate, void *result)
 {
     if (e.space == Space::device) return device::dot(e, dt, n, x, y, conjugate, result);
-    dispatch_float(dt, [&](auto t) {
-        using T = decltype(t);
-        *static_cast<T *>(result) = dot_t<T>(n, static_cast<const T *>(x), static_cast<const T *>(y), conjugate);
+    sim::compute(PLM_SIM_SITE, {int64_t(dt)}, n, [&] {
+        dispatch_float(dt, [&](auto t) {
+            using T = decltype(t);
+            *static_cast<T *>(result) = dot_t<T>(n, static_cast<const T *>(x), static_cast<const T *>(y), conjugate);
+        });
     });
 }
 
@@ -524,9 +574,11 @@ void norm_partial(const Exec &e, DType dt, NormKind kind, double p, int64_t oute
                   const void *x, double *out)
 {
     if (e.space == Space::device) return device::norm_partial(e, dt, kind, p, outer, n, inner, x, out);
-    dispatch_float(dt, [&](auto t) {
-        using T = decltype(t);
-        norm_partial_t<T>(kind, p, outer, n, inner, static_cast<const T *>(x), out);
+    sim::compute(PLM_SIM_SITE, {inner > 1, int64_t(dt), int64_t(kind), p == 2 ? 2 : p == 1 ? 1 : 0}, outer * n * inner, [&] {
+        dispatch_float(dt, [&](auto t) {
+            using T = decltype(t);
+            norm_partial_t<T>(kind, p, outer, n, inner, static_cast<const T *>(x), out);
+        });
     });
 }
 
@@ -534,14 +586,16 @@ void copy_slab(const Exec &e, DType dt, int64_t outer, int64_t inner, const void
                void *dst, int64_t dst_n, int64_t dst_start, int64_t count)
 {
     if (e.space == Space::device) return device::copy_slab(e, dt, outer, inner, src, src_n, src_start, dst, dst_n, dst_start, count);
-    if (count <= 0 || inner <= 0) return;
-    const size_t es = dtype_size(dt);
-    const size_t run = static_cast<size_t>(count * inner) * es;
-    for (int64_t o = 0; o < outer; ++o) {
-        const char *from = static_cast<const char *>(src) + static_cast<size_t>((o * src_n + src_start) * inner) * es;
-        char *to = static_cast<char *>(dst) + static_cast<size_t>((o * dst_n + dst_start) * inner) * es;
-        std::memcpy(to, from, run);
-    }
+    sim::compute(PLM_SIM_SITE, {inner * count, int64_t(dt)}, outer, [&] {
+        if (count <= 0 || inner <= 0) return;
+        const size_t es = dtype_size(dt);
+        const size_t run = static_cast<size_t>(count * inner) * es;
+        for (int64_t o = 0; o < outer; ++o) {
+            const char *from = static_cast<const char *>(src) + static_cast<size_t>((o * src_n + src_start) * inner) * es;
+            char *to = static_cast<char *>(dst) + static_cast<size_t>((o * dst_n + dst_start) * inner) * es;
+            std::memcpy(to, from, run);
+        }
+    });
 }
 
 void scale_slab(const Exec &e, DType dt, int64_t outer, int64_t n, int64_t inner, int64_t start, int64_t count,
@@ -580,10 +634,14 @@ void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t 
               void *dst, const int64_t *dst_shape, const int64_t *dst_start, const int64_t *box)
 {
     if (e.space == Space::device) return device::copy_box(e, dt, ndim, src, src_shape, src_start, dst, dst_shape, dst_start, box);
-    for (int d = 0; d < ndim; ++d)
-        if (box[d] <= 0) return;
-    copy_box_dim(0, ndim, dtype_size(dt), static_cast<const char *>(src), src_shape, src_start,
-                 static_cast<char *>(dst), dst_shape, dst_start, box);
+    // The key: the box but its first extent (the work) and the dtype.
+    sim::compute(PLM_SIM_SITE, {ndim, ndim > 1 ? box[1] : 0, ndim > 2 ? box[2] : 0, box[ndim - 1], int64_t(dt)},
+                 ndim > 0 ? box[0] : 0, [&] {
+        for (int d = 0; d < ndim; ++d)
+            if (box[d] <= 0) return;
+        copy_box_dim(0, ndim, dtype_size(dt), static_cast<const char *>(src), src_shape, src_start,
+                     static_cast<char *>(dst), dst_shape, dst_start, box);
+    });
 }
 
 namespace {
@@ -859,11 +917,13 @@ void dot(const Exec &e, DType dt, int64_t n, const void *x, const void *y, bool 
 {
     check_slot(e, r, slot);
     if (e.space == Space::device) return device::dot(e, dt, n, x, y, conjugate, r.scratch(), r.slot(slot));
-    dispatch_float(dt, [&](auto t) {
-        using T = decltype(t);
-        const T v = dot_t<T>(n, static_cast<const T *>(x), static_cast<const T *>(y), conjugate);
-        r.slot(slot)[0] = static_cast<double>(std::real(v));
-        r.slot(slot)[1] = static_cast<double>(std::imag(v));
+    sim::compute(PLM_SIM_SITE, {int64_t(dt)}, n, [&] {
+        dispatch_float(dt, [&](auto t) {
+            using T = decltype(t);
+            const T v = dot_t<T>(n, static_cast<const T *>(x), static_cast<const T *>(y), conjugate);
+            r.slot(slot)[0] = static_cast<double>(std::real(v));
+            r.slot(slot)[1] = static_cast<double>(std::imag(v));
+        });
     });
 }
 

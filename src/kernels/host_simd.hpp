@@ -12,6 +12,9 @@
 #if __has_attribute(target_clones)
 #define PLM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #define PLM_CLONES_NO512 __attribute__((target_clones("avx2", "default")))
+// Loops that call std::fma on purpose (element::div3): with the FMA instructions (AVX-512F
+// implies them, AVX2 does not: Haswell's set), else glibc's exact software fma.
+#define PLM_CLONES_FMA __attribute__((target_clones("avx512f", "arch=haswell", "default")))
 #endif
 #endif
 #ifndef PLM_CLONES
@@ -19,5 +22,8 @@
 #endif
 #ifndef PLM_CLONES_NO512
 #define PLM_CLONES_NO512 PLM_CLONES
+#endif
+#ifndef PLM_CLONES_FMA
+#define PLM_CLONES_FMA PLM_CLONES
 #endif
 #define PLM_INLINE inline __attribute__((always_inline))

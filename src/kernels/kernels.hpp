@@ -40,6 +40,10 @@ void scale(const Exec &e, DType dt, int64_t n, const void *alpha, void *x);
 void axpby(const Exec &e, DType dt, int64_t n, const void *alpha, const void *x, const void *beta, void *y);
 void binary(const Exec &e, DType dt, Binary op, int64_t n, const void *x, const void *y, void *z);
 void conj(const Exec &e, DType dt, int64_t n, const void *x, void *y);
+// y (dtype to) = x (dtype from), n elements, a widening conversion (widens(from, to):
+// float32 to float64, a real dtype to a complex one (imaginary parts 0), complex64 to
+// complex128): exact. x and y must not overlap; from == to copies.
+void convert(const Exec &e, DType from, DType to, int64_t n, const void *x, void *y);
 
 // result (one element of dt, host memory) = sum x_i y_i, or sum conj(x_i) y_i, summed in
 // double and rounded once to dt (float32 products of 1e20 do not overflow on the way).
@@ -140,21 +144,32 @@ void box(const Exec &e, DType dt, bool mark, double lo, double hi, int64_t n, co
 // rows (ghost_before holds global rows [row0 - before, row0), ghost_after
 // [row0 + nrows, row0 + nrows + after)). Other axes are wholly in the block.
 //
-// The band of an axis of n points: row i (output index i) lists terms (off, w) and reads input
-// i + off. Rows [0, lo) are ends[0 .. lo), rows [n - hi, n) are ends[lo .. lo + hi), every
+// The band of an axis of n points: row i (output index i) lists terms (off, w, d) and reads
+// input i + off. Rows [0, lo) are ends[0 .. lo), rows [n - hi, n) are ends[lo .. lo + hi), every
 // other row is mid. Adjoint bands are bands too (negative and positive offsets, asymmetric
-// ends). Weights and scales are real; complex data get them on both parts.
+// ends). Weights, divisors and the axis factors are real; complex data get them on both parts.
 //
-// Every output element gets, for each axis of the plan in plan order whose row there has
-// terms, c = scale * (w[0] x[i + off[0]] + w[1] x[i + off[1]] + ...) (the weighted sum formed
-// first, in term order, so +-1 weights cancel exactly; products and sums in the dtype's
-// precision, never fused): the first c replaces y (or adds to it when accumulate), later ones
-// add. An element where no axis has terms gets 0 (or keeps y when accumulate). Host and device
-// give bitwise the same results. One call per axis, in the same order, the first replacing y
-// and the others accumulating, gives the same values (where an axis has no terms such a call
-// writes a 0 first, so a -0 of the fused call may come out +0 there).
+// The arithmetic is PyLops' (its derivatives are numpy expressions; the operators build their
+// bands so that they evaluate the same expression in the same order, bit for bit):
+//   term t:  v_t = w_t x[i + off_t], then divided by d_t when d_t != 1 (x / 12.0, 2 x / 3.0;
+//            d_t is 1, 3 or 12, and the quotient is computed without a division: equal to it
+//            wherever it is a normal number, element::div_small);
+//   row:     s = v_0 + v_1 + ... in term order, except the terms [group, gend), summed apart
+//            in order into g, which joins s after its last term as s + g (s - g when gneg;
+//            g or -g when nothing came before): PyLops' y[0] -= x[0] + 0.5 x[1];
+//   axis:    c = s / div when div != 1 (y /= sampling; without a division either, equal to
+//            the quotient for every s but -0, element::div_rn), then c = weight c when
+//            weight != 1 (the Laplacian's weight * SecondDerivative).
+// Complex data divide as NumPy does (Smith's formula with a real divisor): by multiplying both
+// parts by 1 / d in the dtype's precision. Products and sums are in the dtype's precision, never
+// fused. Every output element gets, for each axis of the plan in plan order whose row there has
+// terms, its c: the first c replaces y (or adds to it when accumulate), later ones add. An
+// element where no axis has terms gets 0 (or keeps y when accumulate). Host and device give
+// bitwise the same results. One call per axis, in the same order, the first replacing y and the
+// others accumulating, gives the same values (where an axis has no terms such a call writes a 0
+// first, so a -0 of the fused call may come out +0 there).
 //
-// Plain data (about 9 KB), so a plan goes to a device kernel by value.
+// Plain data (about 12 KB), so a plan goes to a device kernel by value.
 // ---------------------------------------------------------------------------------------
 constexpr int kMaxTerms = 5;  // terms of a band row
 constexpr int kMaxEnds = 16;  // end rows of a band, both ends together
@@ -163,6 +178,10 @@ struct BandRow {
     int nterms = 0;  // <= kMaxTerms
     int off[kMaxTerms] = {};
     double w[kMaxTerms] = {};
+    unsigned char d[kMaxTerms] = {1, 1, 1, 1, 1};  // divisors: 1 (none), 3 or 12
+    unsigned char group = kMaxTerms;  // the group: terms [group, gend) (group >= nterms: none)
+    unsigned char gend = kMaxTerms;
+    bool gneg = false;               // the group is subtracted
 };
 
 struct Band {
@@ -174,7 +193,8 @@ struct Band {
 
 struct StencilAxis {
     int axis = 0;
-    double scale = 1;
+    double div = 1;     // the rows' sums are divided by it (1: not)
+    double weight = 1;  // then multiplied by it (1: not)
     Band band;
 };
 

@@ -4,8 +4,10 @@
 // enough to stay in L1, so memory sees x read once and y written once. The element arithmetic
 // is element.hpp's, the same as the device kernel's.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
+#include "core/sim.hpp"
 #include "kernels/device.hpp"
 #include "kernels/element.hpp"
 #include "kernels/host_simd.hpp"
@@ -24,19 +26,75 @@ namespace el = element;
 
 // One axis's term on the runs of a line: term t reads array base[t] (the block or a ghost
 // buffer) at at[t] + j0 + j for real j of the run that starts j0 reals into the line (at[t]
-// alone may be negative: only the sum indexes).
+// alone may be negative: only the sum indexes). The arithmetic is kernels.hpp's: term t is
+// w[t] x, divided by dv[t] where d[t] != 1; the row's sum (with its group); then, when post,
+// divided by f and multiplied by weight. Complex data (recip) multiply by reciprocals instead
+// (dv and f hold 1 / d and 1 / div, in R, as element::divide computes them).
 template <typename R> struct Src {
     int k = 0;
     const R *base[kMaxTerms];
     int64_t at[kMaxTerms];
     R w[kMaxTerms];
-    R scale;
+    unsigned char d[kMaxTerms];
+    R dv[kMaxTerms];
+    int group = kMaxTerms, gend = kMaxTerms;
+    bool gneg = false;
+    R f = 1, fr = 1, weight = 1;  // the axis divisor and its reciprocal (real data: div_rn)
+    bool post = false;   // div or weight is not 1
+    bool recip = false;  // complex data
+    // How the passes compute it: plain sums of w x (no divisors, no group), PyLops' centered
+    // 5-point rows (4 terms, every one divided), or element by element (the rest: end rows).
+    enum Kind { plain, divided4, general } kind = plain;
     const R *src(int t, int64_t j0) const { return base[t] + (at[t] + j0); }
 };
 
+// The weighted sum of K values in term order.
+template <int K, typename R> inline R wsum(const R *w, const R *v)
+{
+    R s = el::mul(w[0], v[0]);
+    for (int t = 1; t < K; ++t) s = el::add(s, el::mul(w[t], v[t]));
+    return s;
+}
+
+// The axis factors of a row's sum (Post: div or weight is not 1; f == 1 divides exactly).
+template <bool Post, bool Recip, typename R> inline R post(R s, R f, R fr, R weight)
+{
+    if constexpr (Post) {
+        s = Recip ? el::mul(f, s) : el::div_rn(s, f, fr);
+        s = el::mul(weight, s);
+    }
+    return s;
+}
+
+// One real of a source, whatever its kind: band_sum's arithmetic on reals.
+template <typename R> R value_at(const Src<R> &a, int64_t j)
+{
+    R s{}, g{};
+    bool hs = false;
+    for (int t = 0; t < a.k; ++t) {
+        R v = el::mul(a.w[t], a.src(t, j)[0]);
+        if (a.d[t] != 1) v = a.recip ? el::mul(a.dv[t], v) : el::div_small(v, a.d[t]);
+        if (t < a.group || t >= a.gend) {
+            s = hs ? el::add(s, v) : v;
+            hs = true;
+            continue;
+        }
+        g = t == a.group ? v : el::add(g, v);
+        if (t == a.gend - 1 || t == a.k - 1) {
+            s = hs ? (a.gneg ? el::sub(s, g) : el::add(s, g)) : (a.gneg ? -g : g);
+            hs = true;
+        }
+    }
+    if (a.post) {
+        s = a.recip ? el::mul(a.f, s) : el::div_rn(s, a.f, a.fr);
+        s = el::mul(a.weight, s);
+    }
+    return s;
+}
+
 // K terms known at compile time, so the loop vectorises.
-template <typename R, int K>
-PLM_CLONES void pass_k(int64_t n, const Src<R> &a, int64_t j0, bool first, R *__restrict y)
+template <typename R, int K, bool Post, bool Recip>
+PLM_CLONES_FMA void pass_k(int64_t n, const Src<R> &a, int64_t j0, bool first, R *__restrict y)
 {
     const R *p[K];
     R w[K];
@@ -44,11 +102,11 @@ PLM_CLONES void pass_k(int64_t n, const Src<R> &a, int64_t j0, bool first, R *__
         p[t] = a.src(t, j0);
         w[t] = a.w[t];
     }
-    const R scale = a.scale;
+    const R f = a.f, fr = a.fr, weight = a.weight;
     auto at = [&](int64_t j) {
         R v[K];
         for (int t = 0; t < K; ++t) v[t] = p[t][j];
-        return el::band_sum<K>(K, w, v, scale);
+        return post<Post, Recip>(wsum<K>(w, v), f, fr, weight);
     };
     if (first)
         for (int64_t j = 0; j < n; ++j) y[j] = at(j);
@@ -56,22 +114,71 @@ PLM_CLONES void pass_k(int64_t n, const Src<R> &a, int64_t j0, bool first, R *__
         for (int64_t j = 0; j < n; ++j) y[j] = el::add(y[j], at(j));
 }
 
-template <typename R> void pass(int64_t n, const Src<R> &a, int64_t j0, bool first, R *y)
+// PyLops' centered 5-point rows: four terms, each divided (x / 12.0 - 2 x / 3.0 + ...): real
+// data through element::div3 (fused multiply-adds, hence the FMA clones), complex data by
+// reciprocals. q[t]: the factor after x / 3 (1/4 for d = 12, 1 for d = 3), exact.
+template <typename R, bool Post, bool Recip>
+PLM_CLONES_FMA void pass_divided4(int64_t n, const Src<R> &a, int64_t j0, bool first, R *__restrict y)
+{
+    const R *p[4];
+    R w[4], dv[4], q[4];
+    for (int t = 0; t < 4; ++t) {
+        p[t] = a.src(t, j0);
+        w[t] = a.w[t];
+        dv[t] = a.dv[t];
+        q[t] = a.d[t] == 12 ? R(0.25) : R(1);
+    }
+    const R f = a.f, fr = a.fr, weight = a.weight;
+    auto at = [&](int64_t j) {
+        R s{};
+        for (int t = 0; t < 4; ++t) {
+            R v = el::mul(w[t], p[t][j]);
+            if constexpr (Recip) v = el::mul(dv[t], v);
+            else v = el::mul(q[t], el::div3(v));  // el::div_small, its branch out of the loop
+            s = t == 0 ? v : el::add(s, v);
+        }
+        return post<Post, Recip>(s, f, fr, weight);
+    };
+    if (first)
+        for (int64_t j = 0; j < n; ++j) y[j] = at(j);
+    else
+        for (int64_t j = 0; j < n; ++j) y[j] = el::add(y[j], at(j));
+}
+
+template <typename R> void pass_general(int64_t n, const Src<R> &a, int64_t j0, bool first, R *y)
+{
+    for (int64_t j = 0; j < n; ++j) y[j] = first ? value_at(a, j0 + j) : el::add(y[j], value_at(a, j0 + j));
+}
+
+template <typename R, bool Post, bool Recip> void pass_plain(int64_t n, const Src<R> &a, int64_t j0, bool first, R *y)
 {
     switch (a.k) {
-    case 1: return pass_k<R, 1>(n, a, j0, first, y);
-    case 2: return pass_k<R, 2>(n, a, j0, first, y);
-    case 3: return pass_k<R, 3>(n, a, j0, first, y);
-    case 4: return pass_k<R, 4>(n, a, j0, first, y);
-    default: return pass_k<R, 5>(n, a, j0, first, y);
+    case 1: return pass_k<R, 1, Post, Recip>(n, a, j0, first, y);
+    case 2: return pass_k<R, 2, Post, Recip>(n, a, j0, first, y);
+    case 3: return pass_k<R, 3, Post, Recip>(n, a, j0, first, y);
+    case 4: return pass_k<R, 4, Post, Recip>(n, a, j0, first, y);
+    default: return pass_k<R, 5, Post, Recip>(n, a, j0, first, y);
     }
+}
+
+template <typename R> void pass(int64_t n, const Src<R> &a, int64_t j0, bool first, R *y)
+{
+    if (a.kind == Src<R>::general) return pass_general(n, a, j0, first, y);
+    if (a.kind == Src<R>::divided4) {
+        if (!a.post) return a.recip ? pass_divided4<R, false, true>(n, a, j0, first, y)
+                                    : pass_divided4<R, false, false>(n, a, j0, first, y);
+        return a.recip ? pass_divided4<R, true, true>(n, a, j0, first, y)
+                       : pass_divided4<R, true, false>(n, a, j0, first, y);
+    }
+    if (!a.post) return pass_plain<R, false, false>(n, a, j0, first, y);
+    return a.recip ? pass_plain<R, true, true>(n, a, j0, first, y) : pass_plain<R, true, false>(n, a, j0, first, y);
 }
 
 // Two axes' terms in one loop: y = c1 + c2 (first), or (y + c1) + c2, the sums of two
 // passes. For the usual derivative rows (2 or 3 terms): a 2-axis Laplacian reads and writes y
 // once, a 3-axis one twice.
-template <typename R, int K1, int K2>
-PLM_CLONES void pass2_k(int64_t n, const Src<R> &a, const Src<R> &b, int64_t j0, bool first, R *__restrict y)
+template <typename R, int K1, int K2, bool Post, bool Recip>
+PLM_CLONES_FMA void pass2_k(int64_t n, const Src<R> &a, const Src<R> &b, int64_t j0, bool first, R *__restrict y)
 {
     const R *p[K1], *q[K2];
     R wp[K1], wq[K2];
@@ -83,16 +190,16 @@ PLM_CLONES void pass2_k(int64_t n, const Src<R> &a, const Src<R> &b, int64_t j0,
         q[t] = b.src(t, j0);
         wq[t] = b.w[t];
     }
-    const R sa = a.scale, sb = b.scale;
+    const R fa = a.f, ra = a.fr, wa = a.weight, fb = b.f, rb = b.fr, wb = b.weight;
     auto c1 = [&](int64_t j) {
         R v[K1];
         for (int t = 0; t < K1; ++t) v[t] = p[t][j];
-        return el::band_sum<K1>(K1, wp, v, sa);
+        return post<Post, Recip>(wsum<K1>(wp, v), fa, ra, wa);
     };
     auto c2 = [&](int64_t j) {
         R v[K2];
         for (int t = 0; t < K2; ++t) v[t] = q[t][j];
-        return el::band_sum<K2>(K2, wq, v, sb);
+        return post<Post, Recip>(wsum<K2>(wq, v), fb, rb, wb);
     };
     if (first)
         for (int64_t j = 0; j < n; ++j) y[j] = el::add(c1(j), c2(j));
@@ -100,19 +207,28 @@ PLM_CLONES void pass2_k(int64_t n, const Src<R> &a, const Src<R> &b, int64_t j0,
         for (int64_t j = 0; j < n; ++j) y[j] = el::add(el::add(y[j], c1(j)), c2(j));
 }
 
+// Two plain sources of 2 or 3 terms with the same factors' shape (both with or both without).
 template <typename R> bool pairable(const Src<R> &a, const Src<R> &b)
 {
-    return (a.k == 2 || a.k == 3) && (b.k == 2 || b.k == 3);
+    return a.kind == Src<R>::plain && b.kind == Src<R>::plain && a.post == b.post && (a.k == 2 || a.k == 3) &&
+           (b.k == 2 || b.k == 3);
+}
+
+template <typename R, bool Post, bool Recip>
+void pass2_of(int64_t n, const Src<R> &a, const Src<R> &b, int64_t j0, bool first, R *y)
+{
+    if (a.k == 2) {
+        if (b.k == 2) return pass2_k<R, 2, 2, Post, Recip>(n, a, b, j0, first, y);
+        return pass2_k<R, 2, 3, Post, Recip>(n, a, b, j0, first, y);
+    }
+    if (b.k == 2) return pass2_k<R, 3, 2, Post, Recip>(n, a, b, j0, first, y);
+    return pass2_k<R, 3, 3, Post, Recip>(n, a, b, j0, first, y);
 }
 
 template <typename R> void pass2(int64_t n, const Src<R> &a, const Src<R> &b, int64_t j0, bool first, R *y)
 {
-    if (a.k == 2) {
-        if (b.k == 2) return pass2_k<R, 2, 2>(n, a, b, j0, first, y);
-        return pass2_k<R, 2, 3>(n, a, b, j0, first, y);
-    }
-    if (b.k == 2) return pass2_k<R, 3, 2>(n, a, b, j0, first, y);
-    return pass2_k<R, 3, 3>(n, a, b, j0, first, y);
+    if (!a.post) return pass2_of<R, false, false>(n, a, b, j0, first, y);
+    return a.recip ? pass2_of<R, true, true>(n, a, b, j0, first, y) : pass2_of<R, true, false>(n, a, b, j0, first, y);
 }
 
 constexpr int64_t kChunk = 512;  // reals per pass when a run takes several: all streams stay in L1
@@ -122,11 +238,7 @@ template <typename R> void run_short(int64_t m, int ns, const Src<R> *s, int64_t
 {
     for (int64_t j = 0; j < m; ++j) {
         R acc = y[j];
-        for (int i = 0; i < ns; ++i) {
-            R v[kMaxTerms] = {};
-            for (int t = 0; t < s[i].k; ++t) v[t] = s[i].src(t, j0 + j)[0];
-            acc = el::add_term(acc, el::band_sum<kMaxTerms>(s[i].k, s[i].w, v, s[i].scale), i == 0 && !accumulate);
-        }
+        for (int i = 0; i < ns; ++i) acc = el::add_term(acc, value_at(s[i], j0 + j), i == 0 && !accumulate);
         y[j] = ns > 0 || accumulate ? acc : R(0);
     }
 }
@@ -179,8 +291,10 @@ bool same_row(const BandRow &a, const BandRow &b)
 {
     if (a.nterms != b.nterms) return false;
     for (int t = 0; t < a.nterms; ++t)
-        if (a.off[t] != b.off[t] || a.w[t] != b.w[t]) return false;
-    return true;
+        if (a.off[t] != b.off[t] || a.w[t] != b.w[t] || a.d[t] != b.d[t]) return false;
+    const bool ga = a.group < a.nterms, gb = b.group < b.nterms;
+    return ga == gb && (!ga || (a.group == b.group && std::min<int>(a.gend, a.nterms) == std::min<int>(b.gend, b.nterms) &&
+                                a.gneg == b.gneg));
 }
 
 // The smallest and largest offsets of a row, 0 included.
@@ -197,6 +311,9 @@ void check_row(const BandRow &r, int axis)
 {
     PLM_REQUIRE(r.nterms >= 0 && r.nterms <= kMaxTerms, PLM_ERR_INTERNAL, "stencil axis %d: a row of %d terms",
                 axis, r.nterms);
+    for (int t = 0; t < r.nterms; ++t)
+        PLM_REQUIRE(r.d[t] == 1 || r.d[t] == 3 || r.d[t] == 12, PLM_ERR_INTERNAL,
+                    "stencil axis %d: a term divided by %d (1, 3 or 12)", axis, int(r.d[t]));
 }
 
 void check_band(const Band &b, int64_t n, int axis)
@@ -282,6 +399,8 @@ Reads check_rows(const StencilPlan &p, int64_t r0, int64_t r1)
         PLM_REQUIRE(ax.axis >= 0 && ax.axis < p.ndim && !(seen >> ax.axis & 1u), PLM_ERR_INTERNAL,
                     "stencil axis %d: out of range or repeated", ax.axis);
         seen |= 1u << ax.axis;
+        PLM_REQUIRE(std::isfinite(ax.div) && ax.div != 0 && std::isfinite(ax.weight), PLM_ERR_INTERNAL,
+                    "stencil axis %d: factors %g, %g", ax.axis, ax.div, ax.weight);
         check_band(ax.band, p.dims[ax.axis], ax.axis);
         if (ax.axis == 0) rd = check_reach(p, ax.band, r0, r1);
     }
@@ -297,14 +416,14 @@ Reads check_rows(const StencilPlan &p, int64_t r0, int64_t r1)
 struct AxisRun {
     int axis = 0;
     const Band *band = nullptr;
-    double scale = 1;
+    const StencilAxis *ax = nullptr;  // its factors
     int64_t mlo = 0, mhi = 0;
 };
 
 AxisRun prepare(const StencilAxis &ax)
 {
     const Band &b = ax.band;
-    AxisRun a{ax.axis, &b, ax.scale, b.lo, b.n - b.hi};
+    AxisRun a{ax.axis, &b, &ax, b.lo, b.n - b.hi};
     while (a.mlo > 0 && same_row(el::band_row(b, a.mlo - 1), b.mid)) --a.mlo;
     while (a.mhi < b.n && same_row(el::band_row(b, a.mhi), b.mid)) ++a.mhi;
     return a;
@@ -313,7 +432,7 @@ AxisRun prepare(const StencilAxis &ax)
 template <typename R> class Sweep {
 public:
     Sweep(const StencilPlan &p, int width, const R *x, const R *gb, const R *ga, bool accumulate, R *y)
-        : p_(p), x_(x), gb_(gb), ga_(ga), y_(y), acc_(accumulate)
+        : p_(p), x_(x), gb_(gb), ga_(ga), y_(y), acc_(accumulate), recip_(width == 2)
     {
         const el::StencilGeom g = el::stencil_geom(p);
         for (int a = 0; a < p.ndim; ++a) step_[a] = g.inner[a] * width;
@@ -343,7 +462,7 @@ public:
         for (int64_t r = r0; r < i0; ++r) whole_row(r);
         if (i1 > i0) {
             Src<R> s;
-            const int ns = term0(a.band->mid, a.scale, i0, 0, &s);
+            const int ns = term0(a.band->mid, *a.ax, i0, 0, &s);
             run((i1 - i0) * row_, ns, &s, 0, acc_, y_ + i0 * row_);
         }
         for (int64_t r = i1; r < r1; ++r) whole_row(r);
@@ -352,29 +471,49 @@ public:
 private:
     // Axis 0's term (row b of its band) for local row r, reading `shift` reals into each
     // source row: 0 when it has no terms, else 1.
-    int term0(const BandRow &b, double scale, int64_t r, int64_t shift, Src<R> *s) const
+    int term0(const BandRow &b, const StencilAxis &ax, int64_t r, int64_t shift, Src<R> *s) const
     {
-        s->k = b.nterms;
         for (int t = 0; t < b.nterms; ++t) {
             const int64_t rr = r + b.off[t];  // block row, or a ghost row
             s->base[t] = rr < 0 ? gb_ : rr >= p_.nrows ? ga_ : x_;
             s->at[t] = (rr < 0 ? p_.before + rr : rr >= p_.nrows ? rr - p_.nrows : rr) * row_ + shift;
-            s->w[t] = static_cast<R>(b.w[t]);
         }
-        s->scale = static_cast<R>(scale);
-        return s->k > 0 ? 1 : 0;
+        return factors(b, ax, s);
     }
 
     // Axis a's term (row b) for a line starting at real `line` of the block.
-    int term(const BandRow &b, int a, double scale, int64_t line, Src<R> *s) const
+    int term(const BandRow &b, int a, const StencilAxis &ax, int64_t line, Src<R> *s) const
     {
-        s->k = b.nterms;
         for (int t = 0; t < b.nterms; ++t) {
             s->base[t] = x_;
             s->at[t] = line + b.off[t] * step_[a];
-            s->w[t] = static_cast<R>(b.w[t]);
         }
-        s->scale = static_cast<R>(scale);
+        return factors(b, ax, s);
+    }
+
+    // The arithmetic of row b on axis ax, and the pass that computes it.
+    int factors(const BandRow &b, const StencilAxis &ax, Src<R> *s) const
+    {
+        s->k = b.nterms;
+        bool divided = false;
+        for (int t = 0; t < b.nterms; ++t) {
+            s->w[t] = static_cast<R>(b.w[t]);
+            s->d[t] = b.d[t];
+            s->dv[t] = recip_ ? el::div(R(1), R(b.d[t])) : R(b.d[t]);
+            divided = divided || b.d[t] != 1;
+        }
+        s->group = b.group;
+        s->gend = b.gend;
+        s->gneg = b.gneg;
+        s->recip = recip_;
+        s->post = ax.div != 1 || ax.weight != 1;
+        s->f = recip_ ? el::div(R(1), R(ax.div)) : R(ax.div);
+        s->fr = el::div(R(1), R(ax.div));
+        s->weight = R(ax.weight);
+        const bool grouped = b.group < b.nterms;
+        bool all4 = b.nterms == 4 && !grouped;
+        for (int t = 0; t < b.nterms; ++t) all4 = all4 && b.d[t] != 1;
+        s->kind = grouped || (divided && !all4) ? Src<R>::general : divided ? Src<R>::divided4 : Src<R>::plain;
         return s->k > 0 ? 1 : 0;
     }
 
@@ -382,7 +521,7 @@ private:
     void whole_row(int64_t r) const
     {
         Src<R> s;
-        const int ns = term0(el::band_row(*ax_[0].band, p_.row0 + r), ax_[0].scale, r, 0, &s);
+        const int ns = term0(el::band_row(*ax_[0].band, p_.row0 + r), *ax_[0].ax, r, 0, &s);
         run(row_, ns, &s, 0, acc_, y_ + r * row_);
     }
 
@@ -406,8 +545,8 @@ private:
             for (int k = 0; k < p_.naxes; ++k) {
                 const AxisRun &a = ax_[k];
                 owner[ns] = k;
-                if (a.axis == 0) ns += term0(el::band_row(*a.band, p_.row0 + r), a.scale, r, line - r * row_, &s[ns]);
-                else ns += term(k == last_ ? b.mid : el::band_row(*a.band, idx[a.axis]), a.axis, a.scale, line, &s[ns]);
+                if (a.axis == 0) ns += term0(el::band_row(*a.band, p_.row0 + r), *a.ax, r, line - r * row_, &s[ns]);
+                else ns += term(k == last_ ? b.mid : el::band_row(*a.band, idx[a.axis]), a.axis, *a.ax, line, &s[ns]);
             }
             if (last.mhi > last.mlo)
                 run((last.mhi - last.mlo) * step, ns, s, last.mlo * step, acc_, y_ + line + last.mlo * step);
@@ -417,7 +556,7 @@ private:
                 int ne = 0;
                 for (int k = 0, i = 0; k < p_.naxes; ++k) {
                     const bool listed = i < ns && owner[i] == k;
-                    if (k == last_) ne += term(el::band_row(b, j), L, last.scale, line, &e[ne]);
+                    if (k == last_) ne += term(el::band_row(b, j), L, *last.ax, line, &e[ne]);
                     else if (listed) e[ne++] = s[i];
                     i += listed;
                 }
@@ -433,6 +572,7 @@ private:
     const R *x_, *gb_, *ga_;
     R *y_;
     bool acc_;
+    bool recip_;  // complex data: divisions multiply by reciprocals (element::divide)
     int64_t step_[PLM_MAX_NDIM] = {}, row_ = 0;  // in reals
     AxisRun ax_[PLM_MAX_NDIM];
     int last_ = -1;  // the plan's entry of its largest axis > 0, or -1
@@ -477,13 +617,21 @@ void stencil(const Exec &e, DType dt, const StencilPlan &p, const void *x, const
                 static_cast<long long>(r1));
     if (r1 <= r0) return;
     if (e.space == Space::device) return device::stencil(e, dt, p, x, ghost_before, ghost_after, r0, r1, accumulate, y);
-    dispatch_float(dt, [&](auto t) {
-        using T = decltype(t);
-        using R = real_t<T>;
-        Sweep<R> s(p, is_complex_v<T> ? 2 : 1, static_cast<const R *>(x), static_cast<const R *>(ghost_before),
-                   static_cast<const R *>(ghost_after), accumulate, static_cast<R *>(y));
-        s.rows(r0, r1);
-    });
+    // Sampling (core/sim.hpp): the cost is proportional to the rows, for a plan's shape and terms.
+    int64_t terms = 0;
+    for (int a = 0; a < p.naxes; ++a) terms = terms * 8 + p.axes[a].band.mid.nterms;
+    sim::compute(PLM_SIM_SITE,
+                 {p.ndim > 1 ? p.dims[1] : 1, p.ndim > 2 ? p.dims[2] : 1, p.ndim, terms, int64_t(dt), accumulate},
+                 r1 - r0, [&] {
+                     dispatch_float(dt, [&](auto t) {
+                         using T = decltype(t);
+                         using R = real_t<T>;
+                         Sweep<R> s(p, is_complex_v<T> ? 2 : 1, static_cast<const R *>(x),
+                                    static_cast<const R *>(ghost_before), static_cast<const R *>(ghost_after),
+                                    accumulate, static_cast<R *>(y));
+                         s.rows(r0, r1);
+                     });
+                 });
 }
 
 }  // namespace plm::kernels

@@ -8,7 +8,8 @@
 
 namespace plm::cuda {
 
-// Throws PLM_ERR_CUDA "what: <CUDA's error string>" unless rc is cudaSuccess.
+// Unless rc is cudaSuccess: PLM_ERR_CUDA "what: <CUDA's error string>", thrown before the
+// agreement of the thread's call, recorded after it (core/device_fault.hpp).
 void check(cudaError_t rc, const char *what);
 
 // An allocation (cudaMalloc, cudaMallocHost) of bytes failed with rc: throws

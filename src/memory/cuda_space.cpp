@@ -3,13 +3,19 @@
 // so a CUDA build on a machine without a GPU behaves like a host-only one.
 #include "memory/cuda.hpp"
 
+#include <cstdio>
+
+#include "core/device_fault.hpp"
+
 namespace plm::cuda {
 
 void check(cudaError_t rc, const char *what)
 {
     if (rc == cudaSuccess) return;
     (void)cudaGetLastError();  // clear a sticky non-fatal error so later calls report their own
-    PLM_FAIL(PLM_ERR_CUDA, "%s: %s (%s)", what, cudaGetErrorString(rc), cudaGetErrorName(rc));
+    char text[512];
+    std::snprintf(text, sizeof text, "%s: %s (%s)", what, cudaGetErrorString(rc), cudaGetErrorName(rc));
+    device_fault(PLM_ERR_CUDA, text);  // after the agreement: poisons, the call carries on
 }
 
 void alloc_failed(cudaError_t rc, const char *what, std::size_t bytes)

@@ -1,12 +1,17 @@
 #include "memory/space.hpp"
 
 #include "core/alloc.hpp"
+#include "core/sim.hpp"
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <utility>
+
+#ifdef PLM_DEVICE_EMULATION
+#include <plm_device_emu.h>
+#endif
 
 namespace plm {
 
@@ -20,12 +25,21 @@ void *host_alloc(std::size_t bytes)
     // rank with an empty block still has a valid pointer to hand to MPI.
     std::size_t n = (bytes + kAlign - 1) / kAlign * kAlign;
     if (n == 0) n = kAlign;
+#ifdef PLM_SMPI
+    if (void *s = sim::alloc(n)) return s;  // sampled timing runs only (core/sim.hpp)
+#endif
     void *p = std::aligned_alloc(kAlign, n);
     if (!p) throw std::bad_alloc();
     return p;
 }
 
-void host_release(void *p) { std::free(p); }
+void host_release(void *p)
+{
+#ifdef PLM_SMPI
+    if (sim::release(p)) return;
+#endif
+    std::free(p);
+}
 
 void host_copy(void *dst, const void *src, std::size_t bytes, Stream)
 {
@@ -69,6 +83,14 @@ void use_device(int) {}
 int device_of(const void *) { return -1; }
 void *create_stream(int) { PLM_FAIL(PLM_ERR_BACKEND_UNAVAILABLE, "CUDA streams need a CUDA build"); }
 void destroy_stream(void *) noexcept {}
+#endif
+
+#ifdef PLM_DEVICE_EMULATION
+DeviceMemoryOpenToMpi::DeviceMemoryOpenToMpi() { plm_emu_open_device_memory(1); }
+DeviceMemoryOpenToMpi::~DeviceMemoryOpenToMpi() { plm_emu_open_device_memory(0); }
+#else
+DeviceMemoryOpenToMpi::DeviceMemoryOpenToMpi() = default;
+DeviceMemoryOpenToMpi::~DeviceMemoryOpenToMpi() = default;
 #endif
 
 const SpaceOps *space_ops(Space s) { return s == Space::host ? &kHostOps : cuda_space_ops(s); }

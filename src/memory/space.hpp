@@ -95,6 +95,18 @@ void copy_bytes(Space dst_space, void *dst, Space src_space, const void *src, st
 // Space s's copy (either side may be host memory or s), queued on stream and not waited for.
 void copy_on(Space s, void *dst, const void *src, std::size_t bytes, Stream stream);
 
+// While one lives, code outside the device runtime may read and write device memory: MPI
+// does, when it is CUDA-aware (the mpi_cuda_aware backend holds one). Nothing on a real device;
+// the emulated device (PLM_DEVICE_EMULATION, src/emu) stops faulting host accesses to its
+// memory while any lives.
+class DeviceMemoryOpenToMpi {
+public:
+    DeviceMemoryOpenToMpi();
+    ~DeviceMemoryOpenToMpi();
+    DeviceMemoryOpenToMpi(const DeviceMemoryOpenToMpi &) = delete;
+    DeviceMemoryOpenToMpi &operator=(const DeviceMemoryOpenToMpi &) = delete;
+};
+
 namespace fault {
 // Tests: the n-th copy from now on (copy_bytes, copy_on) on this thread throws PLM_ERR_CUDA,
 // as a device fault would, without copying; 0 disarms. Runs device-fault paths on host memory.

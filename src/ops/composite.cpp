@@ -1,7 +1,9 @@
 // Composite operators: adjoint, scaled, sum, product, transpose/conj and power, of local or of
-// distributed operators. Their intermediate vectors live in the Work of each apply (a buffer
-// for local parts, an array for distributed ones, in the data's memory space), next to the
-// Works of their parts.
+// distributed operators, plain or stacked (mapping stacks of arrays: then every intermediate
+// is a stack too, and the operands' members must match member by member). Their intermediate
+// vectors live in the Work of each apply (a buffer for local parts, an array - or a stack of
+// arrays with its operand lists - for distributed ones, in the data's memory space), next to
+// the Works of their parts, so an apply allocates nothing.
 #include <algorithm>
 #include <complex>
 #include <cstring>
@@ -33,24 +35,59 @@ Temp make_temp(DType dt, const Exec &e, int64_t n_local, const ArrayLayout::Ptr 
 
 void *temp_data(const Temp &t) { return t.array ? t.array->data() : t.host.data(); }
 
-// A composite's Work: its temporaries and its parts' Works.
+// Intermediate stacks of a stacked composite: an array on each layout and the operand lists
+// that pass them (as inputs or outputs) to the parts' apply_parts.
+struct Stack {
+    std::vector<DistributedArray::Ptr> arrays;
+    Operator::In in;
+    Operator::Out out;
+};
+
+Stack make_stack(DType dt, const Exec &e, const std::vector<ArrayLayout::Ptr> &layouts)
+{
+    Stack s;
+    for (const ArrayLayout::Ptr &l : layouts) {
+        s.arrays.push_back(DistributedArray::create_from_layout(l, to_public(dt), space_to_public(e.space), nullptr, 0));
+        s.in.push_back(s.arrays.back().get());
+        s.out.push_back(s.arrays.back().get());
+    }
+    return s;
+}
+
+// A composite's Work: its temporaries (plain) or intermediate stacks (stacked), and its
+// parts' Works.
 struct CompositeWork : Work {
     std::vector<Temp> temps;
+    std::vector<Stack> stacks;
     WorkPtr a, b;
 };
 
 CompositeWork &cw(Work *w) { return *static_cast<CompositeWork *>(w); }
-
-void require_plain(const Operator &a, const char *what)
-{
-    PLM_REQUIRE(!a.stacked(), PLM_ERR_NOT_SUPPORTED, "%s of a stacked operator is not supported (adjoint is)", what);
-}
 
 void require_same_kind(const Operator &a, const Operator &b, const char *what)
 {
     PLM_REQUIRE(a.dtype() == b.dtype(), PLM_ERR_DTYPE_MISMATCH, "%s of operators of %s and %s", what,
                 dtype_name(a.dtype()), dtype_name(b.dtype()));
     PLM_REQUIRE(a.is_local() == b.is_local(), PLM_ERR_INVALID_ARG, "%s of a local and a distributed operator", what);
+}
+
+// Whether two lists of member layouts agree member by member.
+bool same_members(const std::vector<ArrayLayout::Ptr> &a, const std::vector<ArrayLayout::Ptr> &b)
+{
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (!a[i]->same_as(*b[i])) return false;
+    return true;
+}
+
+void scale_all(const Operator::Out &y, DType dt, const Scalar &alpha)
+{
+    for (DistributedArray *m : y) kernels::scale(m->exec(), dt, m->local_size(), alpha.data(), m->data());
+}
+
+void conj_all(const Operator::In &x, const Operator::Out &y, DType dt)
+{
+    for (size_t i = 0; i < x.size(); ++i) kernels::conj(y[i]->exec(), dt, y[i]->local_size(), x[i]->data(), y[i]->data());
 }
 
 class Adjoint final : public Operator {
@@ -92,6 +129,10 @@ public:
     {
         domain_ = a_->domain();
         range_ = a_->range();
+        if (a_->stacked()) {
+            dparts_ = a_->domain_parts();
+            rparts_ = a_->range_parts();
+        }
         dispatch_float(dtype_, [&](auto t) {  // the adjoint scales by conj(alpha)
             using T = decltype(t);
             T v;
@@ -114,6 +155,11 @@ public:
         a_->apply(x, y, adjoint, w);
         kernels::scale(y.exec(), dtype_, y.local_size(), (adjoint ? conj_ : alpha_).data(), y.data());
     }
+    void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
+    {
+        a_->apply_parts(x, y, adjoint, w);
+        scale_all(y, dtype_, adjoint ? conj_ : alpha_);
+    }
 
 private:
     Operator::Ptr a_;
@@ -132,11 +178,16 @@ protected:
         : Operator(dt, rows, cols), a_(std::move(a)), b_(std::move(b))
     {
     }
-    // The pair's Work with temporaries of n_local elements (local) or on layouts (distributed).
-    WorkPtr pair_work(const Exec &e, std::initializer_list<std::pair<int64_t, ArrayLayout::Ptr>> temps) const
+    // The pair's Work with temporaries of n_local elements (local) or on layouts (plain
+    // distributed), or intermediate stacks on lists of member layouts (stacked).
+    WorkPtr pair_work(const Exec &e, std::initializer_list<std::pair<int64_t, ArrayLayout::Ptr>> temps,
+                      std::initializer_list<std::vector<ArrayLayout::Ptr>> stacks) const
     {
         auto w = std::make_unique<CompositeWork>();
-        for (const auto &[n, l] : temps) w->temps.push_back(make_temp(dtype_, e, n, l));
+        if (stacked())
+            for (const std::vector<ArrayLayout::Ptr> &l : stacks) w->stacks.push_back(make_stack(dtype_, e, l));
+        else
+            for (const auto &[n, l] : temps) w->temps.push_back(make_temp(dtype_, e, n, l));
         w->a = a_->make_work(e);
         w->b = b_->make_work(e);
         return w;
@@ -150,10 +201,14 @@ public:
     {
         domain_ = a_->domain();
         range_ = a_->range();
+        if (a_->stacked() || b_->stacked()) {
+            dparts_ = a_->domain_parts();
+            rparts_ = a_->range_parts();
+        }
     }
     WorkPtr make_work(const Exec &e) const override
     {
-        return pair_work(e, {{rows_, range_}, {cols_, domain_}});  // forward, adjoint
+        return pair_work(e, {{rows_, range_}, {cols_, domain_}}, {range_parts(), domain_parts()});  // fwd, adj
     }
     void local_apply(const Exec &e, bool adjoint, const void *in, void *out, Work *w) const override
     {
@@ -171,6 +226,15 @@ public:
         b_->apply(x, t, adjoint, c.b.get());
         add(y.exec(), y.local_size(), t.data(), y.data());
     }
+    void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
+    {
+        if (!stacked()) return apply(*x[0], *y[0], adjoint, w);
+        CompositeWork &c = cw(w);
+        const Stack &t = c.stacks[adjoint ? 1 : 0];
+        a_->apply_parts(x, y, adjoint, c.a.get());
+        b_->apply_parts(x, t.out, adjoint, c.b.get());
+        for (size_t i = 0; i < y.size(); ++i) add(y[i]->exec(), y[i]->local_size(), t.arrays[i]->data(), y[i]->data());
+    }
 
 private:
     void add(const Exec &e, int64_t n, const void *t, void *y) const
@@ -187,8 +251,15 @@ public:
     {
         domain_ = b_->domain();
         range_ = a_->range();
+        if (a_->stacked() || b_->stacked()) {
+            dparts_ = b_->domain_parts();
+            rparts_ = a_->range_parts();
+        }
     }
-    WorkPtr make_work(const Exec &e) const override { return pair_work(e, {{b_->rows(), b_->range()}}); }
+    WorkPtr make_work(const Exec &e) const override
+    {
+        return pair_work(e, {{b_->rows(), b_->range()}}, {b_->range_parts()});
+    }
     void local_apply(const Exec &e, bool adjoint, const void *in, void *out, Work *w) const override
     {
         CompositeWork &c = cw(w);
@@ -213,6 +284,19 @@ public:
             b_->apply(m, y, true, c.b.get());
         }
     }
+    void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
+    {
+        if (!stacked()) return apply(*x[0], *y[0], adjoint, w);
+        CompositeWork &c = cw(w);
+        const Stack &m = c.stacks[0];
+        if (!adjoint) {
+            b_->apply_parts(x, m.out, false, c.b.get());
+            a_->apply_parts(m.in, y, false, c.a.get());
+        } else {
+            a_->apply_parts(x, m.out, true, c.a.get());
+            b_->apply_parts(m.in, y, true, c.b.get());
+        }
+    }
 };
 
 // out = conj(a' conj(in)) where a' is a (conj) or a^H (transpose). Real dtypes skip the
@@ -225,6 +309,10 @@ public:
     {
         domain_ = flip_ ? a_->range() : a_->domain();
         range_ = flip_ ? a_->domain() : a_->range();
+        if (a_->stacked()) {
+            dparts_ = flip_ ? a_->range_parts() : a_->domain_parts();
+            rparts_ = flip_ ? a_->domain_parts() : a_->range_parts();
+        }
     }
     bool may_fail() const override { return a_->may_fail(); }
     bool clinear() const override { return a_->clinear(); }
@@ -233,8 +321,13 @@ public:
     {
         auto w = std::make_unique<CompositeWork>();
         if (is_complex(dtype_)) {  // the conjugated input, forward and adjoint
-            w->temps.push_back(make_temp(dtype_, e, cols_, domain_));
-            w->temps.push_back(make_temp(dtype_, e, rows_, range_));
+            if (stacked()) {
+                w->stacks.push_back(make_stack(dtype_, e, domain_parts()));
+                w->stacks.push_back(make_stack(dtype_, e, range_parts()));
+            } else {
+                w->temps.push_back(make_temp(dtype_, e, cols_, domain_));
+                w->temps.push_back(make_temp(dtype_, e, rows_, range_));
+            }
         }
         w->a = a_->make_work(e);
         return w;
@@ -260,6 +353,17 @@ public:
         a_->apply(t, y, inner, c.a.get());
         kernels::conj(y.exec(), dtype_, y.local_size(), y.data(), y.data());
     }
+    void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
+    {
+        if (!stacked()) return apply(*x[0], *y[0], adjoint, w);
+        CompositeWork &c = cw(w);
+        const bool inner = adjoint != flip_;
+        if (!is_complex(dtype_)) return a_->apply_parts(x, y, inner, c.a.get());
+        const Stack &t = c.stacks[adjoint ? 1 : 0];
+        conj_all(x, t.out, dtype_);
+        a_->apply_parts(t.in, y, inner, c.a.get());
+        for (DistributedArray *m : y) kernels::conj(m->exec(), dtype_, m->local_size(), m->data(), m->data());
+    }
 
 private:
     Operator::Ptr a_;
@@ -273,6 +377,10 @@ public:
     {
         domain_ = a_->domain();
         range_ = a_->range();
+        if (a_->stacked()) {
+            dparts_ = a_->domain_parts();
+            rparts_ = a_->range_parts();
+        }
     }
     bool may_fail() const override { return a_->may_fail(); }
     bool clinear() const override { return a_->clinear(); }
@@ -280,7 +388,10 @@ public:
     WorkPtr make_work(const Exec &e) const override
     {
         auto w = std::make_unique<CompositeWork>();
-        for (int i = 0; i < std::min(p_ - 1, 2); ++i) w->temps.push_back(make_temp(dtype_, e, rows_, domain_));
+        for (int i = 0; i < std::min(p_ - 1, 2); ++i) {
+            if (stacked()) w->stacks.push_back(make_stack(dtype_, e, domain_parts()));
+            else w->temps.push_back(make_temp(dtype_, e, rows_, domain_));
+        }
         w->a = a_->make_work(e);
         return w;
     }
@@ -306,25 +417,48 @@ public:
         }
         if (p_ == 0) kernels::copy(y.exec(), dtype_, y.local_size(), x.data(), y.data());
     }
+    void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
+    {
+        if (!stacked()) return apply(*x[0], *y[0], adjoint, w);
+        CompositeWork &c = cw(w);
+        const In *cur = &x;
+        for (int k = 0; k < p_; ++k) {
+            const Stack &t = c.stacks[static_cast<size_t>(k % 2)];
+            a_->apply_parts(*cur, k == p_ - 1 ? y : t.out, adjoint, c.a.get());
+            cur = &t.in;
+        }
+        if (p_ == 0)
+            for (size_t i = 0; i < y.size(); ++i)
+                kernels::copy(y[i]->exec(), dtype_, y[i]->local_size(), x[i]->data(), y[i]->data());
+    }
 
 private:
     Operator::Ptr a_;
     int p_;
 };
 
+// The checks of the composites on distributed operators, member by member.
+void require_square(const Operator &a, const char *what)
+{
+    if (a.is_local())
+        PLM_REQUIRE(a.rows() == a.cols(), PLM_ERR_SIZE_MISMATCH, "%s of a %lld x %lld operator", what,
+                    static_cast<long long>(a.rows()), static_cast<long long>(a.cols()));
+    else
+        PLM_REQUIRE(same_members(a.domain_parts(), a.range_parts()), PLM_ERR_SIZE_MISMATCH,
+                    "%s of an operator whose domain is not its range", what);
+}
+
 }  // namespace
 
 Operator::Ptr transpose(Operator::Ptr a)
 {
     PLM_REQUIRE(a, PLM_ERR_INVALID_ARG, "operator is NULL");
-    require_plain(*a, "transpose");
     return std::make_shared<ConjSandwich>(std::move(a), true);
 }
 
 Operator::Ptr conjugate(Operator::Ptr a)
 {
     PLM_REQUIRE(a, PLM_ERR_INVALID_ARG, "operator is NULL");
-    require_plain(*a, "conj");
     return std::make_shared<ConjSandwich>(std::move(a), false);
 }
 
@@ -332,13 +466,7 @@ Operator::Ptr power(Operator::Ptr a, int p)
 {
     PLM_REQUIRE(a, PLM_ERR_INVALID_ARG, "operator is NULL");
     PLM_REQUIRE(p >= 0, PLM_ERR_INVALID_ARG, "power %d is negative", p);
-    require_plain(*a, "power");
-    if (a->is_local())
-        PLM_REQUIRE(a->rows() == a->cols(), PLM_ERR_SIZE_MISMATCH, "power of a %lld x %lld operator",
-                    static_cast<long long>(a->rows()), static_cast<long long>(a->cols()));
-    else
-        PLM_REQUIRE(a->domain()->same_as(*a->range()), PLM_ERR_SIZE_MISMATCH,
-                    "power of an operator whose domain is not its range");
+    require_square(*a, "power");
     return std::make_shared<Power>(std::move(a), p);
 }
 
@@ -351,15 +479,12 @@ Operator::Ptr adjoint(Operator::Ptr a)
 Operator::Ptr scaled(Operator::Ptr a, const Scalar &alpha)
 {
     PLM_REQUIRE(a, PLM_ERR_INVALID_ARG, "operator is NULL");
-    require_plain(*a, "scale");
     return std::make_shared<Scaled>(std::move(a), alpha);
 }
 
 Operator::Ptr sum(Operator::Ptr a, Operator::Ptr b)
 {
     PLM_REQUIRE(a && b, PLM_ERR_INVALID_ARG, "operator is NULL");
-    require_plain(*a, "sum");
-    require_plain(*b, "sum");
     require_same_kind(*a, *b, "sum");
     if (a->is_local())
         PLM_REQUIRE(a->rows() == b->rows() && a->cols() == b->cols(), PLM_ERR_SIZE_MISMATCH,
@@ -367,24 +492,23 @@ Operator::Ptr sum(Operator::Ptr a, Operator::Ptr b)
                     static_cast<long long>(a->cols()), static_cast<long long>(b->rows()),
                     static_cast<long long>(b->cols()));
     else
-        PLM_REQUIRE(a->domain()->same_as(*b->domain()) && a->range()->same_as(*b->range()), PLM_ERR_SIZE_MISMATCH,
-                    "sum of operators with other domains or ranges");
+        PLM_REQUIRE(same_members(a->domain_parts(), b->domain_parts()) &&
+                        same_members(a->range_parts(), b->range_parts()),
+                    PLM_ERR_SIZE_MISMATCH, "sum of operators with other domains or ranges (member by member)");
     return std::make_shared<Sum>(std::move(a), std::move(b));
 }
 
 Operator::Ptr product(Operator::Ptr a, Operator::Ptr b)
 {
     PLM_REQUIRE(a && b, PLM_ERR_INVALID_ARG, "operator is NULL");
-    require_plain(*a, "product");
-    require_plain(*b, "product");
     require_same_kind(*a, *b, "product");
     if (a->is_local())
         PLM_REQUIRE(a->cols() == b->rows(), PLM_ERR_SIZE_MISMATCH, "product of %lld x %lld and %lld x %lld operators",
                     static_cast<long long>(a->rows()), static_cast<long long>(a->cols()),
                     static_cast<long long>(b->rows()), static_cast<long long>(b->cols()));
     else
-        PLM_REQUIRE(a->domain()->same_as(*b->range()), PLM_ERR_SIZE_MISMATCH,
-                    "product A B: B's range is not A's domain");
+        PLM_REQUIRE(same_members(a->domain_parts(), b->range_parts()), PLM_ERR_SIZE_MISMATCH,
+                    "product A B: B's range is not A's domain (member by member)");
     return std::make_shared<Product>(std::move(a), std::move(b));
 }
 

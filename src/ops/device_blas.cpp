@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <vector>
+
+#include "core/device_fault.hpp"
 
 #include "kernels/kernels.hpp"
 #include "memory/cuda.hpp"
@@ -13,10 +16,14 @@ namespace plm::ops {
 
 namespace {
 
+// A failed cuBLAS call: thrown before the agreement of the thread's call, recorded after it
+// (core/device_fault.hpp).
 void blas_check(cublasStatus_t rc, const char *what)
 {
-    if (rc != CUBLAS_STATUS_SUCCESS)
-        PLM_FAIL(PLM_ERR_CUDA, "%s: %s (%s)", what, cublasGetStatusString(rc), cublasGetStatusName(rc));
+    if (rc == CUBLAS_STATUS_SUCCESS) return;
+    char text[512];
+    std::snprintf(text, sizeof text, "%s: %s (%s)", what, cublasGetStatusString(rc), cublasGetStatusName(rc));
+    device_fault(PLM_ERR_CUDA, text);
 }
 
 // Row-major a as column-major (its transpose's layout), on the host.

@@ -73,13 +73,19 @@ public:
     bool stacked() const { return !dparts_.empty(); }
     std::vector<ArrayLayout::Ptr> domain_parts() const { return stacked() ? dparts_ : std::vector{domain_}; }
     std::vector<ArrayLayout::Ptr> range_parts() const { return stacked() ? rparts_ : std::vector{range_}; }
+    // The same without a copy (the apply path allocates nothing): the count and part i.
+    size_t nparts(bool range) const { return stacked() ? (range ? rparts_ : dparts_).size() : 1; }
+    const ArrayLayout::Ptr &part(bool range, size_t i) const
+    {
+        return stacked() ? (range ? rparts_ : dparts_)[i] : (range ? range_ : domain_);
+    }
     // apply() on parts; the default (plain operators) takes one part on each side.
     virtual void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const;
     // Throws SIZE_MISMATCH / DTYPE_MISMATCH / INVALID_ARG unless every member of x is on the
     // domain part (range when adjoint) and of y on the range part (domain), with this
-    // operator's dtype, all in one memory space, and the member counts match. Distributed
-    // operators only. Not collective.
-    void check_parts(const In &x, const Out &y, bool adjoint) const;
+    // operator's dtype (not checked when !dtypes), all in one memory space, and the member
+    // counts match. Distributed operators only. Not collective.
+    void check_parts(const In &x, const Out &y, bool adjoint, bool dtypes = true) const;
 
 protected:
     Operator(DType dt, int64_t rows, int64_t cols);
@@ -138,14 +144,18 @@ private:
 class HostStage {
 public:
     HostStage() = default;
+    // x and y must outlive the stage (operands in one space are used as they are: no copy).
     HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs = false);
-    const Operator::In &in() const { return in_; }
-    const Operator::Out &out() const { return out_; }
+    const Operator::In &in() const { return staged_ ? in_ : *x_; }
+    const Operator::Out &out() const { return staged_ ? out_ : *y_; }
     // The memory space the operands are in (host when staged).
     Space space() const { return space_; }
     void finish() const;
 
 private:
+    const Operator::In *x_ = nullptr;
+    const Operator::Out *y_ = nullptr;
+    bool staged_ = false;  // a mix of host and device operands: in_ and out_ hold host twins
     Operator::In in_;
     Operator::Out out_, device_out_;
     std::vector<DistributedArray::Ptr> twins_;
@@ -160,6 +170,11 @@ void count_twin();
 // y = Op x (or Op^H): continues the caller's agreement ag on op's communicator (the operands
 // resolved inside it), checks the operands, takes the Work, agrees, applies. Operands all in
 // one memory space run there; a mix of host and device runs on host twins. Collective.
+// Dtypes follow NumPy's promotion (plm_op_apply): the members of x share one dtype dx, those
+// of y are promote(op, dx); dx narrower than the operator's is widened into scratch, a complex
+// dx on a real operator of its precision (float64 with complex64 or complex128) is applied to
+// the real and imaginary parts; anything else (the operator would compute in another
+// precision) is DTYPE_MISMATCH.
 void apply(comm::Agreement &ag, const Operator &op, const Operator::In &x, const Operator::Out &y, bool adjoint);
 
 // Runs a local step of a distributed apply and makes its outcome collective when it may fail
@@ -220,12 +235,11 @@ Operator::Ptr broadcast(comm::Agreement &ag, const CommPtr &c, Operator::Ptr loc
 
 // Stacked operators over distributed parts (PyLops-MPI's MPIStackedBlockDiag and
 // MPIStackedVStack). Not collective. StackedBlockDiag maps member i through part i;
-// StackedVStack maps one array (every part's domain) to a stack, its adjoint sums.
+// StackedVStack maps one array (every part's domain: parts taking one array) to a stack, its
+// adjoint sums. A stacked part adds all its members (stacks of stacks are flattened), so
+// [Op; s Gradient] maps x to the stack [Op x, s D_0 x, ..., s D_n-1 x].
 Operator::Ptr stacked_block_diag(std::vector<Operator::Ptr> parts);
 Operator::Ptr stacked_vstack(std::vector<Operator::Ptr> parts);
-// The operators whose outputs make a's range members: a stacked vstack's parts, or {a} for
-// a plain distributed operator. Throws INVALID_ARG for other operators. Not collective.
-std::vector<Operator::Ptr> vstack_parts(const Operator::Ptr &a);
 
 // Composites: both local or both distributed. Not collective.
 Operator::Ptr adjoint(Operator::Ptr a);

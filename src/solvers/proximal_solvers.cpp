@@ -282,7 +282,7 @@ void admml2(comm::Agreement &ag, const Prox &g, const ops::Operator::Ptr &op, co
     DistributedArray::NormLanes rn{};
     ag.check([&] {
         require_plain_distributed(op, "ADMML2: Op");
-        PLM_REQUIRE(A, PLM_ERR_INVALID_ARG, "ADMML2: A is NULL");
+        PLM_REQUIRE(A && !A->is_local(), PLM_ERR_INVALID_ARG, "ADMML2: A must be a distributed operator");
         if (!z.stack) require_plain_distributed(A, "ADMML2: A");
         PLM_REQUIRE(std::isfinite(o.tau) && o.tau > 0, PLM_ERR_INVALID_ARG, "ADMML2: tau %g is not finite and > 0",
                     o.tau);
@@ -298,10 +298,9 @@ void admml2(comm::Agreement &ag, const Prox &g, const ops::Operator::Ptr &op, co
             PLM_REQUIRE(!m->has_mask(), PLM_ERR_NOT_SUPPORTED, "ADMML2: masked arrays are not supported");
         op->check_parts({&x}, {const_cast<DistributedArray *>(&b)}, false);
         A->check_parts({&x}, zs, false);
+        // [Op; A / sqrt(tau)]: a stacked A's members follow Op's (stacks of stacks flatten)
         const Scalar s = make_scalar(A->dtype(), 1.0 / std::sqrt(o.tau), 0, "ADMML2");
-        std::vector<ops::Operator::Ptr> rows = {op};
-        for (const ops::Operator::Ptr &p : ops::vstack_parts(A)) rows.push_back(ops::scaled(p, s));
-        reg = ops::stacked_vstack(std::move(rows));
+        reg = ops::stacked_vstack({op, ops::scaled(A, s)});
         ys = {const_cast<DistributedArray *>(&b)};
         for (const DistributedArray *m : zs) {
             u.push_back(m->empty_like());

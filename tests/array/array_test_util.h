@@ -25,6 +25,9 @@
 
 #include "plm_test_mpi.h"
 #include <pylopsmpi.h>
+#if defined(PLM_TEST_DEVICE)
+#include <cuda_runtime.h>
+#endif
 
 #if defined(__GNUC__)
 #define TU_UNUSED __attribute__((unused))
@@ -41,6 +44,10 @@ static int tu_rank TU_UNUSED = 0;
 static int tu_size TU_UNUSED = 1;
 static int tu_fail TU_UNUSED = 0;   /* soft failures of the running test on this rank */
 static int tu_checks TU_UNUSED = 0; /* comparisons made by the running test on this rank */
+/* The memory space of the arrays tu_make makes and of the tables' operands and data buffers:
+ * PLM_TEST_MEMORY=device runs them on device memory (the tables' device rows; in a build with
+ * PLM_TEST_DEVICE, CUDA or the emulated device). */
+static plm_memory_t tu_mem TU_UNUSED = PLM_MEMORY_HOST;
 
 /* Watchdog: a test still running after tu_watchdog_s seconds is a hang (typically ranks that
  * disagreed on an error and wait in different collectives). The rank prints the last check it
@@ -81,11 +88,31 @@ static TU_UNUSED int tu_setup(void **state)
     tu_fail = 0;
     tu_checks = 0;
     tu_comm = NULL;
+    const char *mem = getenv("PLM_TEST_MEMORY");
+    tu_mem = mem && !strcmp(mem, "device") ? PLM_MEMORY_DEVICE : PLM_MEMORY_HOST;
+#if !defined(PLM_TEST_DEVICE)
+    if (tu_mem == PLM_MEMORY_DEVICE) {
+        if (tu_rank == 0) fprintf(stderr, "PLM_TEST_MEMORY=device: this test was built without PLM_TEST_DEVICE\n");
+        return -1;
+    }
+#endif
     if (tu_size > TU_MAX_RANKS) {
         if (tu_rank == 0) fprintf(stderr, "these tests run on at most %d ranks (TU_MAX_RANKS)\n", TU_MAX_RANKS);
         return -1;
     }
-    plm_status_t st = plm_comm_create(MPI_COMM_WORLD, NULL, &tu_comm);
+    /* PLM_TEST_BACKEND=<plm_backend_name>: the device backend the tables' device rows use */
+    plm_comm_config_t cfg = NULL;
+    const char *want = getenv("PLM_TEST_BACKEND");
+    if (want) {
+        plm_comm_config_create(&cfg);
+        for (int b = PLM_BACKEND_MPI_CUDA_AWARE; b <= PLM_BACKEND_NCCL; ++b)
+            if (!strcmp(want, plm_backend_name((plm_backend_t)b))) {
+                plm_comm_config_set_backend(cfg, (plm_backend_t)b);
+                if (b == PLM_BACKEND_MPI_CUDA_AWARE) plm_comm_config_set_cuda_aware(cfg, 1);
+            }
+    }
+    plm_status_t st = plm_comm_create(MPI_COMM_WORLD, cfg, &tu_comm);
+    plm_comm_config_destroy(&cfg);
     if (st != PLM_SUCCESS)
         fprintf(stderr, "[rank %d/%d] plm_comm_create failed: %d %s\n", tu_rank, tu_size, (int)st, plm_last_error());
     return plm_all_ranks(st == PLM_SUCCESS) ? 0 : -1;
@@ -404,6 +431,87 @@ static inline void tu_round(plm_dtype_t dt, double *re, double *im) { tu_scalar_
 /* Arrays                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Data buffers in tu_mem (for the calls whose buffers are in the array's memory space:
+ * set_global, asarray, add_ghost_cells, stacked_asarray), zeroed. */
+static TU_UNUSED void *tu_buf(int64_t bytes)
+{
+    const size_t n = (size_t)(bytes > 0 ? bytes : 1);
+#if defined(PLM_TEST_DEVICE)
+    if (tu_mem == PLM_MEMORY_DEVICE) {
+        void *d = NULL;
+        if (cudaMalloc(&d, n) != cudaSuccess || cudaMemset(d, 0, n) != cudaSuccess || cudaDeviceSynchronize())
+            return NULL;
+        return d;
+    }
+#endif
+    return calloc(n, 1);
+}
+
+static TU_UNUSED void tu_buf_free(void *p)
+{
+#if defined(PLM_TEST_DEVICE)
+    if (tu_mem == PLM_MEMORY_DEVICE) {
+        cudaFree(p);
+        return;
+    }
+#endif
+    free(p);
+}
+
+/* A tu_buf holding a copy of n bytes of host memory h. */
+static TU_UNUSED void *tu_buf_of(const void *h, int64_t bytes)
+{
+    void *b = tu_buf(bytes);
+#if defined(PLM_TEST_DEVICE)
+    if (tu_mem == PLM_MEMORY_DEVICE) {
+        if (b && bytes > 0 && (cudaMemcpy(b, h, (size_t)bytes, cudaMemcpyHostToDevice) || cudaDeviceSynchronize()))
+            return NULL;
+        return b;
+    }
+#endif
+    if (b && bytes > 0) memcpy(b, h, (size_t)bytes);
+    return b;
+}
+
+#if defined(PLM_TEST_DEVICE)
+/* The stream x's device work is queued on. */
+static TU_UNUSED cudaStream_t tu_stream_of(plm_const_array_t x)
+{
+    plm_comm_t c = NULL;
+    void *s = NULL;
+    if (plm_array_get_comm(x, &c) != PLM_SUCCESS || plm_comm_get_stream(c, &s) != PLM_SUCCESS) return NULL;
+    return (cudaStream_t)s;
+}
+#endif
+
+/* n elements of x's local data (from get_local_*) into host memory h, and back. On device
+ * memory, through copies ordered on x's stream (get_local_* synchronised it). */
+static TU_UNUSED void tu_local_to_host(plm_const_array_t x, const void *d, void *h, size_t bytes)
+{
+#if defined(PLM_TEST_DEVICE)
+    if (tu_mem == PLM_MEMORY_DEVICE) {
+        if (bytes) cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost);
+        return;
+    }
+#endif
+    (void)x;
+    if (bytes) memcpy(h, d, bytes);
+}
+
+static TU_UNUSED void tu_local_from_host(plm_const_array_t x, void *d, const void *h, size_t bytes)
+{
+#if defined(PLM_TEST_DEVICE)
+    if (tu_mem == PLM_MEMORY_DEVICE) {
+        const cudaStream_t s = tu_stream_of(x);
+        if (bytes) cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, s);
+        cudaStreamSynchronize(s);
+        return;
+    }
+#endif
+    (void)x;
+    if (bytes) memcpy(d, h, bytes);
+}
+
 /* Create an array (rows NULL: default split; mask NULL: none) and, if g is given, fill it with
  * the blocks of the global array g. Asserts (all ranks) on failure. */
 static TU_UNUSED plm_array_t tu_make(int ndim, const int64_t *shape, int axis, plm_partition_t part, plm_dtype_t dt,
@@ -428,10 +536,14 @@ static TU_UNUSED void tu_fill(plm_array_t x, const double *g)
         fprintf(stderr, "[rank %d/%d] tu_fill: queries / get_local_write failed: %d %s\n", tu_rank, tu_size, (int)st,
                 plm_last_error());
     assert_all_ranks_true(st == PLM_SUCCESS);
+    const size_t bytes = (size_t)n * tu_esize(dt);
+    void *h = malloc(bytes ? bytes : 1);
     for (int64_t l = 0; l < n; l++) {
         int64_t gi = tu_l2g(ndim, gs, a, ls, off, l);
-        tu_set(dt, d, l, g[2 * gi], g[2 * gi + 1]);
+        tu_set(dt, h, l, g[2 * gi], g[2 * gi + 1]);
     }
+    tu_local_from_host(x, d, h, bytes);
+    free(h);
     TU_OK(plm_array_restore_local_write(x, &d));
 }
 
@@ -439,7 +551,7 @@ static TU_UNUSED plm_array_t tu_make(int ndim, const int64_t *shape, int axis, p
                                      const int64_t *rows, const int *mask, const double *g)
 {
     plm_array_t x = NULL;
-    plm_status_t st = plm_array_create_ex(tu_comm, ndim, shape, axis, part, dt, PLM_MEMORY_HOST, rows ? tu_size : 0,
+    plm_status_t st = plm_array_create_ex(tu_comm, ndim, shape, axis, part, dt, tu_mem, rows ? tu_size : 0,
                                           rows, mask ? tu_size : 0, mask, NULL, 0, &x);
     if (st != PLM_SUCCESS || x == NULL)
         fprintf(stderr, "[rank %d/%d] tu_make: plm_array_create_ex(ndim %d, axis %d, %s, %s) returned %d (%s): %s\n",
@@ -468,12 +580,15 @@ static TU_UNUSED void tu_check_local(plm_const_array_t x, const double *g, doubl
     if (!st) st = plm_array_get_local_read(x, &d);
     TU_EXPECT(st == PLM_SUCCESS, "%s: queries failed: %s", what, plm_last_error());
     if (st) return;
+    const size_t bytes = (size_t)n * tu_esize(dt);
+    void *h = malloc(bytes ? bytes : 1);
+    tu_local_to_host(x, d, h, bytes);
     int64_t bad = 0, first = -1;
     double fr = 0, fi = 0, rr = 0, ri = 0;
     for (int64_t l = 0; l < n; l++) {
         int64_t gi = tu_l2g(ndim, gs, a, ls, off, l);
         double vr, vi;
-        tu_get(dt, d, l, &vr, &vi);
+        tu_get(dt, h, l, &vr, &vi);
         if (!tu_close(vr, vi, g[2 * gi], g[2 * gi + 1], rtol)) {
             if (first < 0) {
                 first = l;
@@ -482,6 +597,7 @@ static TU_UNUSED void tu_check_local(plm_const_array_t x, const double *g, doubl
             bad++;
         }
     }
+    free(h);
     plm_array_restore_local_read(x, &d);
     TU_EXPECT(bad == 0, "%s: %lld of %lld local elements differ; first at local %lld: got (%.17g, %.17g) expected (%.17g, %.17g)",
               what, (long long)bad, (long long)n, (long long)first, fr, fi, rr, ri);

@@ -64,7 +64,7 @@ static plm_status_t row_array_create(int bad)
 {
     plm_array_t x = NULL;
     plm_status_t st = plm_array_create(tu_comm, 2, G2, bad ? 1 : 0, PLM_PARTITION_SCATTER, PLM_FLOAT64,
-                                       PLM_MEMORY_HOST, &x); /* a valid axis, but another one */
+                                       tu_mem, &x); /* a valid axis, but another one */
     plm_array_destroy(&x);
     return st;
 }
@@ -75,7 +75,7 @@ static plm_status_t row_array_create_ex(int bad)
     int mask[TU_MAX_RANKS];
     alternating_mask(mask);
     if (bad) mask[0] = 5; /* a valid mask, but another one */
-    plm_status_t st = plm_array_create_ex(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST, 0,
+    plm_status_t st = plm_array_create_ex(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, tu_mem, 0,
                                           NULL, tu_size, mask, NULL, 0, &x);
     plm_array_destroy(&x);
     return st;
@@ -84,7 +84,7 @@ static plm_status_t row_array_create_ex(int bad)
 static plm_status_t row_array_create_null_out(int bad)
 {
     plm_array_t x = NULL;
-    plm_status_t st = plm_array_create(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, PLM_MEMORY_HOST,
+    plm_status_t st = plm_array_create(tu_comm, 2, G2, 0, PLM_PARTITION_SCATTER, PLM_FLOAT64, tu_mem,
                                        bad ? NULL : &x);
     plm_array_destroy(&x);
     return st;
@@ -124,6 +124,23 @@ static plm_status_t row_dot_null_y(int bad)
     double r = 0;
     plm_status_t st = plm_array_dot(x, bad ? NULL : x, 0, &r, NULL);
     plm_array_destroy(&x);
+    return st;
+}
+
+/* y of float32 on the bad rank, float64 elsewhere: a valid mix alone, but the ranks would
+ * reduce in other dtypes (the agreement's fingerprint holds y's dtype). */
+static plm_status_t row_dot_mixed_dtype(int bad)
+{
+    plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL), y = NULL;
+    plm_layout_t l = NULL;
+    TU_OK(plm_array_layout(x, &l));
+    TU_OK(plm_array_create_from_layout(l, bad ? PLM_FLOAT32 : PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &y));
+    TU_OK(plm_array_fill(y, 1, 0));
+    double r = 0;
+    plm_status_t st = plm_array_dot(x, y, 0, &r, NULL);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_layout_destroy(&l);
     return st;
 }
 
@@ -190,14 +207,14 @@ static plm_status_t row_asarray_masked(int bad)
     int mask[TU_MAX_RANKS];
     alternating_mask(mask);
     plm_array_t x = ones(PLM_PARTITION_SCATTER, mask);
-    double *buf = tu_alloc(nones());
+    void *buf = tu_buf(tu_bytes(PLM_FLOAT64, nones()));
     int64_t n_full = nones(), n_group = 0, ls[2];
     TU_OK(plm_array_local_shape(x, ls));
     /* the caller's group size, for a valid n_out with masked = 1 */
     for (int r = 0; r < tu_size; r++)
         if (mask[r] == mask[tu_rank]) n_group += tu_split(G2[0], tu_size, r) * G2[1];
     plm_status_t st = plm_array_asarray(x, bad ? 1 : 0, buf, tu_bytes(PLM_FLOAT64, bad ? n_group : n_full));
-    free(buf);
+    tu_buf_free(buf);
     plm_array_destroy(&x);
     return st;
 }
@@ -205,9 +222,9 @@ static plm_status_t row_asarray_masked(int bad)
 static plm_status_t row_set_global(int bad)
 {
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
-    double *g = tu_alloc(nones());
-    plm_status_t st = plm_array_set_global(x, bad ? NULL : (void *)g, tu_bytes(PLM_FLOAT64, nones()));
-    free(g);
+    void *g = tu_buf(tu_bytes(PLM_FLOAT64, nones()));
+    plm_status_t st = plm_array_set_global(x, bad ? NULL : g, tu_bytes(PLM_FLOAT64, nones()));
+    tu_buf_free(g);
     plm_array_destroy(&x);
     return st;
 }
@@ -277,7 +294,7 @@ static plm_array_t on_space(plm_const_op_t op, int range)
     plm_layout_t l = NULL;
     plm_array_t x = NULL;
     TU_OK(range ? plm_op_range(op, &l) : plm_op_domain(op, &l));
-    TU_OK(plm_array_create_from_layout(l, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &x));
+    TU_OK(plm_array_create_from_layout(l, PLM_FLOAT64, tu_mem, NULL, 0, &x));
     TU_OK(plm_array_fill(x, 1, 0));
     plm_layout_destroy(&l);
     return x;
@@ -295,8 +312,8 @@ static plm_status_t row_op_blockdiag(int bad)
 static plm_status_t row_op_stack(int bad, int horizontal)
 {
     plm_op_t d = dense_block(PLM_FLOAT64), op = NULL;
-    plm_status_t st = horizontal ? plm_op_hstack(tu_comm, bad ? 0 : 1, (const plm_const_op_t *)&d, &op)
-                                 : plm_op_vstack(tu_comm, bad ? 0 : 1, (const plm_const_op_t *)&d, &op);
+    plm_status_t st = horizontal ? plm_op_hstack(tu_comm, bad ? -1 : 1, (const plm_const_op_t *)&d, &op)
+                                 : plm_op_vstack(tu_comm, bad ? -1 : 1, (const plm_const_op_t *)&d, &op);
     plm_op_destroy(&d);
     plm_op_destroy(&op);
     return st;
@@ -480,6 +497,45 @@ static plm_status_t row_op_apply(int bad, int adjoint)
     return st;
 }
 static plm_status_t row_op_apply_fwd(int bad) { return row_op_apply(bad, 0); }
+
+/* Complex data on the real operator (applied to the real and imaginary parts) on the bad rank
+ * only, real data elsewhere: each valid alone, the ranks would take different paths. */
+static plm_status_t row_op_apply_promoted(int bad)
+{
+    plm_op_t op = block_op();
+    plm_layout_t dom = NULL, ran = NULL;
+    TU_OK(plm_op_domain(op, &dom));
+    TU_OK(plm_op_range(op, &ran));
+    const plm_dtype_t dt = bad ? PLM_COMPLEX128 : PLM_FLOAT64;
+    plm_array_t x = NULL, y = NULL;
+    TU_OK(plm_array_create_from_layout(dom, dt, PLM_MEMORY_HOST, NULL, 0, &x));
+    TU_OK(plm_array_create_from_layout(ran, dt, PLM_MEMORY_HOST, NULL, 0, &y));
+    TU_OK(plm_array_fill(x, 1, 0));
+    plm_status_t st = plm_op_apply(op, x, y);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_layout_destroy(&dom);
+    plm_layout_destroy(&ran);
+    plm_op_destroy(&op);
+    return st;
+}
+
+/* A complex output of a real operator on real data, on the bad rank only: DTYPE_MISMATCH there,
+ * agreed on every rank. */
+static plm_status_t row_op_apply_bad_output(int bad)
+{
+    plm_op_t op = block_op();
+    plm_layout_t ran = NULL;
+    TU_OK(plm_op_range(op, &ran));
+    plm_array_t x = on_space(op, 0), y = NULL;
+    TU_OK(plm_array_create_from_layout(ran, bad ? PLM_COMPLEX128 : PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &y));
+    plm_status_t st = plm_op_apply(op, x, y);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_layout_destroy(&ran);
+    plm_op_destroy(&op);
+    return st;
+}
 static plm_status_t row_op_apply_adj(int bad) { return row_op_apply(bad, 1); }
 
 static plm_status_t row_op_dottest(int bad)
@@ -609,9 +665,9 @@ static plm_status_t row_add_ghost_cells(int bad)
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
     int64_t gs[2];
     TU_OK(plm_array_ghost_shape(x, 1, 1, gs));
-    double *buf = tu_alloc(nones() + 8);
+    void *buf = tu_buf(tu_bytes(PLM_FLOAT64, nones() + 8));
     plm_status_t st = plm_array_add_ghost_cells(x, 1, 1, buf, tu_bytes(PLM_FLOAT64, gs[0] * gs[1] - (bad ? 1 : 0)));
-    free(buf);
+    tu_buf_free(buf);
     plm_array_destroy(&x);
     return st;
 }
@@ -655,10 +711,10 @@ static plm_status_t row_stacked_asarray(int bad)
 {
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL);
     plm_stacked_t s = NULL;
-    double *buf = tu_alloc(nones());
+    void *buf = tu_buf(tu_bytes(PLM_FLOAT64, nones()));
     TU_OK(plm_stacked_create(1, &x, &s));
     plm_status_t st = plm_stacked_asarray(s, buf, tu_bytes(PLM_FLOAT64, nones() - (bad ? 1 : 0)));
-    free(buf);
+    tu_buf_free(buf);
     plm_stacked_destroy(&s);
     plm_array_destroy(&x);
     return st;
@@ -980,6 +1036,7 @@ static const row_t ROWS[] = {
     {"plm_array_fill", "BROADCAST, imaginary part for float64", A, 0, row_fill},
     {"plm_array_dot", "conjugate differs", A, 1, row_dot_conjugate},
     {"plm_array_dot", "NULL y", A, 0, row_dot_null_y},
+    {"plm_array_dot", "y's dtype differs (float32 on one rank)", A, 1, row_dot_mixed_dtype},
     {"plm_array_norm", "ord differs", A, 1, row_norm_ord},
     {"plm_array_norm", "masked array, NaN ord in one group", A, 0, row_norm_masked_nan},
     {"plm_array_norm", "a masked array on one rank only", A, 1, row_norm_mask_differs},
@@ -995,13 +1052,15 @@ static const row_t ROWS[] = {
     {"plm_array_scatter_from", "root differs", A, 1, row_scatter_from},
     {"plm_op_blockdiag", "another dtype", PLM_ERR_INVALID_ARG, 1, row_op_blockdiag},
     {"plm_op_blockdiag", "rows of one rank's blocks summing past INT64_MAX", A, 0, row_op_blockdiag_huge},
-    {"plm_op_vstack", "no parts", A, 0, row_op_vstack},
+    {"plm_op_vstack", "a negative count", A, 0, row_op_vstack},
     {"plm_op_vstack", "rows summing past INT64_MAX over the ranks", S, 1, row_op_vstack_sum},
-    {"plm_op_hstack", "no parts", A, 0, row_op_hstack},
+    {"plm_op_hstack", "a negative count", A, 0, row_op_hstack},
     {"plm_op_matrix_mult", "n differs", A, 1, row_matrix_mult_n},
     {"plm_op_matrix_mult", "NULL a with a non-empty block", A, 0, row_matrix_mult_null_a},
     {"plm_op_matrix_mult", "a_bytes one element short", A, 0, row_matrix_mult_a_bytes},
     {"plm_op_apply", "output on the domain", S, 0, row_op_apply_fwd},
+    {"plm_op_apply", "complex data on a real operator on one rank only", A, 1, row_op_apply_promoted},
+    {"plm_op_apply", "a complex output of real data", PLM_ERR_DTYPE_MISMATCH, 0, row_op_apply_bad_output},
     {"plm_op_apply_adjoint", "input on the domain", S, 0, row_op_apply_adj},
     {"plm_op_dottest", "rtol differs", A, 1, row_op_dottest},
     {"plm_solve_cg", "niter differs", A, 1, row_solve_cg},

@@ -264,18 +264,26 @@ static void test_mismatch(void **state)
     plm_array_t all[] = {x64, y64, x32, xc, xc64, xs, xb, xu, xm, xm2, a0, a1, xr};
     for (int i = 0; i < (int)(sizeof all / sizeof all[0]); i++) TU_OK(plm_array_fill(all[i], 0, 0));
 
-    /* dtype */
-    TU_EXPECT_ERR(plm_array_add(x64, x32, y64), D);
+    /* dtype: the output of a mixed operation must have the promoted dtype (NumPy's result_type;
+     * never a truncation), copies and axpby only widen, conj keeps the dtype */
+    TU_EXPECT_ERR(plm_array_add(x64, x32, x32), D);  /* float64 into float32 */
     TU_EXPECT_ERR(plm_array_add(x64, y64, x32), D);
-    TU_EXPECT_ERR(plm_array_sub(xc, x64, xc), D);
-    TU_EXPECT_ERR(plm_array_mul(xc64, xc, xc), D);
+    TU_EXPECT_ERR(plm_array_sub(xc, x64, x64), D);   /* complex128 into float64 */
+    TU_EXPECT_ERR(plm_array_mul(xc64, x64, xc64), D); /* complex128 into complex64 */
+    TU_EXPECT_ERR(plm_array_mul(x32, x32, x64), D);  /* float32 into float64: the result is float32 */
     TU_EXPECT_ERR(plm_array_copy(x64, x32), D);
     TU_EXPECT_ERR(plm_array_copy(xc, xc64), D);
-    TU_EXPECT_ERR(plm_array_axpby(1, 0, x64, 1, 0, xc), D);
+    TU_EXPECT_ERR(plm_array_copy(xc64, x64), D);
+    TU_EXPECT_ERR(plm_array_axpby(1, 0, xc, 1, 0, x64), D);
     TU_EXPECT_ERR(plm_array_conj(xc, x64), D);
     TU_EXPECT_ERR(plm_array_conj(x32, x64), D);
-    TU_EXPECT_ERR(plm_array_dot(x64, x32, 0, &res[0], &res[1]), D);
-    TU_EXPECT_ERR(plm_array_dot(xc, xc64, 1, &res[0], &res[1]), D);
+    TU_EXPECT_ERR(plm_array_dot(xc, x64, 1, &res[0], NULL), PLM_ERR_INVALID_ARG); /* a complex dot needs im */
+    TU_OK(plm_array_add(x64, x32, y64));   /* promotions succeed */
+    TU_OK(plm_array_sub(xc, x64, xc));
+    TU_OK(plm_array_mul(xc64, xc, xc));
+    TU_OK(plm_array_axpby(1, 0, x64, 1, 0, xc));
+    TU_OK(plm_array_dot(x64, x32, 0, &res[0], &res[1]));
+    TU_OK(plm_array_dot(xc, xc64, 1, &res[0], &res[1]));
 
     /* global shape */
     TU_EXPECT_ERR(plm_array_add(x64, xs, y64), S);

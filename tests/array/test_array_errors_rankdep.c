@@ -39,7 +39,7 @@ static void test_create_rank_dependent(void **state)
     int mask[P];
     const plm_dtype_t F = PLM_FLOAT64;
     const plm_partition_t SC = PLM_PARTITION_SCATTER;
-    const plm_memory_t H = PLM_MEMORY_HOST;
+    const plm_memory_t H = tu_mem; /* PLM_TEST_MEMORY=device: the device rows */
     int last = P - 1;
 
     CE("bad axis on rank 0 only", A, A, tu_comm, 2, g2, r == 0 ? 2 : 0, SC, F, H, 0, NULL, 0, NULL, 0);
@@ -268,14 +268,14 @@ static void test_ghost_too_many_before_from_rank0(void **state)
     TU_OK(plm_array_local_shape(x, ls));
     int64_t rows0 = tu_split(4 * tu_size + 1, tu_size, 0);
     int64_t before = tu_rank == 1 ? rows0 + 1 : 0;
-    double *buf = tu_alloc(3 * (ls[0] + before) + 8);
+    void *buf = tu_buf(tu_bytes(PLM_FLOAT64, 3 * (ls[0] + before) + 8)); /* in x's memory space */
     if (tu_size > 1)
         TU_EXPECT_ERR(plm_array_add_ghost_cells(x, before, 0, buf, tu_bytes(PLM_FLOAT64, (ls[0] + (tu_rank > 0 ? before : 0)) * 3)),
                       S);
     else
         TU_CHECK_OK(plm_array_add_ghost_cells(x, before, 0, buf, tu_bytes(PLM_FLOAT64, ls[0] * 3))); /* one rank: nothing to ask */
     sane(x);
-    free(buf);
+    tu_buf_free(buf);
     plm_array_destroy(&x);
     TU_DONE();
 }
@@ -289,13 +289,13 @@ static void test_ghost_too_many_after_from_last(void **state)
     TU_OK(plm_array_local_shape(x, ls));
     int64_t rl = tu_split(4 * tu_size + 1, tu_size, LAST);
     int64_t after = tu_rank == LAST - 1 ? rl + 2 : 0;
-    double *buf = tu_alloc(3 * (ls[0] + after) + 8);
+    void *buf = tu_buf(tu_bytes(PLM_FLOAT64, 3 * (ls[0] + after) + 8)); /* in x's memory space */
     if (tu_size > 1)
         TU_EXPECT_ERR(plm_array_add_ghost_cells(x, 0, after, buf, tu_bytes(PLM_FLOAT64, (ls[0] + after) * 3)), S);
     else
         TU_CHECK_OK(plm_array_add_ghost_cells(x, 0, 0, buf, tu_bytes(PLM_FLOAT64, ls[0] * 3)));
     sane(x);
-    free(buf);
+    tu_buf_free(buf);
     plm_array_destroy(&x);
     TU_DONE();
 }

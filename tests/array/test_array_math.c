@@ -292,6 +292,97 @@ static void do_conj(const tu_case_t *C, plm_partition_t part, plm_dtype_t dt, co
 }
 static void test_conj(void **state) { (void)state; for_all_combos(do_conj); TU_DONE(); }
 
+/* ---- mixed dtypes: NumPy's promotion ---- */
+/* The promoted dtype (numpy.result_type) of the four dtypes, by the test's own table. */
+static plm_dtype_t promoted(plm_dtype_t a, plm_dtype_t b)
+{
+    const int wide = a == PLM_FLOAT64 || a == PLM_COMPLEX128 || b == PLM_FLOAT64 || b == PLM_COMPLEX128;
+    const int cplx = tu_cplx(a) || tu_cplx(b);
+    return cplx ? (wide ? PLM_COMPLEX128 : PLM_COMPLEX64) : (wide ? PLM_FLOAT64 : PLM_FLOAT32);
+}
+
+/* Every pair of dtypes: add, sub, mul into the promoted dtype (the operands widened first, as
+ * NumPy computes), widening copies and axpby, dot in the promoted dtype, against the serial
+ * reference on the values the narrower operand holds; also plm_dtype_promote itself. SCATTER
+ * with user local shapes (reversed: uneven, and empty blocks when fewer elements than ranks)
+ * and BROADCAST. */
+static void test_mixed_dtypes(void **state)
+{
+    (void)state;
+    const int64_t shapes[2] = {11, 2};
+    int64_t rows[TU_MAX_RANKS];
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++) {
+            const plm_dtype_t da = TU_DTYPES[a], db = TU_DTYPES[b], dc = promoted(da, db);
+            plm_dtype_t got = (plm_dtype_t)-1;
+            TU_CHECK_OK(plm_dtype_promote(da, db, &got));
+            TU_EXPECT(got == dc, "plm_dtype_promote(%s, %s) = %d, want %s", tu_dtname(da), tu_dtname(db), (int)got,
+                      tu_dtname(dc));
+            for (int k = 0; k < 2; k++) {
+                const int64_t n = shapes[k];
+                const plm_partition_t part = k == 0 ? PLM_PARTITION_SCATTER : PLM_PARTITION_BROADCAST;
+                tu_reversed_rows(1, &n, 0, tu_size, rows);
+                const int64_t *r = part == PLM_PARTITION_SCATTER ? rows : NULL;
+                char what[160];
+                snprintf(what, sizeof what, "[%s %s + %s n %lld]", tu_partname(part), tu_dtname(da), tu_dtname(db),
+                         (long long)n);
+                double *gx = tu_alloc(n), *gy = tu_alloc(n), *gz = tu_alloc(n);
+                tu_gen(gx, n, 3 + a, da, 0);
+                tu_gen(gy, n, 7 + b, db, 1);
+                plm_array_t x = tu_make(1, &n, 0, part, da, r, NULL, gx);
+                plm_array_t y = tu_make(1, &n, 0, part, db, r, NULL, gy);
+                plm_array_t z = tu_make(1, &n, 0, part, dc, r, NULL, NULL);
+                for (int op = 0; op < 3; op++) {
+                    plm_status_t (*f)(plm_const_array_t, plm_const_array_t, plm_array_t) =
+                        op == 0 ? plm_array_add : op == 1 ? plm_array_sub : plm_array_mul;
+                    TU_CHECK_OK(f(x, y, z));
+                    ref_binary(op, gx, gy, gz, n);
+                    for (int64_t i = 0; i < n; i++) tu_round(dc, &gz[2 * i], &gz[2 * i + 1]);
+                    char w[200];
+                    snprintf(w, sizeof w, "%s op %d", what, op);
+                    tu_check_local(z, gz, tu_rtol(dc), w);
+                    /* in place into the wider operand when it has the promoted dtype */
+                    if (db == dc) {
+                        plm_array_t yy = tu_make(1, &n, 0, part, db, r, NULL, gy);
+                        TU_CHECK_OK(f(x, yy, yy));
+                        tu_check_local(yy, gz, tu_rtol(dc), w);
+                        plm_array_destroy(&yy);
+                    } else {
+                        TU_EXPECT_ERR(f(x, y, y), PLM_ERR_DTYPE_MISMATCH); /* would truncate */
+                    }
+                }
+                /* widening copy and axpby: y (dc) = x; y = 2 x - y */
+                TU_CHECK_OK(plm_array_copy(x, z));
+                tu_check_local(z, gx, 0.0, what);
+                TU_CHECK_OK(plm_array_axpby(2, 0, y, -1, 0, z));
+                for (int64_t i = 0; i < n; i++) {
+                    gz[2 * i] = 2 * gy[2 * i] - gx[2 * i];
+                    gz[2 * i + 1] = 2 * gy[2 * i + 1] - gx[2 * i + 1];
+                    tu_round(dc, &gz[2 * i], &gz[2 * i + 1]);
+                }
+                tu_check_local(z, gz, tu_rtol(dc), what);
+                /* dot and vdot in the promoted dtype */
+                for (int conj = 0; conj < 2; conj++) {
+                    double rr = 0, ri = 0, mag = 0, re = NAN, im = NAN;
+                    tu_ref_dot(gx, gy, n, conj, &rr, &ri, &mag);
+                    TU_CHECK_OK(plm_array_dot(x, y, conj, &re, &im));
+                    TU_EXPECT(hypot(re - rr, im - ri) <= tu_rtol(dc) * (mag + 1), "%s dot(conj %d) (%g, %g) want (%g, %g)",
+                              what, conj, re, im, rr, ri);
+                }
+                plm_array_destroy(&x);
+                plm_array_destroy(&y);
+                plm_array_destroy(&z);
+                free(gx);
+                free(gy);
+                free(gz);
+            }
+        }
+    plm_dtype_t bad = PLM_FLOAT32;
+    TU_EXPECT_ERR(plm_dtype_promote((plm_dtype_t)7, PLM_FLOAT64, &bad), PLM_ERR_INVALID_ARG);
+    TU_EXPECT_ERR(plm_dtype_promote(PLM_FLOAT64, PLM_FLOAT64, NULL), PLM_ERR_INVALID_ARG);
+    TU_DONE();
+}
+
 /* ---- element-wise chains keep partitions consistent: BROADCAST results agree on all ranks ---- */
 static void test_broadcast_results_agree(void **state)
 {
@@ -328,6 +419,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         TU_TEST(test_fill),       TU_TEST(test_copy_duplicate_like), TU_TEST(test_add_sub_mul),
         TU_TEST(test_scale_axpby), TU_TEST(test_conj),               TU_TEST(test_broadcast_results_agree),
+        TU_TEST(test_mixed_dtypes),
     };
     return plm_run_group_tests_mpi(tests);
 }

@@ -327,15 +327,22 @@ static void test_masked_replicated(void **state)
     TU_DONE();
 }
 
-/* BROADCAST (and UNSAFE_BROADCAST) arrays with a mask: every group gets the full dot and norm
- * (this library fixes PyLops-MPI's full/nsub quirk); norm_axis is the full one too. */
-static void test_masked_broadcast_full(void **state)
+/* BROADCAST (and UNSAFE_BROADCAST) arrays with a mask reduce like their SCATTER twin, as
+ * PyLops-MPI's dot does (to_dist, then a reduction over the mask group): each group's dot and
+ * norm are those of its ranks' slabs of the default split along axis 0 over the whole
+ * communicator (ones(4), mask {0, 1} on 2 ranks: dot 2 in each group, as for SCATTER); norm^2
+ * is the group's vdot. norm_axis and masked asarray stay the full array's (computed locally). */
+static void test_masked_broadcast_per_group(void **state)
 {
     (void)state;
     int P = tu_size;
     int mask[TU_MAX_RANKS];
     int64_t shape[2] = {7, 9};
-    int64_t n = 63;
+    int64_t n = 63, rows[2 * TU_MAX_RANKS];
+    for (int r = 0; r < P; r++) {
+        rows[2 * r] = tu_split(shape[0], P, r);
+        rows[2 * r + 1] = shape[1];
+    }
     for (int k = 0; k < TU_NMASKS; k++)
         for (int p = 1; p < 3; p++)
             for (int t = 0; t < 4; t++) {
@@ -343,14 +350,28 @@ static void test_masked_broadcast_full(void **state)
                 tu_mask(k, P, mask);
                 char what[160];
                 snprintf(what, sizeof what, "[%s masked (kind %d) %s]", tu_partname(TU_PARTS[p]), k, tu_dtname(dt));
-                double gx[2 * 63], gy[2 * 63];
+                double gx[2 * 63], gy[2 * 63], sx[2 * 63], sy[2 * 63];
                 tu_gen(gx, n, 11 + t, dt, 0);
                 tu_gen(gy, n, 12 + t, dt, 0);
+                int64_t gshape[2];
+                const int64_t ng = tu_group_data(gx, 2, shape, 0, rows, mask, sx, gshape);
+                tu_group_data(gy, 2, shape, 0, rows, mask, sy, gshape);
                 plm_array_t x = tu_make(2, shape, 0, TU_PARTS[p], dt, NULL, mask, gx);
                 plm_array_t y = tu_make(2, shape, 0, TU_PARTS[p], dt, NULL, mask, gy);
-                check_dot(x, y, dt, gx, gy, n, 0, what);
-                check_dot(x, y, dt, gx, gy, n, 1, what);
-                for (int o = 0; o < NORDS; o++) check_norm(x, dt, gx, n, ORDS[o], what);
+                check_dot(x, y, dt, sx, sy, ng, 0, what);
+                check_dot(x, y, dt, sx, sy, ng, 1, what);
+                for (int o = 0; o < NORDS; o++) check_norm(x, dt, sx, ng, ORDS[o], what);
+                /* the SCATTER twin (default split, same mask) gives the same values */
+                plm_array_t xs = tu_make(2, shape, 0, PLM_PARTITION_SCATTER, dt, NULL, mask, gx);
+                double a[2] = {0, 0}, b[2] = {0, 0}, na = 0, nb = 0;
+                TU_CHECK_OK(plm_array_dot(x, x, 1, &a[0], &a[1]));
+                TU_CHECK_OK(plm_array_dot(xs, xs, 1, &b[0], &b[1]));
+                TU_CHECK_OK(plm_array_norm(x, 2.0, &na));
+                TU_CHECK_OK(plm_array_norm(xs, 2.0, &nb));
+                TU_EXPECT(tu_close_rel(a[0], b[0], tu_rtol(dt)) && tu_close_rel(na, nb, tu_rtol(dt)) &&
+                              tu_close_rel(na * na, a[0], 10 * tu_rtol(dt)),
+                          "%s vdot %.17g / SCATTER %.17g, norm %.17g / SCATTER %.17g", what, a[0], b[0], na, nb);
+                plm_array_destroy(&xs);
                 for (int ax = 0; ax < 2; ax++) {
                     double ref[9], got[9];
                     int64_t nout = n / shape[ax];
@@ -369,6 +390,20 @@ static void test_masked_broadcast_full(void **state)
                 plm_array_destroy(&x);
                 plm_array_destroy(&y);
             }
+    /* the case: ones(4), mask {0, 1, ...}: each group's dot is its ranks' share */
+    {
+        int64_t four = 4;
+        double ones[8] = {1, 0, 1, 0, 1, 0, 1, 0};
+        for (int r = 0; r < P; r++) mask[r] = r % 2;
+        plm_array_t x = tu_make(1, &four, 0, PLM_PARTITION_BROADCAST, PLM_FLOAT64, NULL, mask, ones);
+        double d = NAN;
+        TU_CHECK_OK(plm_array_dot(x, x, 0, &d, NULL));
+        double want = 0;
+        for (int r = 0; r < P; r++)
+            if (mask[r] == mask[tu_rank]) want += (double)tu_split(4, P, r);
+        TU_EXPECT(d == want, "ones(4) masked BROADCAST dot %g, want %g", d, want);
+        plm_array_destroy(&x);
+    }
     TU_DONE();
 }
 
@@ -409,7 +444,7 @@ int main(int argc, char **argv)
         TU_TEST(test_norm_axis), TU_TEST(test_norm_axis_many),
         TU_TEST(test_masked_reductions),
         TU_TEST(test_masked_replicated),
-        TU_TEST(test_masked_broadcast_full),
+        TU_TEST(test_masked_broadcast_per_group),
         TU_TEST(test_norm_special),
     };
     return plm_run_group_tests_mpi(tests);

@@ -3,7 +3,9 @@
 // and alltoallv plans in flight together, Request test/wait/then semantics and errors, a
 // backend without an entry (PLM_ERR_NOT_SUPPORTED), the CUDA-awareness decision agreed when
 // one rank's environment differs, the host-emulated staging backend (the device-staging code
-// path on host memory, compared with mpi_host), reduce to every root (chunked too, staged
+// path on host memory, compared with mpi_host; and on device memory where it exists - the
+// emulated device in CI - with small caches and chunks, so staging past the cache and
+// pipelining run there), reduce to every root (chunked too, staged
 // against mpi_host) and the split hook. Every expected value is
 // computed in the test from the formula that made every rank's data; comparisons are exact.
 #include <algorithm>
@@ -410,32 +412,67 @@ void test_cuda_aware_agreed(void **)
 // The staging backend on host memory, against mpi_host
 // ---------------------------------------------------------------------------------------
 
-// Runs every entry of backend b on the formula data; returns everything it received.
-template <typename T> std::vector<T> run_all(Checker &ck, Backend &b, int64_t n, const std::string &what)
+// The buffers of a run in memory `mem`: the host vectors themselves, or device copies of them
+// uploaded on the run's stream when made (of) and brought back after the operation (fetch).
+template <typename T> class Buffers {
+public:
+    Buffers(Space mem, const Exec &e) : mem_(mem), e_(e) {}
+    T *of(std::vector<T> &v)
+    {
+        if (mem_ == Space::host) return v.data();
+        const std::size_t bytes = std::max<std::size_t>(v.size(), 1) * sizeof(T);
+        bufs_.push_back(Buffer::allocate(mem_, bytes));
+        if (!v.empty()) copy_on(mem_, bufs_.back().data(), v.data(), v.size() * sizeof(T), e_.stream);
+        return static_cast<T *>(bufs_.back().data());
+    }
+    void fetch(std::vector<T> &v, const T *p) const
+    {
+        if (mem_ != Space::host && !v.empty()) copy_bytes(Space::host, v.data(), mem_, p, v.size() * sizeof(T), e_.stream);
+    }
+
+private:
+    Space mem_;
+    Exec e_;
+    std::vector<Buffer> bufs_;
+};
+
+// Runs every entry of backend b on the formula data, in memory `mem` (device memory: through
+// device copies on e's stream); returns everything it received.
+template <typename T>
+std::vector<T> run_all(Checker &ck, Backend &b, int64_t n, const std::string &what, Space mem = Space::host,
+                       const Exec &e = Exec{})
 {
     const int r = b.view().rank, p = b.view().size;
-    const Exec e{};
     std::vector<T> got;
     auto keep = [&](const std::vector<T> &v) { got.insert(got.end(), v.begin(), v.end()); };
     guarded(ck, what, [&] {
+        Buffers<T> B(mem, e);
         std::vector<T> x = block<T>(r, n), s(static_cast<size_t>(n), sentinel<T>());
-        Request q = b.iallreduce(e, x.data(), s.data(), n, TypeInfo<T>::dt, ReduceOp::sum);
+        T *px = B.of(x), *ps = B.of(s);
+        Request q = b.iallreduce(e, px, ps, n, TypeInfo<T>::dt, ReduceOp::sum);
         // Staged data land only when the request completes.
-        if (b.kind() == PLM_BACKEND_MPI_STAGED && n > 0 && p > 1)
+        if (mem == Space::host && b.kind() == PLM_BACKEND_MPI_STAGED && n > 0 && p > 1)
             ck.expect(s[0] == sentinel<T>() || q.done(), "%s: allreduce wrote before completion", what.c_str());
         q.wait();
+        B.fetch(s, ps);
         keep(s);
-        b.iallreduce(e, x.data(), x.data(), n, TypeInfo<T>::dt, ReduceOp::sum).wait();
+        b.iallreduce(e, px, px, n, TypeInfo<T>::dt, ReduceOp::sum).wait();
+        B.fetch(x, px);
         ck.expect(x == s, "%s: in-place allreduce differs", what.c_str());
         // The blocking calls (staged: pipelined in chunks past the chunk size).
         std::vector<T> xb = block<T>(r, n, 11), yb(static_cast<size_t>(n), sentinel<T>());
-        b.allreduce(e, xb.data(), yb.data(), n, TypeInfo<T>::dt, ReduceOp::sum);
+        T *pxb = B.of(xb), *pyb = B.of(yb);
+        b.allreduce(e, pxb, pyb, n, TypeInfo<T>::dt, ReduceOp::sum);
+        B.fetch(yb, pyb);
         keep(yb);
-        b.allreduce(e, xb.data(), xb.data(), n, TypeInfo<T>::dt, ReduceOp::sum);
+        b.allreduce(e, pxb, pxb, n, TypeInfo<T>::dt, ReduceOp::sum);
+        B.fetch(xb, pxb);
         ck.expect(xb == yb, "%s: in-place blocking allreduce differs", what.c_str());
         for (int root = 0; root < p; ++root) {
             std::vector<T> buf = r == root ? block<T>(root, n, 13) : std::vector<T>(static_cast<size_t>(n), sentinel<T>());
-            b.bcast(e, buf.data(), n, TypeInfo<T>::dt, root);
+            T *pb = B.of(buf);
+            b.bcast(e, pb, n, TypeInfo<T>::dt, root);
+            B.fetch(buf, pb);
             keep(buf);
         }
 
@@ -448,20 +485,26 @@ template <typename T> std::vector<T> run_all(Checker &ck, Backend &b, int64_t n,
             total += counts.back();
         }
         std::vector<T> mine = block<T>(r, counts[static_cast<size_t>(r)], 50), all(static_cast<size_t>(total), sentinel<T>());
-        b.iallgatherv(e, mine.data(), all.data(), counts.data(), displs.data(), TypeInfo<T>::dt).wait();
+        T *pall = B.of(all);
+        b.iallgatherv(e, B.of(mine), pall, counts.data(), displs.data(), TypeInfo<T>::dt).wait();
+        B.fetch(all, pall);
         keep(all);
 
         for (int root = 0; root < p; ++root) {
             std::vector<T> buf = r == root ? block<T>(root, n, 9) : std::vector<T>(static_cast<size_t>(n), sentinel<T>());
-            b.ibcast(e, buf.data(), n, TypeInfo<T>::dt, root).wait();
+            T *pb = B.of(buf);
+            b.ibcast(e, pb, n, TypeInfo<T>::dt, root).wait();
+            B.fetch(buf, pb);
             keep(buf);
         }
 
         std::vector<T> out = block<T>(r, n, 3), in(static_cast<size_t>(n), sentinel<T>());
-        Request rx = b.irecv(e, in.data(), n, TypeInfo<T>::dt, (r + p - 1) % p, 5);
-        Request tx = b.isend(e, out.data(), n, TypeInfo<T>::dt, (r + 1) % p, 5);
+        T *pin = B.of(in);
+        Request rx = b.irecv(e, pin, n, TypeInfo<T>::dt, (r + p - 1) % p, 5);
+        Request tx = b.isend(e, B.of(out), n, TypeInfo<T>::dt, (r + 1) % p, 5);
         rx.wait();
         tx.wait();
+        B.fetch(in, pin);
         keep(in);
 
         std::vector<int64_t> sc, sd, rc, rd;
@@ -475,7 +518,9 @@ template <typename T> std::vector<T> run_all(Checker &ck, Backend &b, int64_t n,
             ro += rc.back();
         }
         std::vector<T> sb = block<T>(r, so, 70), rb(static_cast<size_t>(ro), sentinel<T>());
-        b.ialltoallv(e, sb.data(), sc.data(), sd.data(), rb.data(), rc.data(), rd.data(), TypeInfo<T>::dt, 77).wait();
+        T *prb = B.of(rb);
+        b.ialltoallv(e, B.of(sb), sc.data(), sd.data(), prb, rc.data(), rd.data(), TypeInfo<T>::dt, 77).wait();
+        B.fetch(rb, prb);
         keep(rb);
     });
     return got;
@@ -492,6 +537,17 @@ template <typename T> void case_staged(Checker &ck, int64_t n, std::size_t cache
     const std::vector<T> want = run_all<T>(ck, *host, n, what + " (mpi_host)");
     for (int round = 0; round < 2; ++round)  // the second round reuses cached staging buffers
         expect_equal(ck, run_all<T>(ck, *staged, n, what), want, what + " round " + std::to_string(round));
+    // Where device memory exists (a GPU, or the emulated device with its deferred streams):
+    // the same on device buffers staged through pinned memory, the copies on a stream of its own.
+    if (!space_ops(Space::device)) return;
+    void *stream = create_stream(0);
+    const Exec e{Space::device, 0, Stream{stream}};
+    std::unique_ptr<Backend> dev = make_mpi_staged(C().view(), Space::device, Space::pinned, cache, chunk);
+    for (int round = 0; round < 2; ++round)
+        expect_equal(ck, run_all<T>(ck, *dev, n, what + " device", Space::device, e), want,
+                     what + " device round " + std::to_string(round));
+    dev.reset();
+    destroy_stream(stream);
 }
 
 void test_staged_emulation(void **)

@@ -56,6 +56,7 @@ extern "C" {
 void plm_test_fail_nth(long long n) { plm::alloc::fail_nth(n); }
 long long plm_test_armed(void) { return plm::alloc::armed(); }
 long long plm_test_violations(void) { return plm::alloc::violations(); }
+long long plm_test_allocations(void) { return plm::alloc::allocations(); }
 void plm_test_reset_violations(void) { plm::alloc::reset_violations(); }
 void plm_test_trace_violations(int on) { plm::alloc::trace_violations(on != 0); }
 }

@@ -31,17 +31,33 @@ inline double weight(Rng &g)
     return std::uniform_real_distribution<double>(-2, 2)(g);
 }
 
-// A row at point i of an axis of n points: up to kMaxTerms terms within `reach`, on the axis.
+// A row at point i of an axis of n points: up to kMaxTerms terms within `reach`, on the axis;
+// some divided (by 3 or 12, as PyLops' 5-point rows), some with a group (added or subtracted).
 inline BandRow random_row(Rng &g, int64_t n, int64_t i, int reach, int min_terms)
 {
     BandRow r;
     r.nterms = uniform(g, min_terms, kMaxTerms);
     const int lo = static_cast<int>(std::max<int64_t>(-reach, -i)), hi = static_cast<int>(std::min<int64_t>(reach, n - 1 - i));
+    const int divided = uniform(g, 0, 3);  // 0: none, 1: all (the 4-term fast path when 4), 2: some
     for (int t = 0; t < r.nterms; ++t) {
         r.off[t] = uniform(g, lo, hi);
         r.w[t] = weight(g);
+        if (divided == 1 || (divided == 2 && uniform(g, 0, 1) == 1)) r.d[t] = uniform(g, 0, 1) ? 3 : 12;
+    }
+    if (r.nterms > 0 && uniform(g, 0, 4) == 0) {
+        r.group = static_cast<unsigned char>(uniform(g, 0, r.nterms - 1));
+        r.gend = static_cast<unsigned char>(uniform(g, r.group + 1, kMaxTerms));
+        r.gneg = uniform(g, 0, 1) == 1;
     }
     return r;
+}
+
+// The axis factors: usually none, else a divisor and / or a weight.
+inline void random_factors(Rng &g, plm::kernels::StencilAxis &ax)
+{
+    const int k = uniform(g, 0, 3);
+    ax.div = k == 1 || k == 3 ? std::uniform_real_distribution<double>(0.3, 3)(g) : 1.0;
+    ax.weight = k == 2 || k == 3 ? std::uniform_real_distribution<double>(-3, 3)(g) : 1.0;
 }
 
 inline void offsets(const BandRow &r, int *lo, int *hi)
@@ -122,7 +138,7 @@ inline StencilPlan random_plan(Rng &g, int ndim)
     p.naxes = uniform(g, 0, 4) == 0 ? 0 : uniform(g, 1, ndim);
     for (int s = 0; s < p.naxes; ++s) {
         p.axes[s].axis = axes[static_cast<size_t>(s)];
-        p.axes[s].scale = std::uniform_real_distribution<double>(-3, 3)(g);
+        random_factors(g, p.axes[s]);
         p.axes[s].band = random_band(g, p.dims[p.axes[s].axis]);
     }
     const int64_t n0 = p.dims[0];
@@ -145,8 +161,9 @@ inline int64_t row_len(const StencilPlan &p)
 }
 
 // The reference value of local element (r, rest) over the global model xg (w reals per element,
-// part `part`): sum over the plan's axes of scale * sum_t w_t x[i + off_t], in double; *mag gets
-// the sum of the terms' magnitudes (for the tolerance). has: whether any axis had terms.
+// part `part`): sum over the plan's axes of weight / div * sum_t w_t x[i + off_t] / d_t (the
+// group's terms subtracted when gneg), in double; *mag gets the sum of the terms' magnitudes
+// (for the tolerance). has: whether any axis had terms.
 inline double reference(const StencilPlan &p, const std::vector<double> &xg, int w, int part, int64_t r, int64_t rest,
                         double *mag, bool *has)
 {
@@ -170,8 +187,11 @@ inline double reference(const StencilPlan &p, const std::vector<double> &xg, int
     for (int k = 0; k < p.naxes; ++k) {
         const int a = p.axes[k].axis;
         const BandRow &row = row_of(p.axes[k].band, idx[a]);
+        const double f = p.axes[k].weight / p.axes[k].div;
         for (int t = 0; t < row.nterms; ++t) {
-            const double term = p.axes[k].scale * row.w[t] * xg[static_cast<size_t>((flat + row.off[t] * inner[a]) * w + part)];
+            const double sign = t >= row.group && t < row.gend && row.gneg ? -1 : 1;
+            const double term =
+                sign * f * row.w[t] / row.d[t] * xg[static_cast<size_t>((flat + row.off[t] * inner[a]) * w + part)];
             v += term;
             *mag += std::fabs(term);
             *has = true;

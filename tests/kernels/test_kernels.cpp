@@ -628,7 +628,8 @@ template <typename T> void stencil_large(uint64_t seed)
             p.naxes = c == 0 ? 1 : p.ndim;
             for (int s = 0; s < p.naxes; ++s) {
                 p.axes[s].axis = (s + c) % p.ndim;
-                p.axes[s].scale = 0.5 + s;
+                p.axes[s].div = s == 1 ? 1.0 : 0.5 + s;  // (s = 1: no division)
+                p.axes[s].weight = s == 2 ? -1.5 : 1.0;
                 p.axes[s].band = stencil_cases::random_band(g, p.dims[p.axes[s].axis]);
             }
             p.row0 = p.dims[0] / 3;
@@ -807,7 +808,7 @@ void test_stencil_known(void **)
     b.n = 6;
     b.lo = b.hi = 1;  // rows 0 and 5 have no terms
     b.mid = {3, {-1, 0, 1}, {1, -2, 1}};
-    p.axes[0].scale = 0.5;
+    p.axes[0].div = 2;
     const double xg[6] = {0, 1, 4, 9, 16, 25};  // i^2: second difference 2
     double y[2] = {-7, -7};
     kernels::stencil(Exec{}, DType::f64, p, xg + 2, xg + 1, xg + 4, 0, 2, false, y);

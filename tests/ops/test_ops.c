@@ -9,16 +9,25 @@
  * - layouts that do not match: PLM_ERR_SIZE_MISMATCH on every rank;
  * - CGLS and CG converge to the known least-squares solution (relative error < 1e-8), and
  *   CGLS reports the iterations, istop, r1norm and r2norm of a serial CGLS run here with
- *   PyLops' rules on the same global problem. */
+ *   PyLops' rules on the same global problem;
+ * - ranks with no local work: BlockDiag, VStack and HStack where the last rank gives no
+ *   operator at all (n = 0, ops NULL), every dtype, against the dense references, and CGLS on
+ *   such a BlockDiag; no rank with an operator is PLM_ERR_INVALID_ARG on every rank. */
 #include <complex.h>
 
 #include "ops/ops_test_util.h"
 
 /* ---- the blocks: rank q's block b ---------------------------------------------------------- */
 
-enum { SET_APPLY, SET_TALL }; /* with empty blocks / full column rank for least squares */
+/* with empty blocks / full column rank for least squares / SET_TALL with no blocks at all on
+ * the last rank (when there is more than one) */
+enum { SET_APPLY, SET_TALL, SET_NONE };
 
-static int nblocks(int set, int q) { return set == SET_APPLY ? 2 + (q == 1) : 2; }
+static int nblocks(int set, int q)
+{
+    if (set == SET_NONE) return q == tu_size - 1 && tu_size > 1 ? 0 : 2;
+    return set == SET_APPLY ? 2 + (q == 1) : 2;
+}
 
 static void block_dims(int set, int q, int b, int64_t *rows, int64_t *cols)
 {
@@ -338,7 +347,15 @@ static void test_mismatch(void **state)
     TU_EXPECT_ERR(plm_op_apply(A, y, x), PLM_ERR_SIZE_MISMATCH); /* swapped */
     TU_EXPECT_ERR(plm_op_apply(A, x, NULL), PLM_ERR_INVALID_ARG);
     TU_OK(plm_array_create_from_layout(dom, PLM_FLOAT32, PLM_MEMORY_HOST, NULL, 0, &xf));
-    TU_EXPECT_ERR(plm_op_apply(A, xf, y), PLM_ERR_DTYPE_MISMATCH);
+    TU_EXPECT_ERR(plm_op_apply(A, x, xf), PLM_ERR_SIZE_MISMATCH); /* (a domain array as output) */
+    {   /* dtypes: a float32 x promotes into the float64 operator, but the output must be float64 */
+        plm_array_t yf = NULL;
+        TU_OK(plm_array_create_from_layout(ran, PLM_FLOAT32, PLM_MEMORY_HOST, NULL, 0, &yf));
+        TU_OK(plm_array_fill(xf, 1, 0));
+        TU_EXPECT_ERR(plm_op_apply(A, xf, yf), PLM_ERR_DTYPE_MISMATCH);
+        TU_CHECK_OK(plm_op_apply(A, xf, y));
+        plm_array_destroy(&yf);
+    }
     /* a default split of the same global length is not the block-diagonal's domain (P > 1) */
     int64_t M, N;
     totals(SET_TALL, NULL, &M, &N);
@@ -877,6 +894,361 @@ static void test_stacked(void **state)
     TU_DONE();
 }
 
+/* ---- composites of stacked operators -------------------------------------------------------- */
+
+/* Dense helpers on row-major complex matrices (new allocations). */
+static double complex *dn_new(int64_t M, int64_t N) { return calloc((size_t)(M * N + 1), sizeof(double complex)); }
+
+static double complex *dn_adj(const double complex *A, int64_t M, int64_t N, int conjugate)
+{
+    double complex *B = dn_new(N, M);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) B[j * M + i] = conjugate ? conj(A[i * N + j]) : A[i * N + j];
+    return B;
+}
+
+static double complex *dn_conj(const double complex *A, int64_t M, int64_t N)
+{
+    double complex *B = dn_new(M, N);
+    for (int64_t i = 0; i < M * N; i++) B[i] = conj(A[i]);
+    return B;
+}
+
+static double complex *dn_lin(double complex a, const double complex *A, double complex b, const double complex *B,
+                              int64_t M, int64_t N)
+{
+    double complex *C = dn_new(M, N);
+    for (int64_t i = 0; i < M * N; i++) C[i] = a * A[i] + (B ? b * B[i] : 0);
+    return C;
+}
+
+static double complex *dn_mul(const double complex *A, const double complex *B, int64_t M, int64_t K, int64_t N)
+{
+    double complex *C = dn_new(M, N);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++) C[i * N + j] += A[i * K + k] * B[k * N + j];
+    return C;
+}
+
+/* [A 0; 0 B] and [A; B] */
+static double complex *dn_diag(const double complex *A, int64_t M1, int64_t N1, const double complex *B, int64_t M2,
+                               int64_t N2)
+{
+    double complex *C = dn_new(M1 + M2, N1 + N2);
+    for (int64_t i = 0; i < M1; i++)
+        for (int64_t j = 0; j < N1; j++) C[i * (N1 + N2) + j] = A[i * N1 + j];
+    for (int64_t i = 0; i < M2; i++)
+        for (int64_t j = 0; j < N2; j++) C[(M1 + i) * (N1 + N2) + N1 + j] = B[i * N2 + j];
+    return C;
+}
+
+static double complex *dn_vstack(const double complex *A, int64_t M1, const double complex *B, int64_t M2, int64_t N)
+{
+    double complex *C = dn_new(M1 + M2, N);
+    memcpy(C, A, (size_t)(M1 * N) * sizeof *C);
+    memcpy(C + M1 * N, B, (size_t)(M2 * N) * sizeof *C);
+    return C;
+}
+
+/* A stacked (or plain) operator on stacks of its members against the dense M x N matrix G of
+ * the concatenations: forward, adjoint, dot test. */
+static void check_stacked(plm_const_op_t op, const double complex *G, int64_t M, int64_t N, plm_dtype_t dt,
+                          const char *what)
+{
+    plm_array_t xm[8], ym[8], am[8], hm[8];
+    int nx = 0, ny = 0;
+    plm_stacked_t xs = stack_on(op, 0, dt, 1, xm, &nx), ys = stack_on(op, 1, dt, 2, ym, &ny);
+    plm_stacked_t as = stack_on(op, 1, dt, 3, am, &ny), hs = stack_on(op, 0, dt, 4, hm, &nx);
+    TU_CHECK_OK(plm_op_apply_stacked(op, xs, as));
+    TU_CHECK_OK(plm_op_apply_adjoint_stacked(op, ys, hs));
+    double complex *xg = gathered_stack(xs, dt, N), *yg = gathered_stack(ys, dt, M);
+    double complex *got = gathered_stack(as, dt, M), *want = matvec(G, M, N, xg, 0);
+    char buf[192];
+    snprintf(buf, sizeof buf, "%s forward", what);
+    expect_close(got, want, M, dt, buf);
+    free(got);
+    free(want);
+    got = gathered_stack(hs, dt, N);
+    want = matvec(G, M, N, yg, 1);
+    snprintf(buf, sizeof buf, "%s adjoint", what);
+    expect_close(got, want, N, dt, buf);
+    int passed = 0;
+    double yy[2], xx[2];
+    TU_CHECK_OK(plm_op_dottest(op, tu_single(dt) ? 1e-4 : 1e-12, &passed, yy, xx));
+    TU_EXPECT(passed, "%s (%s): dot test %g%+gi vs %g%+gi", what, tu_dtname(dt), yy[0], yy[1], xx[0], xx[1]);
+    int64_t rows = 0, cols = 0;
+    TU_CHECK_OK(plm_op_shape(op, &rows, &cols));
+    TU_EXPECT(rows == M && cols == N, "%s: shape %lld x %lld, want %lld x %lld", what, (long long)rows,
+              (long long)cols, (long long)M, (long long)N);
+    free(got);
+    free(want);
+    free(xg);
+    free(yg);
+    for (int i = 0; i < nx; i++) {
+        plm_array_destroy(&xm[i]);
+        plm_array_destroy(&hm[i]);
+    }
+    for (int i = 0; i < ny; i++) {
+        plm_array_destroy(&ym[i]);
+        plm_array_destroy(&am[i]);
+    }
+    plm_stacked_destroy(&xs);
+    plm_stacked_destroy(&ys);
+    plm_stacked_destroy(&as);
+    plm_stacked_destroy(&hs);
+}
+
+/* Every composite of stacked operators (scale, adjoint, transpose, conj, sum, difference,
+ * product with stacked and plain operands, power) and stacks of stacks, against dense
+ * references built from the parts' matrices, on the uneven blocks of SET_APPLY (empty blocks
+ * on some ranks) and SET_TALL. Mismatched members are refused. */
+static void test_stacked_composites(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 4; t++) {
+        const plm_dtype_t dt = TU_DTYPES[t];
+        plm_op_t p1[4], p2[4], A1 = NULL, A2 = NULL;
+        int n1 = my_blocks(SET_TALL, dt, 0, p1), n2 = my_blocks(SET_APPLY, dt, 1, p2);
+        TU_OK(plm_op_blockdiag(tu_comm, n1, (const plm_const_op_t *)p1, 0, NULL, &A1));
+        TU_OK(plm_op_blockdiag(tu_comm, n2, (const plm_const_op_t *)p2, 0, NULL, &A2));
+        destroy_all(p1, n1);
+        destroy_all(p2, n2);
+        int64_t M1, N1, M2, N2;
+        double complex *G1 = global_blockdiag(SET_TALL, dt, &M1, &N1), *G2 = global_blockdiag(SET_APPLY, dt, &M2, &N2);
+        const double complex alpha = tu_cplx(dt) ? 1.5 - 0.5 * I : -2.5;
+        plm_op_t SB = NULL, SV = NULL, A1x2 = NULL, op[16] = {0};
+        TU_CHECK_OK(plm_op_scale(A1, 2, 0, &A1x2));
+        plm_op_t sb[2] = {A1, A2}, sv[2] = {A1, A1x2};
+        TU_CHECK_OK(plm_op_stacked_blockdiag(2, (const plm_const_op_t *)sb, &SB));
+        TU_CHECK_OK(plm_op_stacked_vstack(2, (const plm_const_op_t *)sv, &SV));
+        const int64_t M = M1 + M2, N = N1 + N2;
+        double complex *GB = dn_diag(G1, M1, N1, G2, M2, N2), *G1x2 = dn_lin(2, G1, 0, NULL, M1, N1),
+                       *GV = dn_vstack(G1, M1, G1x2, M1, N1);
+        check_stacked(SB, GB, M, N, dt, "stacked blockdiag");
+
+        /* scale, adjoint, transpose, conj */
+        TU_CHECK_OK(plm_op_scale(SB, creal(alpha), cimag(alpha), &op[0]));
+        double complex *R = dn_lin(alpha, GB, 0, NULL, M, N);
+        check_stacked(op[0], R, M, N, dt, "alpha SB");
+        free(R);
+        TU_CHECK_OK(plm_op_adjoint(SV, &op[1]));
+        R = dn_adj(GV, 2 * M1, N1, 1);
+        check_stacked(op[1], R, N1, 2 * M1, dt, "SV^H");
+        free(R);
+        TU_CHECK_OK(plm_op_transpose(SB, &op[2]));
+        R = dn_adj(GB, M, N, 0);
+        check_stacked(op[2], R, N, M, dt, "SB^T");
+        free(R);
+        TU_CHECK_OK(plm_op_conj(SV, &op[3]));
+        R = dn_conj(GV, 2 * M1, N1);
+        check_stacked(op[3], R, 2 * M1, N1, dt, "conj(SV)");
+        free(R);
+
+        /* sum and difference (of a composite too: alpha SB - SB) */
+        TU_CHECK_OK(plm_op_sum(SB, op[0], &op[4]));
+        R = dn_lin(1 + alpha, GB, 0, NULL, M, N);
+        check_stacked(op[4], R, M, N, dt, "SB + alpha SB");
+        free(R);
+        TU_CHECK_OK(plm_op_difference(op[0], SB, &op[5]));
+        R = dn_lin(alpha - 1, GB, 0, NULL, M, N);
+        check_stacked(op[5], R, M, N, dt, "alpha SB - SB");
+        free(R);
+
+        /* products: stacked x stacked (SB^H SB), stacked x plain (SV A1^H A1), plain x stacked (A1^H SV^H... as
+         * SV^H SV, a plain range) */
+        TU_CHECK_OK(plm_op_adjoint(SB, &op[6]));
+        TU_CHECK_OK(plm_op_product(op[6], SB, &op[7]));
+        double complex *GBH = dn_adj(GB, M, N, 1), *GBHGB = dn_mul(GBH, GB, N, M, N);
+        check_stacked(op[7], GBHGB, N, N, dt, "SB^H SB");
+        plm_op_t A1H = NULL, Q = NULL;
+        TU_CHECK_OK(plm_op_adjoint(A1, &A1H));
+        TU_CHECK_OK(plm_op_product(A1H, A1, &Q));
+        TU_CHECK_OK(plm_op_product(SV, Q, &op[8]));
+        double complex *G1H = dn_adj(G1, M1, N1, 1), *GQ = dn_mul(G1H, G1, N1, M1, N1);
+        R = dn_mul(GV, GQ, 2 * M1, N1, N1);
+        check_stacked(op[8], R, 2 * M1, N1, dt, "SV (A1^H A1)");
+        free(R);
+        TU_CHECK_OK(plm_op_product(op[1], SV, &op[9]));
+        double complex *GVH = dn_adj(GV, 2 * M1, N1, 1);
+        R = dn_mul(GVH, GV, N1, 2 * M1, N1);
+        check_stacked(op[9], R, N1, N1, dt, "SV^H SV (a plain result)");
+        free(R);
+
+        /* power of a square stacked operator */
+        TU_CHECK_OK(plm_op_power(op[7], 2, &op[10]));
+        R = dn_mul(GBHGB, GBHGB, N, N, N);
+        check_stacked(op[10], R, N, N, dt, "(SB^H SB)^2");
+        free(R);
+        TU_CHECK_OK(plm_op_power(op[7], 0, &op[11]));
+        R = dn_new(N, N);
+        for (int64_t i = 0; i < N; i++) R[i * N + i] = 1;
+        check_stacked(op[11], R, N, N, dt, "(SB^H SB)^0");
+        free(R);
+
+        /* stacks of stacks are flattened: [A1; SV] = [A1; A1; 2 A1], blockdiag(SB, A1) */
+        plm_op_t nv[2] = {A1, SV}, nb[2] = {SB, A1};
+        TU_CHECK_OK(plm_op_stacked_vstack(2, (const plm_const_op_t *)nv, &op[12]));
+        R = dn_vstack(G1, M1, GV, 2 * M1, N1);
+        check_stacked(op[12], R, 3 * M1, N1, dt, "[A1; SV]");
+        free(R);
+        TU_CHECK_OK(plm_op_stacked_blockdiag(2, (const plm_const_op_t *)nb, &op[13]));
+        R = dn_diag(GB, M, N, G1, M1, N1);
+        check_stacked(op[13], R, M + M1, N + N1, dt, "blockdiag(SB, A1)");
+        free(R);
+        /* a composite inside a stack: [A1; alpha conj(SV)] */
+        plm_op_t sc = NULL;
+        TU_CHECK_OK(plm_op_scale(op[3], creal(alpha), cimag(alpha), &sc));
+        plm_op_t nv2[2] = {A1, sc};
+        TU_CHECK_OK(plm_op_stacked_vstack(2, (const plm_const_op_t *)nv2, &op[14]));
+        double complex *GVc = dn_conj(GV, 2 * M1, N1), *aGVc = dn_lin(alpha, GVc, 0, NULL, 2 * M1, N1);
+        R = dn_vstack(G1, M1, aGVc, 2 * M1, N1);
+        check_stacked(op[14], R, 3 * M1, N1, dt, "[A1; alpha conj(SV)]");
+        free(R);
+        plm_op_destroy(&sc);
+
+        /* mismatched members: refused with SIZE_MISMATCH */
+        plm_op_t bad = NULL;
+        TU_EXPECT_ERR(plm_op_sum(SB, SV, &bad), PLM_ERR_SIZE_MISMATCH);
+        TU_EXPECT(bad == NULL, "a failed sum left a handle");
+        TU_EXPECT_ERR(plm_op_product(SB, SB, &bad), PLM_ERR_SIZE_MISMATCH);
+        TU_EXPECT_ERR(plm_op_power(SV, 2, &bad), PLM_ERR_SIZE_MISMATCH);
+        plm_op_t bv[2] = {A1, SB}; /* SB takes a stack of two: not a vstack part */
+        TU_EXPECT_ERR(plm_op_stacked_vstack(2, (const plm_const_op_t *)bv, &bad), PLM_ERR_SIZE_MISMATCH);
+
+        for (int i = 0; i < 16; i++) plm_op_destroy(&op[i]);
+        plm_op_destroy(&A1H);
+        plm_op_destroy(&Q);
+        plm_op_destroy(&A1);
+        plm_op_destroy(&A2);
+        plm_op_destroy(&A1x2);
+        plm_op_destroy(&SB);
+        plm_op_destroy(&SV);
+        free(G1);
+        free(G2);
+        free(GB);
+        free(G1x2);
+        free(GV);
+        free(GBH);
+        free(GBHGB);
+        free(G1H);
+        free(GQ);
+        free(GVH);
+        free(GVc);
+        free(aGVc);
+    }
+    TU_DONE();
+}
+
+/* ---- applies with other dtypes: NumPy's promotion ------------------------------------------ */
+
+/* op (dense G, M x N, of op_dt) applied forward and adjoint to x of xdt into y of the promoted
+ * dtype, against G (x) in double complex; a complex x on a real op is applied to its real and
+ * imaginary parts (PyLops / NumPy give the complex product). */
+static void check_promoted(plm_const_op_t op, const double complex *G, int64_t M, int64_t N, plm_dtype_t op_dt,
+                           plm_dtype_t xdt, const char *what)
+{
+    plm_dtype_t ydt = op_dt;
+    TU_CHECK_OK(plm_dtype_promote(op_dt, xdt, &ydt));
+    plm_layout_t dom = NULL, ran = NULL;
+    TU_OK(plm_op_domain(op, &dom));
+    TU_OK(plm_op_range(op, &ran));
+    for (int adj = 0; adj < 2; adj++) {
+        plm_array_t x = vec_on(adj ? ran : dom, xdt, 3 + adj), y = vec_on(adj ? dom : ran, ydt, 0);
+        TU_CHECK_OK(adj ? plm_op_apply_adjoint(op, x, y) : plm_op_apply(op, x, y));
+        double complex *xg = gathered(x, xdt, adj ? M : N), *got = gathered(y, ydt, adj ? N : M);
+        double complex *want = matvec(G, M, N, xg, adj);
+        char buf[200];
+        snprintf(buf, sizeof buf, "%s: %s operator on %s data%s", what, tu_dtname(op_dt), tu_dtname(xdt),
+                 adj ? " (adjoint)" : "");
+        expect_close(got, want, adj ? N : M, tu_single(op_dt) || tu_single(xdt) ? PLM_COMPLEX64 : PLM_COMPLEX128, buf);
+        /* an output of another dtype than the promoted one is refused on every rank */
+        plm_dtype_t other = ydt == PLM_COMPLEX128 ? PLM_FLOAT64 : PLM_COMPLEX128;
+        plm_array_t z = vec_on(adj ? dom : ran, other, 0);
+        TU_EXPECT_ERR(adj ? plm_op_apply_adjoint(op, x, z) : plm_op_apply(op, x, z), PLM_ERR_DTYPE_MISMATCH);
+        plm_array_destroy(&z);
+        free(xg);
+        free(got);
+        free(want);
+        plm_array_destroy(&x);
+        plm_array_destroy(&y);
+    }
+    plm_layout_destroy(&dom);
+    plm_layout_destroy(&ran);
+}
+
+/* Applies take data of other dtypes where a promotion allows (and refuse the rest alike on every
+ * rank): real operators on complex data (real and imaginary parts), narrower data widened,
+ * real data on complex operators; a composite and a stacked operator on promoted stacks too. */
+static void test_apply_promotion(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 4; t++) {
+        const plm_dtype_t dt = TU_DTYPES[t];
+        plm_op_t parts[4], A = NULL;
+        const int n = my_blocks(SET_APPLY, dt, 0, parts);
+        TU_OK(plm_op_blockdiag(tu_comm, n, (const plm_const_op_t *)parts, 0, NULL, &A));
+        destroy_all(parts, n);
+        int64_t M, N;
+        double complex *G = global_blockdiag(SET_APPLY, dt, &M, &N);
+        for (int u = 0; u < 4; u++) {
+            const plm_dtype_t xdt = TU_DTYPES[u];
+            plm_dtype_t c = dt;
+            TU_CHECK_OK(plm_dtype_promote(dt, xdt, &c));
+            /* allowed: the operator's dtype, narrower data, or complex data on a real operator of
+             * the same precision */
+            const int ok = c == dt || (!tu_cplx(dt) && tu_cplx(c) && tu_single(dt) == tu_single(c));
+            if (ok) {
+                check_promoted(A, G, M, N, dt, xdt, "BlockDiag");
+                continue;
+            }
+            plm_layout_t dom = NULL, ran = NULL;
+            TU_OK(plm_op_domain(A, &dom));
+            TU_OK(plm_op_range(A, &ran));
+            plm_array_t x = vec_on(dom, xdt, 1), y = vec_on(ran, c, 0);
+            TU_EXPECT_ERR(plm_op_apply(A, x, y), PLM_ERR_DTYPE_MISMATCH); /* it would compute in another precision */
+            plm_array_destroy(&x);
+            plm_array_destroy(&y);
+            plm_layout_destroy(&dom);
+            plm_layout_destroy(&ran);
+        }
+        if (!tu_cplx(dt)) {
+            /* a composite (2 A^H A) and a stacked block-diagonal [A, A] on complex data */
+            plm_op_t AH = NULL, Q = NULL, Q2 = NULL, SB = NULL;
+            TU_CHECK_OK(plm_op_adjoint(A, &AH));
+            TU_CHECK_OK(plm_op_product(AH, A, &Q));
+            TU_CHECK_OK(plm_op_scale(Q, 2, 0, &Q2));
+            double complex *GH = dn_adj(G, M, N, 1), *GQ = dn_mul(GH, G, N, M, N), *GQ2 = dn_lin(2, GQ, 0, NULL, N, N);
+            const plm_dtype_t cx = tu_single(dt) ? PLM_COMPLEX64 : PLM_COMPLEX128;
+            check_promoted(Q2, GQ2, N, N, dt, cx, "2 A^H A");
+            plm_op_t sb[2] = {A, A};
+            TU_CHECK_OK(plm_op_stacked_blockdiag(2, (const plm_const_op_t *)sb, &SB));
+            plm_array_t xm[2], ym[2];
+            int nx = 0, ny = 0;
+            plm_stacked_t xs = stack_on(SB, 0, cx, 5, xm, &nx), ys = stack_on(SB, 1, cx, 0, ym, &ny);
+            TU_CHECK_OK(plm_op_apply_stacked(SB, xs, ys));
+            double complex *GB = dn_diag(G, M, N, G, M, N), *xg = gathered_stack(xs, cx, 2 * N),
+                           *got = gathered_stack(ys, cx, 2 * M), *want = matvec(GB, 2 * M, 2 * N, xg, 0);
+            expect_close(got, want, 2 * M, cx, "stacked [A, A] on complex stacks");
+            free(GB), free(xg), free(got), free(want);
+            for (int i = 0; i < 2; i++) {
+                plm_array_destroy(&xm[i]);
+                plm_array_destroy(&ym[i]);
+            }
+            plm_stacked_destroy(&xs);
+            plm_stacked_destroy(&ys);
+            free(GH), free(GQ), free(GQ2);
+            plm_op_destroy(&AH);
+            plm_op_destroy(&Q);
+            plm_op_destroy(&Q2);
+            plm_op_destroy(&SB);
+        }
+        free(G);
+        plm_op_destroy(&A);
+    }
+    TU_DONE();
+}
+
 /* ---- native or staged: plm_op_native -------------------------------------------------------- */
 
 static int dev_noop(void *ctx, const void *in, int64_t n_in, void *out, int64_t n_out, plm_dtype_t dt, void *stream)
@@ -934,13 +1306,107 @@ static void test_native(void **state)
     TU_DONE();
 }
 
+/* A rank with no local work: the last rank gives no operator (n = 0, ops NULL). */
+static void test_no_local_work(void **state)
+{
+    (void)state;
+    const int none = tu_size > 1 && tu_rank == tu_size - 1;
+    for (int t = 0; t < 4; t++) {
+        const plm_dtype_t dt = TU_DTYPES[t];
+        plm_op_t parts[4], op = NULL, v = NULL, h = NULL, adj[4];
+        const int n = my_blocks(SET_NONE, dt, 0, parts);
+        TU_EXPECT(n == (none ? 0 : 2), "rank %d has %d blocks", tu_rank, n);
+        TU_OK(plm_op_blockdiag(tu_comm, n, n ? (const plm_const_op_t *)parts : NULL, 0, NULL, &op));
+        int64_t M, N;
+        double complex *G = global_blockdiag(SET_NONE, dt, &M, &N);
+        check_against(op, G, M, N, dt, "blockdiag, a rank with no blocks");
+        /* VStack of one block a rank (a rank without any) and the HStack of their adjoints: the
+         * blocks of set SET_NONE cut to 2 columns each */
+        const int64_t K = 2;
+        int64_t MV = 0;
+        for (int q = 0; q < tu_size; q++) MV += (tu_size > 1 && q == tu_size - 1) ? 0 : 3;
+        double complex *V = calloc((size_t)(MV * K + 1), sizeof *V), *VH = calloc((size_t)(MV * K + 1), sizeof *VH);
+        plm_op_t mine = NULL;
+        for (int q = 0, r0 = 0; q < tu_size; q++) {
+            if (tu_size > 1 && q == tu_size - 1) continue;
+            void *a = calloc(3 * K, tu_esize(dt));
+            for (int64_t i = 0; i < 3; i++)
+                for (int64_t j = 0; j < K; j++) {
+                    double re, im;
+                    entry(q, 0, i, j, dt, &re, &im);
+                    V[(r0 + i) * K + j] = re + I * im;
+                    VH[j * MV + r0 + i] = re - I * im;
+                    tu_set(dt, a, i * K + j, re, im);
+                }
+            if (q == tu_rank) TU_CHECK_OK(plm_op_dense(dt, 3, K, a, tu_bytes(dt, 3 * K), 0, 0, &mine));
+            free(a);
+            r0 += 3;
+        }
+        TU_OK(plm_op_vstack(tu_comm, mine ? 1 : 0, mine ? (const plm_const_op_t *)&mine : NULL, &v));
+        check_against(v, V, MV, K, dt, "vstack, a rank with no parts");
+        if (mine) TU_CHECK_OK(plm_op_adjoint(mine, &adj[0]));
+        TU_OK(plm_op_hstack(tu_comm, mine ? 1 : 0, mine ? (const plm_const_op_t *)adj : NULL, &h));
+        check_against(h, VH, K, MV, dt, "hstack, a rank with no parts");
+        if (mine) plm_op_destroy(&adj[0]);
+        plm_op_destroy(&mine);
+        destroy_all(parts, n);
+        plm_op_destroy(&op);
+        plm_op_destroy(&v);
+        plm_op_destroy(&h);
+        free(G);
+        free(V);
+        free(VH);
+    }
+
+    /* CGLS on the block-diagonal with an empty rank: the least-squares solution x_true */
+    plm_op_t parts[4], A = NULL;
+    const int n = my_blocks(SET_NONE, PLM_FLOAT64, 0, parts);
+    TU_OK(plm_op_blockdiag(tu_comm, n, n ? (const plm_const_op_t *)parts : NULL, 0, NULL, &A));
+    destroy_all(parts, n);
+    int64_t M, N;
+    double complex *Gc = global_blockdiag(SET_NONE, PLM_FLOAT64, &M, &N);
+    plm_layout_t dom = NULL, ran = NULL;
+    TU_OK(plm_op_domain(A, &dom));
+    TU_OK(plm_op_range(A, &ran));
+    plm_array_t xt = vec_on(dom, PLM_FLOAT64, 9), y = vec_on(ran, PLM_FLOAT64, 0), x = vec_on(dom, PLM_FLOAT64, 0);
+    int64_t nloc = -1;
+    TU_CHECK_OK(plm_array_local_size(x, &nloc));
+    TU_EXPECT(!none || nloc == 0, "the empty rank holds %lld unknowns", (long long)nloc);
+    TU_OK(plm_op_apply(A, xt, y));
+    TU_OK(plm_array_fill(x, 0, 0));
+    plm_solver_info_t info = NULL;
+    TU_OK(plm_solver_info_create(&info));
+    TU_CHECK_OK(plm_solve_cgls(A, y, x, 4 * N, 0.0, 1e-26, info));
+    double complex *xg = gathered(x, PLM_FLOAT64, N), *tg = gathered(xt, PLM_FLOAT64, N);
+    TU_EXPECT(rel_err(xg, tg, N) < 1e-8, "CGLS with an empty rank: relative error %g", rel_err(xg, tg, N));
+    free(xg);
+    free(tg);
+    free(Gc);
+    plm_solver_info_destroy(&info);
+    plm_array_destroy(&xt);
+    plm_array_destroy(&y);
+    plm_array_destroy(&x);
+    plm_layout_destroy(&dom);
+    plm_layout_destroy(&ran);
+    plm_op_destroy(&A);
+
+    /* no rank with an operator: the dtype is unknown, an error on every rank */
+    plm_op_t out = NULL;
+    TU_EXPECT_ERR(plm_op_blockdiag(tu_comm, 0, NULL, 0, NULL, &out), PLM_ERR_INVALID_ARG);
+    TU_EXPECT(out == NULL, "a failed blockdiag set *out");
+    TU_EXPECT_ERR(plm_op_vstack(tu_comm, 0, NULL, &out), PLM_ERR_INVALID_ARG);
+    TU_EXPECT_ERR(plm_op_hstack(tu_comm, 0, NULL, &out), PLM_ERR_INVALID_ARG);
+    TU_DONE();
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         TU_TEST(test_blockdiag), TU_TEST(test_stacks), TU_TEST(test_composites),
         TU_TEST(test_callback),  TU_TEST(test_mismatch), TU_TEST(test_cgls),
         TU_TEST(test_more_composites), TU_TEST(test_power_iteration), TU_TEST(test_sparse),
-        TU_TEST(test_stacked), TU_TEST(test_native),
+        TU_TEST(test_stacked), TU_TEST(test_stacked_composites), TU_TEST(test_apply_promotion),
+        TU_TEST(test_native), TU_TEST(test_no_local_work),
     };
     return plm_run_group_tests_mpi(tests);
 }

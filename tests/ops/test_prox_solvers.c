@@ -589,9 +589,10 @@ static void test_admml2(void **state)
     TU_DONE();
 }
 
-/* ADMML2 with a stacked z: A = stacked vstack [A1; A2] (N x N and K2 x N), g = L1, against
- * serial_admm on the dense [A1; A2] (L1 is separable: its prox on the stack is the prox of the
- * concatenation). Also: a one-member stack with a plain A gives plm_solve_admml2's iterates. */
+/* ADMML2 with a stacked z: A = stacked vstack [A1; A2] (N x N and K2 x N), or the composite
+ * 0.7 [A1; A2] - 0.2 [A1; A2] (a stacked sum of scaled stacks), g = L1, against serial_admm on
+ * the dense [A1; A2] (L1 is separable: its prox on the stack is the prox of the concatenation).
+ * Also: a one-member stack with a plain A gives plm_solve_admml2's iterates. */
 static void test_admml2_stacked(void **state)
 {
     (void)state;
@@ -599,6 +600,7 @@ static void test_admml2_stacked(void **state)
     for (int bc = 0; bc < 2; bc++)
         for (int gfirst = 0; gfirst < 2; gfirst++)
             for (int use_z0 = 0; use_z0 < 2; use_z0++) {
+                const int composite = (bc + gfirst + use_z0) % 2;
                 lin_t L = make_lin(bc, M, N, 5), A1 = make_lin(bc, N, N, 8), A2 = make_lin(bc, K2, N, 9);
                 lin_t Acat = {K, N, calloc((size_t)(K * N), sizeof(double)), NULL};
                 memcpy(Acat.G, A1.G, sizeof(double) * (size_t)(N * N));
@@ -606,6 +608,17 @@ static void test_admml2_stacked(void **state)
                 plm_op_t A = NULL;
                 const plm_const_op_t parts[2] = {A1.op, A2.op};
                 TU_OK(plm_op_stacked_vstack(2, parts, &A));
+                if (composite) {
+                    plm_op_t a7 = NULL, a2 = NULL, d = NULL;
+                    TU_OK(plm_op_scale(A, 0.7, 0, &a7));
+                    TU_OK(plm_op_scale(A, 0.2, 0, &a2));
+                    TU_OK(plm_op_difference(a7, a2, &d));
+                    plm_op_destroy(&a7);
+                    plm_op_destroy(&a2);
+                    plm_op_destroy(&A);
+                    A = d;
+                    for (int64_t i = 0; i < K * N; i++) Acat.G[i] = 0.7 * Acat.G[i] - 0.2 * Acat.G[i];
+                }
                 double *b = seq(M, 1), *x0 = seq(N, 2), *zw = seq(K, 3), *xw = seq(N, 2);
                 double *got = calloc((size_t)K, 8);
                 plm_array_t ba = arr(L.op, 1, b), xa = arr(L.op, 0, x0);
@@ -619,8 +632,8 @@ static void test_admml2_stacked(void **state)
                 TU_CHECK_OK(plm_solve_admml2_stacked(g, L.op, ba, A, xa, z, use_z0, 0.8, 12, gfirst, 5, 0.0, info));
                 serial_admm(&L, &Acat, b, 0.3, xw, zw, use_z0, 0.8, 12, gfirst, 5, 0.0);
                 char what[128];
-                snprintf(what, sizeof what, "stacked ADMML2 %s gfirst %d z0 %d: x", bc ? "BROADCAST" : "SCATTER",
-                         gfirst, use_z0);
+                snprintf(what, sizeof what, "stacked ADMML2 %s%s gfirst %d z0 %d: x", bc ? "BROADCAST" : "SCATTER",
+                         composite ? " (composite A)" : "", gfirst, use_z0);
                 global_of(xa, got, N);
                 expect_vec(got, xw, N, what);
                 global_of(zm[0], got, N);

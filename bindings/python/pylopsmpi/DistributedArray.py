@@ -449,8 +449,11 @@ class DistributedArray:
             raise TypeError(f"expected a DistributedArray, got {type(other).__name__}")
 
     def _binary(self, other, fn):
+        # NumPy's promotion: the result has result_type of the operands (the library widens the
+        # narrower one); in place (+=, -=, *=) a result that does not fit self raises
+        # DtypeMismatchError instead of truncating
         self._check(other)
-        out = self._new_like()
+        out = DistributedArray._like(self, dtype=np.result_type(self.dtype, other.dtype))
         call(fn, self.handle, other.handle, out.handle)
         return out
 
@@ -484,13 +487,14 @@ class DistributedArray:
     def multiply(self, other):
         if isinstance(other, DistributedArray):
             return self._binary(other, lib.plm_array_mul)
-        out = self._new_like()
-        # a scalar (or anything broadcastable to the local array); the result keeps self's dtype
+        # a scalar (or anything broadcastable to the local array): NumPy's product and its
+        # dtype (a complex scalar gives a complex array, never a dropped imaginary part)
         with np.errstate(all="ignore"):
-            out._local[...] = (self._local * other).astype(self.dtype, copy=False) \
-                if not np.iscomplexobj(other) or np.iscomplexobj(self._local) \
-                else (self._local * other).real.astype(self.dtype)
-        return out
+            local = np.asarray(self._local * other)
+        if local.shape != self._local.shape:
+            raise ValueError(f"operand of shape {np.shape(other)} does not broadcast to the local "
+                             f"shape {self._local.shape}")
+        return DistributedArray._like(self, dtype=local.dtype, local_array=local)
 
     def __mul__(self, other):
         return self.multiply(other)

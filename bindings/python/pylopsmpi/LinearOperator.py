@@ -15,6 +15,7 @@ from ._core import (ffi, lib, call, check, checks, agree, agree_gather, Handle, 
                     np_dtype, new_ctx)
 from ._core import _ArrayHandle, _ARRAY_PTR, _array_destroy, _live_refs, _ref
 from .DistributedArray import DistributedArray, StackedDistributedArray, Partition, _Layout
+from .errors import DtypeMismatchError
 
 _NULL = ffi.NULL
 _new = object.__new__
@@ -24,7 +25,8 @@ _HOST = lib.PLM_MEMORY_HOST
 _from_buffer = ffi.from_buffer
 _ffi_new = ffi.new
 
-__all__ = ["MPILinearOperator", "MPIShellOperator", "asmpilinearoperator", "local_operator"]
+__all__ = ["MPILinearOperator", "MPIStackedLinearOperator", "MPIShellOperator", "asmpilinearoperator",
+           "local_operator"]
 
 
 # --- local blocks ---------------------------------------------------------------------------------
@@ -137,9 +139,14 @@ def _agree_inputs(comm, x, xs, layouts, dtype, check=None):
 def _convert(x, layout, dtype):
     """x itself when it lies on the layout with the dtype, else a copy that does (a slow path:
     the global vector is gathered and set again). Collective: the caller has agreed that x is
-    alike on every rank."""
+    alike on every rank (its dtype too). A dtype x does not convert to without loss (complex
+    into real, float64 into float32) raises DtypeMismatchError on every rank, never drops the
+    imaginary part or the precision."""
     if _direct(x, layout, dtype):
         return x
+    if not np.can_cast(x.dtype, dtype, casting="safe"):
+        raise DtypeMismatchError(lib.PLM_ERR_DTYPE_MISMATCH,
+                                 f"{x.dtype} data cannot be converted to {np.dtype(dtype)} without loss")
     out = DistributedArray._on_layout(layout, dtype, plm_dtype(dtype))
     if x.partition != Partition.SCATTER and out.partition != Partition.SCATTER:
         out.local_array[...] = x.local_array.reshape(out.local_shape)
@@ -181,6 +188,32 @@ def _stack_handle(s):
     return hd
 
 
+# --- stacks of stacks -----------------------------------------------------------------------------
+# A stacked operator's domain and range are trees: None is one DistributedArray, a list of trees
+# a StackedDistributedArray of them (PyLops-MPI's nesting: MPIStackedVStack([Op, Gradient]) maps x
+# to [Op x, [D0 x, D1 x]]). The library sees the leaves, in order (its stacks are flat).
+def _leaves(x):
+    """The DistributedArrays of a (nested) StackedDistributedArray, in order (x alone for one)."""
+    if isinstance(x, StackedDistributedArray):
+        return [leaf for d in x.distarrays for leaf in _leaves(d)]
+    return [x]
+
+
+def _count(tree):
+    return 1 if tree is None else sum(_count(t) for t in tree)
+
+
+def _build(tree, leaves, comm):
+    """A DistributedArray (tree None) or a nested StackedDistributedArray of the leaves."""
+    it = iter(leaves)
+
+    def make(t):
+        if t is None:
+            return next(it)
+        return StackedDistributedArray([make(s) for s in t], base_comm=comm)
+    return make(tree)
+
+
 class _IO:
     """What the applies of a library operator need, asked of the library once per operator
     (operators are immutable): its parts' layouts, its dtype, and for a one-part operator
@@ -199,7 +232,8 @@ class _IO:
         cls = type(op)
         self.native = cls._matvec is MPILinearOperator._matvec and \
             cls._rmatvec is MPILinearOperator._rmatvec
-        self.fast = (nd, nr) == (1, 1) and self.domain[0].global_shape == (op.shape[1],) \
+        self.fast = (nd, nr) == (1, 1) and op._dtree is None and op._rtree is None \
+            and self.domain[0].global_shape == (op.shape[1],) \
             and self.range[0].global_shape == (op.shape[0],)
         # the fast path's pieces, by adjoint (0 or 1): output layout and library function, and
         # what a new output on that layout needs (_apply_native makes it without further calls)
@@ -227,7 +261,11 @@ def _apply_native(op, io, x, adjoint):
     if io.fast:
         # the output: DistributedArray._on_layout, inlined (every apply makes one)
         lay, lay_ptr, base_comm, shape = io.new[adjoint]
-        dtype = io.dtype
+        dtype, code = io.dtype, io.code
+        xdt = getattr(x, "_dtype", dtype)
+        if xdt is not dtype and xdt != dtype:   # NumPy's promotion (the library checks the pair)
+            dtype = np.result_type(dtype, xdt)
+            code = plm_dtype(dtype)
         local = _empty(shape, dtype)
         y = _new(DistributedArray)
         y._layout = lay
@@ -242,7 +280,7 @@ def _apply_native(op, io, x, adjoint):
         hd.keep = local
         _live_refs[id(hd)] = _ref(hd)
         nbytes = local.nbytes
-        st = _create_from_layout(lay_ptr[0], io.code, _HOST, _from_buffer(local) if nbytes else _NULL, nbytes, cell)
+        st = _create_from_layout(lay_ptr[0], code, _HOST, _from_buffer(local) if nbytes else _NULL, nbytes, cell)
         if st:
             check(st)
         st = io.fn[adjoint](io.op_ptr[0], x._h.ptr[0] if isinstance(x, DistributedArray) else _NULL, cell[0])
@@ -257,24 +295,34 @@ def _apply_native(op, io, x, adjoint):
 
 def _apply_slow(op, io, x, adjoint, failed):
     """Every rank: agree on x (kind, size, layout), convert it to the operator's layouts, apply.
-    `failed`: the fast path's agreed error, raised again when x needed no conversion."""
+    `failed`: the fast path's agreed error, raised again when x needed no conversion. A stack
+    (nested or not) passes its leaves; the output has the operator's nesting."""
     ins, outs = (io.range, io.domain) if adjoint else (io.domain, io.range)
-    members = x.distarrays if isinstance(x, StackedDistributedArray) else [x]
+    members = _leaves(x) if isinstance(x, StackedDistributedArray) else [x]
+    # the data's dtype (the members' promotion) and the result's, NumPy's promotion with the
+    # operator's: the library widens narrower data and applies a real operator to complex data
+    # part by part; it refuses data the operator would have to compute in another precision
+    xdt = io.dtype
+    if all(isinstance(m, DistributedArray) for m in members):
+        xdt = np.result_type(*[m.dtype for m in members])
+    ydt = np.result_type(io.dtype, xdt)
 
     def check():
         _check_input(x, op.shape[0] if adjoint else op.shape[1])
         if len(members) != len(ins):
             raise ValueError(f"expected a stack of {len(ins)} arrays, got {len(members)}")
-    direct = _agree_inputs(op.base_comm, x, members, ins, io.dtype, check)
+        plm_dtype(ydt)
+    direct = _agree_inputs(op.base_comm, x, members, ins, xdt, check)
     if failed is not None and direct and isinstance(x, DistributedArray):
         raise failed
-    xs = [_convert(m, lay, io.dtype) for m, lay in zip(members, ins)]
-    ys = [DistributedArray._on_layout(lay, io.dtype, io.code) for lay in outs]
+    xs = [_convert(m, lay, xdt) for m, lay in zip(members, ins)]
+    ys = [DistributedArray._on_layout(lay, ydt, plm_dtype(ydt)) for lay in outs]
     h = io.hd.h
+    comm = op.base_comm
+    tree = op._dtree if adjoint else op._rtree
     if len(xs) == 1 and len(ys) == 1:
         call(lib.plm_op_apply_adjoint if adjoint else lib.plm_op_apply, h, xs[0].handle, ys[0].handle)
-        return ys[0]
-    comm = op.base_comm
+        return _build(tree, ys, comm)
     xh = _stack_handle(StackedDistributedArray(xs, base_comm=comm))
     yh = _stack_handle(StackedDistributedArray(ys, base_comm=comm))
     try:
@@ -282,7 +330,9 @@ def _apply_slow(op, io, x, adjoint, failed):
     finally:
         xh.destroy()
         yh.destroy()
-    return ys[0] if len(ys) == 1 else StackedDistributedArray(ys, base_comm=comm)
+    if tree is None and len(ys) > 1:    # an operator of this package always knows its nesting
+        tree = [None] * len(ys)
+    return _build(tree, ys, comm)
 
 
 def _check_input(x, n):
@@ -309,6 +359,8 @@ class MPILinearOperator:
 
     _plm = None          # Handle of the C operator, for operators the library applies
     _io = None           # _IO of _plm, made by the first apply
+    _dtree = None        # nesting of the domain and the range: None for one array (see _leaves)
+    _rtree = None
 
     def __init__(self, Op=None, shape=None, dims=None, dimsd=None, dtype=None,
                  base_comm=MPI.COMM_WORLD):
@@ -513,9 +565,10 @@ class MPILinearOperator:
         if self._plm is not None:
             hd = Handle("plm_op_t", "plm_op_destroy")
             call(lib.plm_op_power, self._plm.h, int(p), hd.ptr)
-            return MPILinearOperator._native(hd, self.base_comm, self.dims, self.dimsd)
-        return _PyOp(self.shape, self.dtype, self.base_comm, lambda x: _power(self, x, p, False),
-                     lambda x: _power(self, x, p, True), self.dims, self.dimsd)
+            return _result(hd, self.base_comm, self.dims, self.dimsd, self._dtree, self._rtree)
+        return _python_op(self.shape, self.dtype, self.base_comm, lambda x: _power(self, x, p, False),
+                          lambda x: _power(self, x, p, True), self.dims, self.dimsd, self._dtree,
+                          self._rtree)
 
     def __add__(self, other):
         if not isinstance(other, MPILinearOperator):
@@ -548,13 +601,16 @@ class MPILinearOperator:
         return self._unary("conj")
 
     # --- composites: in the library when both operands are library operators ------------------
+    # (stacked operands too: the library checks that their members agree, and the result is an
+    # MPIStackedLinearOperator when either operand is stacked)
     def _unary(self, kind):
         swap = kind in ("adjoint", "transpose")
         dims, dimsd = (self.dimsd, self.dims) if swap else (self.dims, self.dimsd)
+        dtree, rtree = (self._rtree, self._dtree) if swap else (self._dtree, self._rtree)
         if self._plm is not None:
             hd = Handle("plm_op_t", "plm_op_destroy")
             call(getattr(lib, "plm_op_" + kind), self._plm.h, hd.ptr)
-            return MPILinearOperator._native(hd, self.base_comm, dims, dimsd)
+            return _result(hd, self.base_comm, dims, dimsd, dtree, rtree)
         shape = (self.shape[1], self.shape[0]) if swap else self.shape
         if kind == "adjoint":
             mv, rmv = self.rmatvec, self.matvec
@@ -564,7 +620,7 @@ class MPILinearOperator:
         else:
             mv = lambda x: self.matvec(x.conj()).conj()
             rmv = lambda x: self.rmatvec(x.conj()).conj()
-        return _PyOp(shape, self.dtype, self.base_comm, mv, rmv, dims, dimsd)
+        return _python_op(shape, self.dtype, self.base_comm, mv, rmv, dims, dimsd, dtree, rtree)
 
     def _scaled(self, alpha):
         dtype = np.result_type(self.dtype, np.asarray(alpha).dtype)
@@ -572,26 +628,29 @@ class MPILinearOperator:
             a = complex(alpha)
             hd = Handle("plm_op_t", "plm_op_destroy")
             call(lib.plm_op_scale, self._plm.h, a.real, a.imag, hd.ptr)
-            return MPILinearOperator._native(hd, self.base_comm, self.dims, self.dimsd)
-        return _PyOp(self.shape, dtype, self.base_comm, lambda x: self.matvec(x) * alpha,
-                     lambda x: self.rmatvec(x) * np.conj(alpha), self.dims, self.dimsd)
+            return _result(hd, self.base_comm, self.dims, self.dimsd, self._dtree, self._rtree)
+        return _python_op(self.shape, dtype, self.base_comm, lambda x: self.matvec(x) * alpha,
+                          lambda x: self.rmatvec(x) * np.conj(alpha), self.dims, self.dimsd,
+                          self._dtree, self._rtree)
 
     def _compose(self, kind, other):
         if kind == "product" and self.shape[1] != other.shape[0]:
             raise ValueError(f"cannot multiply {self} and {other}: shape mismatch")
         dims, dimsd = (other.dims, self.dimsd) if kind == "product" else (self.dims, self.dimsd)
+        dtree, rtree = (other._dtree, self._rtree) if kind == "product" else (self._dtree, self._rtree)
         if self._plm is not None and other._plm is not None and self.dtype == other.dtype:
             hd = Handle("plm_op_t", "plm_op_destroy")
             call(getattr(lib, "plm_op_" + kind), self._plm.h, other._plm.h, hd.ptr)
-            return MPILinearOperator._native(hd, self.base_comm, dims, dimsd)
+            return _result(hd, self.base_comm, dims, dimsd, dtree, rtree)
         if kind == "product":
-            return _PyOp((self.shape[0], other.shape[1]), np.result_type(self.dtype, other.dtype),
-                         self.base_comm, lambda x: self.matvec(other.matvec(x)),
-                         lambda x: other.rmatvec(self.rmatvec(x)), dims, dimsd)
+            return _python_op((self.shape[0], other.shape[1]), np.result_type(self.dtype, other.dtype),
+                              self.base_comm, lambda x: self.matvec(other.matvec(x)),
+                              lambda x: other.rmatvec(self.rmatvec(x)), dims, dimsd, dtree, rtree)
         sign = 1 if kind == "sum" else -1
-        return _PyOp(self.shape, self.dtype, self.base_comm,
-                     lambda x: self.matvec(x) + other.matvec(x) * sign,
-                     lambda x: self.rmatvec(x) + other.rmatvec(x) * sign, dims, dimsd)
+        return _python_op(self.shape, np.result_type(self.dtype, other.dtype), self.base_comm,
+                          lambda x: self.matvec(x) + other.matvec(x) * sign,
+                          lambda x: self.rmatvec(x) + other.rmatvec(x) * sign, dims, dimsd, dtree,
+                          rtree)
 
     def __repr__(self):
         return f"<{self.shape[0]}x{self.shape[1]} {type(self).__name__} with dtype={self.dtype}>"
@@ -609,6 +668,50 @@ class _PyOp(MPILinearOperator):
 
     def _rmatvec(self, x):
         return self._rmv(x)
+
+
+class MPIStackedLinearOperator(MPILinearOperator):
+    """A distributed operator on stacks (PyLops-MPI's MPIStackedLinearOperator): its domain or
+    range is a StackedDistributedArray (possibly nested, as PyLops-MPI's MPIStackedVStack of
+    [Op, MPIGradient] gives [Op x, [D0 x, D1 x]]). MPIStackedBlockDiag, MPIStackedVStack and
+    MPIGradient are ones; so is every composite (+ - * @ ** .H .T conj, scaling) with a stacked
+    operand, applied by the library when the operands are library operators. Subclass it with
+    `_matvec` / `_rmatvec` on (stacked) arrays for an operator defined in Python, as in PyLops-MPI.
+    """
+
+    def __init__(self, shape=None, dims=None, dimsd=None, dtype=None, base_comm=MPI.COMM_WORLD):
+        MPILinearOperator.__init__(self, shape=shape, dims=dims, dimsd=dimsd, dtype=dtype,
+                                   base_comm=base_comm)
+
+
+class _PyStackedOp(MPIStackedLinearOperator):
+    """A composite of stacked operators applied in Python (an operand is defined in Python)."""
+
+    def __init__(self, shape, dtype, base_comm, mv, rmv, dims=None, dimsd=None):
+        super().__init__(shape=shape, dims=dims, dimsd=dimsd, dtype=dtype, base_comm=base_comm)
+        self._mv, self._rmv = mv, rmv
+
+    def _matvec(self, x):
+        return self._mv(x)
+
+    def _rmatvec(self, x):
+        return self._rmv(x)
+
+
+def _python_op(shape, dtype, base_comm, mv, rmv, dims, dimsd, dtree, rtree):
+    """A composite applied in Python: stacked when its domain or range is."""
+    stacked = dtree is not None or rtree is not None
+    op = (_PyStackedOp if stacked else _PyOp)(shape, dtype, base_comm, mv, rmv, dims, dimsd)
+    op._dtree, op._rtree = dtree, rtree
+    return op
+
+
+def _result(hd, base_comm, dims, dimsd, dtree, rtree):
+    """The operator over a library composite: stacked when its domain or range is."""
+    stacked = dtree is not None or rtree is not None
+    op = (MPIStackedLinearOperator if stacked else MPILinearOperator)._native(hd, base_comm, dims, dimsd)
+    op._dtree, op._rtree = dtree, rtree
+    return op
 
 
 def _power(op, x, p, adjoint):

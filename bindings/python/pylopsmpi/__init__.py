@@ -19,6 +19,7 @@ def version():
     check(lib.plm_version(v, v + 1, v + 2))
     return (v[0], v[1], v[2])
 from .LinearOperator import MPILinearOperator, MPIShellOperator, asmpilinearoperator
+from .StackedLinearOperator import MPIStackedLinearOperator
 from .basicoperators import (MPIBlockDiag, MPIStackedBlockDiag, MPIVStack, MPIStackedVStack,
                              MPIHStack, MPIFirstDerivative, MPISecondDerivative, MPILaplacian,
                              MPIGradient, MPIHalo, MPIMatrixMult)

@@ -34,8 +34,11 @@ def test_wrong_dtype():
         pm.DistributedArray(global_shape=4, dtype=np.int32)
     x = pm.DistributedArray(global_shape=4, dtype=np.float32)
     y = pm.DistributedArray(global_shape=4, dtype=np.float64)
-    with pytest.raises(pm.PylopsMPIError):
-        x.dot(y)
+    x[:] = 1
+    y[:] = 2
+    assert x.dot(y).dtype == np.float64          # NumPy's promotion, as PyLops-MPI
+    with pytest.raises(pm.PylopsMPIError):       # in place into the narrower dtype: refused
+        x += y
 
 
 def test_wrong_dtype_on_one_rank():

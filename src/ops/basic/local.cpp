@@ -11,6 +11,7 @@
 #include <cblas.h>
 
 #include "core/alloc.hpp"
+#include "core/sim.hpp"
 #include "ops/operator.hpp"
 #ifdef PLM_HAVE_CUDA
 #include "ops/device_blas.hpp"
@@ -56,25 +57,23 @@ void Operator::apply_parts(const In &x, const Out &y, bool adjoint, Work *w) con
     apply(*x.front(), *y.front(), adjoint, w);
 }
 
-void Operator::check_parts(const In &x, const Out &y, bool adjoint) const
+void Operator::check_parts(const In &x, const Out &y, bool adjoint, bool dtypes) const
 {
-    const std::vector<ArrayLayout::Ptr> in = adjoint ? range_parts() : domain_parts(),
-                                         out = adjoint ? domain_parts() : range_parts();
-    PLM_REQUIRE(x.size() == in.size() && y.size() == out.size(), PLM_ERR_SIZE_MISMATCH,
-                "the operator maps %zu to %zu arrays; got stacks of %zu and %zu", in.size(), out.size(), x.size(),
-                y.size());
+    const size_t nin = nparts(adjoint), nout = nparts(!adjoint);
+    PLM_REQUIRE(x.size() == nin && y.size() == nout, PLM_ERR_SIZE_MISMATCH,
+                "the operator maps %zu to %zu arrays; got stacks of %zu and %zu", nin, nout, x.size(), y.size());
     for (const DistributedArray *a : x)
-        PLM_REQUIRE(a->dtype() == dtype_, PLM_ERR_DTYPE_MISMATCH, "operator of %s applied to an array of %s",
+        PLM_REQUIRE(!dtypes || a->dtype() == dtype_, PLM_ERR_DTYPE_MISMATCH, "operator of %s applied to an array of %s",
                     dtype_name(dtype_), dtype_name(a->dtype()));
     for (const DistributedArray *a : y)
-        PLM_REQUIRE(a->dtype() == dtype_, PLM_ERR_DTYPE_MISMATCH, "operator of %s writing an array of %s",
+        PLM_REQUIRE(!dtypes || a->dtype() == dtype_, PLM_ERR_DTYPE_MISMATCH, "operator of %s writing an array of %s",
                     dtype_name(dtype_), dtype_name(a->dtype()));
     for (size_t i = 0; i < x.size(); ++i)
-        PLM_REQUIRE(x[i]->layout_object()->same_as(*in[i]), PLM_ERR_SIZE_MISMATCH,
+        PLM_REQUIRE(x[i]->layout_object()->same_as(*part(adjoint, i)), PLM_ERR_SIZE_MISMATCH,
                     "input %zu is not on the operator's %s%s (make arrays from plm_op_domain/plm_op_range)", i,
                     adjoint ? "range" : "domain", stacked() ? " part" : "");
     for (size_t i = 0; i < y.size(); ++i)
-        PLM_REQUIRE(y[i]->layout_object()->same_as(*out[i]), PLM_ERR_SIZE_MISMATCH,
+        PLM_REQUIRE(y[i]->layout_object()->same_as(*part(!adjoint, i)), PLM_ERR_SIZE_MISMATCH,
                     "output %zu is not on the operator's %s%s (make arrays from plm_op_domain/plm_op_range)", i,
                     adjoint ? "domain" : "range", stacked() ? " part" : "");
     for (const DistributedArray *a : x)
@@ -160,13 +159,15 @@ DistributedArray *host_twin(const DistributedArray &a, std::vector<DistributedAr
 int64_t twins_made() { return g_twins.load(); }
 void count_twin() { ++g_twins; }
 
-HostStage::HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs)
+HostStage::HostStage(const Operator::In &x, const Operator::Out &y, bool read_outputs) : x_(&x), y_(&y)
 {
     bool host = false, device = false;
     for (const DistributedArray *a : x) (a->space() == Space::host ? host : device) = true;
     for (const DistributedArray *a : y) (a->space() == Space::host ? host : device) = true;
     space_ = device && !host ? Space::device : Space::host;
     const bool stage = host && device;  // one space: the operator runs there, no copies
+    staged_ = stage;
+    if (!stage) return;
     for (const DistributedArray *a : x)
         in_.push_back(!stage || a->space() == Space::host ? a : host_twin(*a, twins_, true));
     for (DistributedArray *a : y) {
@@ -178,25 +179,131 @@ HostStage::HostStage(const Operator::In &x, const Operator::Out &y, bool read_ou
 
 void HostStage::finish() const
 {
+    if (!staged_) return;
     for (size_t i = 0; i < out_.size(); ++i)
         if (DistributedArray *d = device_out_[i])
             copy_bytes(d->space(), d->data(), Space::host, out_[i]->data(),
                        static_cast<size_t>(d->local_size()) * dtype_size(d->dtype()), d->exec().stream);
 }
 
+namespace {
+
+// The dtype conversions of an apply with operands of other dtypes than the operator's
+// (ops::apply's rule): the widened inputs, or the real and imaginary parts of complex data on
+// a real operator, made before the agreement; run() applies through them.
+class Promotion {
+public:
+    enum Mode { none, widen, split };
+
+    // The mode for inputs of dx and outputs of dy on an operator of dt (DTYPE_MISMATCH when
+    // no promotion gives them).
+    static Mode mode_for(DType dt, DType dx, DType dy)
+    {
+        const DType c = promote(dt, dx);
+        PLM_REQUIRE(dy == c, PLM_ERR_DTYPE_MISMATCH,
+                    "an operator of %s applied to %s data gives %s; the output is %s", dtype_name(dt), dtype_name(dx),
+                    dtype_name(c), dtype_name(dy));
+        if (c == dt) return dx == dt ? none : widen;
+        PLM_REQUIRE(!is_complex(dt) && is_complex(c) && dtype_real(c) == dt, PLM_ERR_DTYPE_MISMATCH,
+                    "an operator of %s applied to %s data would compute in %s (it computes in its own precision: make "
+                    "the operator %s, or the data %s)",
+                    dtype_name(dt), dtype_name(dx), dtype_name(dtype_real(c)), dtype_name(dtype_real(c)), dtype_name(dt));
+        return split;
+    }
+
+    Promotion() = default;
+    Promotion(const Operator &op, Mode m, const Operator::In &x, const Operator::Out &y) : mode_(m), dt_(op.dtype())
+    {
+        if (m == none) return;
+        const DType c = y.front()->dtype();
+        for (const DistributedArray *a : x) {
+            if (m == widen || a->dtype() != c) in_c_.push_back(a->empty_like_as(c));  // x widened into c
+            if (m == split) {
+                re_in_.push_back(a->empty_like_as(dt_));
+                im_in_.push_back(a->empty_like_as(dt_));
+            }
+        }
+        for (const DistributedArray *b : y)
+            if (m == split) {
+                re_out_.push_back(b->empty_like_as(dt_));
+                im_out_.push_back(b->empty_like_as(dt_));
+            }
+        for (auto *v : {&re_in_, &im_in_, &in_c_}) lists_in_.emplace_back(ptrs(*v));
+        for (auto *v : {&re_out_, &im_out_}) lists_out_.emplace_back(out_ptrs(*v));
+    }
+
+    void run(const Operator &op, const Operator::In &x, const Operator::Out &y, bool adjoint, Work *w) const
+    {
+        if (mode_ == none) return op.apply_parts(x, y, adjoint, w);
+        const Operator::In &wide = lists_in_[2];
+        for (size_t i = 0; i < wide.size(); ++i)
+            kernels::convert(x[i]->exec(), x[i]->dtype(), wide[i]->dtype(), x[i]->local_size(), x[i]->data(),
+                             wide[i]->data());
+        if (mode_ == widen) return op.apply_parts(wide, y, adjoint, w);
+        // y = A re(x) + i A im(x): the parts through the operator one after the other
+        const Operator::In &c = wide.empty() ? x : wide;
+        for (size_t i = 0; i < c.size(); ++i)
+            for (int part = 0; part < 2; ++part)
+                kernels::copy_slab(c[i]->exec(), dt_, c[i]->local_size(), 1, c[i]->data(), 2, part,
+                                   (part ? im_in_ : re_in_)[i]->data(), 1, 0, 1);
+        op.apply_parts(lists_in_[0], lists_out_[0], adjoint, w);
+        op.apply_parts(lists_in_[1], lists_out_[1], adjoint, w);
+        for (size_t i = 0; i < y.size(); ++i)
+            for (int part = 0; part < 2; ++part)
+                kernels::copy_slab(y[i]->exec(), dt_, y[i]->local_size(), 1, (part ? im_out_ : re_out_)[i]->data(), 1,
+                                   0, y[i]->data(), 2, part, 1);
+    }
+
+private:
+    static Operator::In ptrs(const std::vector<DistributedArray::Ptr> &v)
+    {
+        Operator::In p;
+        for (const auto &a : v) p.push_back(a.get());
+        return p;
+    }
+    static Operator::Out out_ptrs(const std::vector<DistributedArray::Ptr> &v)
+    {
+        Operator::Out p;
+        for (const auto &a : v) p.push_back(a.get());
+        return p;
+    }
+    Mode mode_ = none;
+    DType dt_ = DType::f64;
+    std::vector<DistributedArray::Ptr> in_c_, re_in_, im_in_, re_out_, im_out_;
+    std::vector<Operator::In> lists_in_;    // re, im, widened
+    std::vector<Operator::Out> lists_out_;  // re, im
+};
+
+// The one dtype of a list of operands (DTYPE_MISMATCH for a mix).
+template <typename List> DType one_dtype(const List &l, const char *what)
+{
+    for (const DistributedArray *a : l)
+        PLM_REQUIRE(a->dtype() == l.front()->dtype(), PLM_ERR_DTYPE_MISMATCH, "%s members of %s and %s", what,
+                    dtype_name(l.front()->dtype()), dtype_name(a->dtype()));
+    return l.front()->dtype();
+}
+
+}  // namespace
+
 void apply(comm::Agreement &ag, const Operator &op, const Operator::In &x, const Operator::Out &y, bool adjoint)
 {
     HostStage s;
     WorkLease w;
+    Promotion pr;
+    int64_t mode = Promotion::none;
     ag.check([&] {
         PLM_REQUIRE(!op.is_local(), PLM_ERR_INVALID_ARG, "a local operator has no domain or range layout");
-        op.check_parts(x, y, adjoint);
+        op.check_parts(x, y, adjoint, false);
+        const Promotion::Mode m = Promotion::mode_for(op.dtype(), one_dtype(x, "input"), one_dtype(y, "output"));
+        mode = m;
         s = HostStage(x, y);
+        if (m != Promotion::none) pr = Promotion(op, m, s.in(), s.out());
         w = WorkLease(op, op.comm().exec(s.space()));
     });
     ag.fold(static_cast<int64_t>(s.space()));  // every rank on the same path
+    ag.fold(mode);
     ag.run();
-    op.apply_parts(s.in(), s.out(), adjoint, w.get());
+    pr.run(op, s.in(), s.out(), adjoint, w.get());
     s.finish();
 }
 
@@ -290,6 +397,13 @@ public:
         const int ld = std::max(1, col_major_ ? m : n);
         const void *a = data_.data();
         if (rows_ == 0 || cols_ == 0) return zero_out(e, dtype_, adjoint ? cols_ : rows_, out);  // BLAS leaves y alone
+        sim::compute(PLM_SIM_SITE, {rows_, cols_, int64_t(dtype_), adjoint, col_major_}, 1,
+                     [&] { gemv(order, adjoint, m, n, a, ld, in, out); });
+    }
+
+private:
+    void gemv(CBLAS_ORDER order, bool adjoint, int m, int n, const void *a, int ld, const void *in, void *out) const
+    {
         switch (dtype_) {
         case DType::f32:
             cblas_sgemv(order, adjoint ? CblasTrans : CblasNoTrans, m, n, 1.0f, static_cast<const float *>(a), ld,
@@ -313,7 +427,6 @@ public:
         }
     }
 
-private:
     bool col_major_;
     Buffer data_;
 #ifdef PLM_HAVE_CUDA

@@ -1,5 +1,8 @@
 // Distributed operators built from each rank's local operators: BlockDiag, VStack, HStack,
 // the broadcast wrapper, and the stacked operators over distributed parts.
+#include <limits>
+#include <optional>
+
 #include "ops/operator.hpp"
 
 #include <algorithm>
@@ -10,12 +13,41 @@ namespace {
 
 char *at(void *p, int64_t elems, DType dt) { return static_cast<char *>(p) + elems * static_cast<int64_t>(dtype_size(dt)); }
 
-// Checks this rank's parts (at least one, all local, one dtype) into ag; returns the dtype.
-DType check_parts(comm::Agreement &ag, const std::vector<Operator::Ptr> &parts)
+// A value every rank with local operators passes, gathered through two imax lanes (the
+// largest value and the largest negated one): a rank with none (no local work) does not know
+// it, so it cannot be folded into the fingerprint. Read with agreed() after the run.
+struct SharedLanes {
+    size_t hi, neg;
+};
+
+SharedLanes add_shared(comm::Agreement &ag, std::optional<int64_t> mine)
 {
-    DType dt = DType::f64;
+    const SharedLanes l{ag.add_lanes(1, comm::LaneOp::imax), ag.add_lanes(1, comm::LaneOp::imax)};
+    if (mine && ag.ok()) {
+        ag.set_int(l.hi, *mine);
+        ag.set_int(l.neg, -*mine);
+    }
+    return l;
+}
+
+// After the run: the value, the same on every rank; INVALID_ARG on every rank when ranks passed
+// different ones (what the fingerprint would say) or none passed any.
+int64_t agreed(const comm::Agreement &ag, SharedLanes l, const char *what)
+{
+    const int64_t hi = ag.get_int(l.hi), lo = -ag.get_int(l.neg);
+    PLM_REQUIRE(hi != std::numeric_limits<int64_t>::min(), PLM_ERR_INVALID_ARG,
+                "no rank has a local operator: the %s is unknown", what);
+    PLM_REQUIRE(hi == lo, PLM_ERR_INVALID_ARG, "ranks passed local operators of different %ss (%lld and %lld)", what,
+                static_cast<long long>(lo), static_cast<long long>(hi));
+    return hi;
+}
+
+// Checks this rank's parts (any number: a rank may hold no local work; all local, one dtype)
+// into ag; the dtype every rank's parts share is agreed through lanes (dtype_of after the run).
+SharedLanes check_parts(comm::Agreement &ag, const std::vector<Operator::Ptr> &parts)
+{
+    std::optional<int64_t> dt;
     ag.check([&] {
-        PLM_REQUIRE(!parts.empty(), PLM_ERR_INVALID_ARG, "every rank needs at least one local operator");
         for (const Operator::Ptr &p : parts) {
             PLM_REQUIRE(p, PLM_ERR_INVALID_ARG, "a local operator is NULL");
             PLM_REQUIRE(p->is_local(), PLM_ERR_INVALID_ARG,
@@ -24,16 +56,16 @@ DType check_parts(comm::Agreement &ag, const std::vector<Operator::Ptr> &parts)
                         "local operators of %s and %s on one rank", dtype_name(parts.front()->dtype()),
                         dtype_name(p->dtype()));
         }
-        dt = parts.front()->dtype();
+        if (!parts.empty()) dt = static_cast<int64_t>(parts.front()->dtype());
     });
-    ag.fold(static_cast<int64_t>(dt));
-    return dt;
+    return add_shared(ag, dt);
 }
 
 bool all_clinear(const std::vector<Operator::Ptr> &parts)
 {
     return std::all_of(parts.begin(), parts.end(), [](const Operator::Ptr &p) { return p->clinear(); });
 }
+DType dtype_of(const comm::Agreement &ag, SharedLanes l) { return static_cast<DType>(agreed(ag, l, "dtype")); }
 
 bool any_may_fail(const std::vector<Operator::Ptr> &parts)
 {
@@ -157,9 +189,14 @@ public:
             agree_on(*this, comm(), err, e.space == Space::device);
             return;
         }
-        // Adjoint: the local sum of A_i^H x_i, then one allreduce over the ranks, in place.
+        // Adjoint: the local sum of A_i^H x_i (zeros on a rank with no parts), then one
+        // allreduce over the ranks, in place.
         void *sum = static_cast<VStackWork *>(w)->sum.data();
         const std::optional<Error> err = comm::capture([&] {
+            if (parts_.empty()) {
+                const unsigned char zero[16] = {};
+                kernels::fill(e, dtype_, cols_, zero, y.data());
+            }
             int64_t in = 0;
             const Scalar one = make_scalar(dtype_, 1, 0, "vstack");
             for (size_t i = 0; i < parts_.size(); ++i) {
@@ -203,8 +240,7 @@ void require_stackable(const std::vector<Operator::Ptr> &parts)
 {
     PLM_REQUIRE(!parts.empty(), PLM_ERR_INVALID_ARG, "a stacked operator needs at least one part");
     for (const Operator::Ptr &p : parts) {
-        PLM_REQUIRE(p && !p->is_local() && !p->stacked(), PLM_ERR_INVALID_ARG,
-                    "stacked operators take plain distributed operators");
+        PLM_REQUIRE(p && !p->is_local(), PLM_ERR_INVALID_ARG, "stacked operators take distributed operators");
         PLM_REQUIRE(p->dtype() == parts.front()->dtype(), PLM_ERR_DTYPE_MISMATCH, "parts of %s and %s",
                     dtype_name(parts.front()->dtype()), dtype_name(p->dtype()));
         PLM_REQUIRE(p->comm().size() == parts.front()->comm().size(), PLM_ERR_SIZE_MISMATCH,
@@ -212,21 +248,65 @@ void require_stackable(const std::vector<Operator::Ptr> &parts)
     }
 }
 
-std::vector<ArrayLayout::Ptr> domains(const std::vector<Operator::Ptr> &parts)
+// The members of a stack of parts, in order: each part's own members (a stacked part adds
+// all of its members: stacks of stacks are flattened).
+std::vector<ArrayLayout::Ptr> members(const std::vector<Operator::Ptr> &parts, bool range)
 {
     std::vector<ArrayLayout::Ptr> v;
-    for (const Operator::Ptr &p : parts) v.push_back(p->domain());
+    for (const Operator::Ptr &p : parts)
+        for (const ArrayLayout::Ptr &l : range ? p->range_parts() : p->domain_parts()) v.push_back(l);
     return v;
 }
 
-std::vector<ArrayLayout::Ptr> ranges(const std::vector<Operator::Ptr> &parts)
+// Where each part's members start in a flattened stack (one entry per part, then the total).
+std::vector<size_t> starts(const std::vector<Operator::Ptr> &parts, bool range)
 {
-    std::vector<ArrayLayout::Ptr> v;
-    for (const Operator::Ptr &p : parts) v.push_back(p->range());
+    std::vector<size_t> v{0};
+    for (const Operator::Ptr &p : parts) v.push_back(v.back() + (range ? p->range_parts() : p->domain_parts()).size());
     return v;
 }
 
-// Member i of the input through part i into member i of the output.
+// Operand lists of one part's apply, made with the Work (so an apply fills them without
+// allocating): the part's slices of the stacked input and output.
+struct Slices {
+    Operator::In in;
+    Operator::Out out;
+};
+
+// The Work of a stack of parts: each part's Work and operand lists, and (stacked vstack) the
+// adjoint's running sum.
+struct StackWork : PartsWork {
+    std::vector<Slices> slices;
+    DistributedArray::Ptr sum;
+    Operator::Out dst = Operator::Out(1);  // the adjoint's output of one part
+};
+
+WorkPtr stack_work(const std::vector<Operator::Ptr> &parts, const Exec &e)
+{
+    auto w = std::make_unique<StackWork>();
+    for (const Operator::Ptr &p : parts) {
+        w->parts.push_back(p->make_work(e));
+        w->slices.push_back({Operator::In(p->domain_parts().size() + p->range_parts().size()),
+                             Operator::Out(p->domain_parts().size() + p->range_parts().size())});
+    }
+    return w;
+}
+
+// Part p applied to members [xi, xi + nin) of x into members [yi, yi + nout) of y: a plain
+// part directly, a stacked one on its slices (filled into the Work's lists, no allocation).
+void apply_part(const Operator &p, const Operator::In &x, size_t xi, size_t nin, const Operator::Out &y, size_t yi,
+                size_t nout, bool adjoint, Work *w, Slices &s)
+{
+    if (!p.stacked()) return p.apply(*x[xi], *y[yi], adjoint, w);
+    s.in.resize(nin);  // within the capacity made with the Work: no allocation
+    s.out.resize(nout);
+    for (size_t k = 0; k < nin; ++k) s.in[k] = x[xi + k];
+    for (size_t k = 0; k < nout; ++k) s.out[k] = y[yi + k];
+    p.apply_parts(s.in, s.out, adjoint, w);
+}
+
+// Member i of the input through part i into member i of the output (stacked parts: their
+// members in turn).
 class StackedBlockDiag final : public Operator {
 public:
     explicit StackedBlockDiag(std::vector<Operator::Ptr> parts)
@@ -237,28 +317,31 @@ public:
             rows_ = checked_add(rows_, p->rows(), "the stacked block-diagonal's rows");
             cols_ = checked_add(cols_, p->cols(), "the stacked block-diagonal's columns");
         }
-        dparts_ = domains(parts_);
-        rparts_ = ranges(parts_);
+        dparts_ = members(parts_, false);
+        rparts_ = members(parts_, true);
+        dstart_ = starts(parts_, false);
+        rstart_ = starts(parts_, true);
     }
     bool may_fail() const override { return any_may_fail(parts_); }
     bool clinear() const override { return all_clinear(parts_); }
     bool native(Space s) const override { return all_native(parts_, s); }
-    WorkPtr make_work(const Exec &e) const override { return parts_work(parts_, e); }
+    WorkPtr make_work(const Exec &e) const override { return stack_work(parts_, e); }
     void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
     {
-        for (size_t i = 0; i < parts_.size(); ++i) parts_[i]->apply(*x[i], *y[i], adjoint, part_of(w, i));
+        StackWork &sw = *static_cast<StackWork *>(w);
+        const std::vector<size_t> &xs = adjoint ? rstart_ : dstart_, &ys = adjoint ? dstart_ : rstart_;
+        for (size_t i = 0; i < parts_.size(); ++i)
+            apply_part(*parts_[i], x, xs[i], xs[i + 1] - xs[i], y, ys[i], ys[i + 1] - ys[i], adjoint, part_of(w, i),
+                       sw.slices[i]);
     }
 
 private:
     std::vector<Operator::Ptr> parts_;
+    std::vector<size_t> dstart_, rstart_;
 };
 
-// The Work of a stacked vstack: its parts' Works and the adjoint's running sum.
-struct StackedVStackWork : PartsWork {
-    DistributedArray::Ptr sum;
-};
-
-// One array through every part into a stack; the adjoint sums the parts' adjoints.
+// One array through every part into a stack (stacked parts add all their members); the
+// adjoint sums the parts' adjoints.
 class StackedVStack final : public Operator {
 public:
     explicit StackedVStack(std::vector<Operator::Ptr> parts)
@@ -267,30 +350,34 @@ public:
         rows_ = 0;
         for (const Operator::Ptr &p : parts_) rows_ = checked_add(rows_, p->rows(), "the stacked vstack's rows");
         dparts_ = {domain_};
-        rparts_ = ranges(parts_);
+        rparts_ = members(parts_, true);
+        rstart_ = starts(parts_, true);
     }
     bool may_fail() const override { return any_may_fail(parts_); }
     bool clinear() const override { return all_clinear(parts_); }
     bool native(Space s) const override { return all_native(parts_, s); }
     WorkPtr make_work(const Exec &e) const override
     {
-        auto w = std::make_unique<StackedVStackWork>();
-        for (const Operator::Ptr &p : parts_) w->parts.push_back(p->make_work(e));
-        w->sum = DistributedArray::create_from_layout(domain_, to_public(dtype_), space_to_public(e.space), nullptr, 0);
+        WorkPtr w = stack_work(parts_, e);
+        static_cast<StackWork &>(*w).sum =
+            DistributedArray::create_from_layout(domain_, to_public(dtype_), space_to_public(e.space), nullptr, 0);
         return w;
     }
-    const std::vector<Operator::Ptr> &parts() const { return parts_; }
     void apply_parts(const In &x, const Out &y, bool adjoint, Work *w) const override
     {
+        StackWork &sw = *static_cast<StackWork *>(w);
         if (!adjoint) {
-            for (size_t i = 0; i < parts_.size(); ++i) parts_[i]->apply(*x[0], *y[i], false, part_of(w, i));
+            for (size_t i = 0; i < parts_.size(); ++i)
+                apply_part(*parts_[i], x, 0, 1, y, rstart_[i], rstart_[i + 1] - rstart_[i], false, part_of(w, i),
+                           sw.slices[i]);
             return;
         }
-        DistributedArray &sum = *static_cast<StackedVStackWork *>(w)->sum;
+        DistributedArray &sum = *sw.sum;
         const Scalar one = make_scalar(dtype_, 1, 0, "stacked vstack");
         for (size_t i = 0; i < parts_.size(); ++i) {
-            DistributedArray &out = i == 0 ? *y[0] : sum;
-            parts_[i]->apply(*x[i], out, true, part_of(w, i));
+            sw.dst[0] = i == 0 ? y[0] : &sum;
+            apply_part(*parts_[i], x, rstart_[i], rstart_[i + 1] - rstart_[i], sw.dst, 0, 1, true, part_of(w, i),
+                       sw.slices[i]);
             if (i > 0)
                 kernels::axpby(y[0]->exec(), dtype_, y[0]->local_size(), one.data(), sum.data(), one.data(),
                                y[0]->data());
@@ -299,6 +386,7 @@ public:
 
 private:
     std::vector<Operator::Ptr> parts_;
+    std::vector<size_t> rstart_;
 };
 
 }  // namespace
@@ -324,25 +412,20 @@ Operator::Ptr stacked_block_diag(std::vector<Operator::Ptr> parts)
 Operator::Ptr stacked_vstack(std::vector<Operator::Ptr> parts)
 {
     require_stackable(parts);
-    for (const Operator::Ptr &p : parts)
+    for (const Operator::Ptr &p : parts) {
+        PLM_REQUIRE(p->domain_parts().size() == 1, PLM_ERR_SIZE_MISMATCH,
+                    "the parts of a stacked vstack take one array (a part takes a stack of %zu)",
+                    p->domain_parts().size());
         PLM_REQUIRE(p->domain()->same_as(*parts.front()->domain()), PLM_ERR_SIZE_MISMATCH,
                     "the parts of a stacked vstack must share one domain");
+    }
     return std::make_shared<StackedVStack>(std::move(parts));
-}
-
-std::vector<Operator::Ptr> vstack_parts(const Operator::Ptr &a)
-{
-    PLM_REQUIRE(a && !a->is_local(), PLM_ERR_INVALID_ARG, "a distributed operator is needed");
-    if (!a->stacked()) return {a};
-    const auto *v = dynamic_cast<const StackedVStack *>(a.get());
-    PLM_REQUIRE(v, PLM_ERR_INVALID_ARG, "a plain distributed operator or a stacked vstack is needed");
-    return v->parts();
 }
 
 Operator::Ptr block_diag(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts,
                          std::vector<int> mask)
 {
-    const DType dt = check_parts(ag, parts);
+    const SharedLanes dtl = check_parts(ag, parts);
     ag.check([&] {
         if (mask.empty()) return;
         PLM_REQUIRE(static_cast<int>(mask.size()) == c->size(), PLM_ERR_SIZE_MISMATCH,
@@ -353,6 +436,7 @@ Operator::Ptr block_diag(comm::Agreement &ag, const CommPtr &c, std::vector<Oper
     const size_t fails = add_may_fail(ag, parts);
     const SizeLanes sz = add_sizes(ag, parts);
     ag.run();
+    const DType dt = dtype_of(ag, dtl);
     return comm::finish_collective(*c, "op_blockdiag", {&mask}, [&] {
         ArrayLayout::Ptr domain = vector_layout(c, gathered(ag, sz.cols), PLM_PARTITION_SCATTER, mask);
         ArrayLayout::Ptr range = vector_layout(c, gathered(ag, sz.rows), PLM_PARTITION_SCATTER, mask);
@@ -365,19 +449,23 @@ namespace {
 // A vstack, or (adjoint) the hstack of the parts' adjoints.
 Operator::Ptr make_vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator::Ptr> parts, bool adjoint_of)
 {
-    const DType dt = check_parts(ag, parts);
-    int64_t cols = 0;
+    const SharedLanes dtl = check_parts(ag, parts);
+    std::optional<int64_t> mine;  // this rank's columns, when it has parts
     ag.check([&] {
-        cols = parts.front()->cols();
+        if (parts.empty()) return;
+        const int64_t cols = parts.front()->cols();
         for (const Operator::Ptr &p : parts)
             PLM_REQUIRE(p->cols() == cols, PLM_ERR_SIZE_MISMATCH, "vstack parts with %lld and %lld columns",
                         static_cast<long long>(cols), static_cast<long long>(p->cols()));
-        checked_bytes(cols, dt, "the vstack's replicated domain in bytes");  // every rank holds it whole
+        checked_bytes(cols, parts.front()->dtype(), "the vstack's replicated domain in bytes");  // held whole
+        mine = cols;
     });
-    ag.fold(cols);  // every rank's parts have the same columns
+    const SharedLanes coll = add_shared(ag, mine);  // every rank's parts have the same columns
     const size_t fails = add_may_fail(ag, parts);
     const SizeLanes sz = add_sizes(ag, parts);
     ag.run();
+    const DType dt = dtype_of(ag, dtl);
+    const int64_t cols = agreed(ag, coll, "column count");
     return comm::finish_collective(*c, adjoint_of ? "op_hstack" : "op_vstack", {}, [&] {
         ArrayLayout::Ptr domain = vector_layout(c, std::vector<int64_t>(static_cast<size_t>(c->size()), cols),
                                                 PLM_PARTITION_BROADCAST, {});
@@ -397,8 +485,11 @@ Operator::Ptr vstack(comm::Agreement &ag, const CommPtr &c, std::vector<Operator
 Operator::Ptr broadcast(comm::Agreement &ag, const CommPtr &c, Operator::Ptr local)
 {
     std::vector<Operator::Ptr> parts;
-    ag.check([&] { parts.push_back(local); });
-    check_parts(ag, parts);
+    ag.check([&] {
+        PLM_REQUIRE(local, PLM_ERR_INVALID_ARG, "a local operator is NULL");
+        parts.push_back(local);
+    });
+    const SharedLanes dtl = check_parts(ag, parts);
     int64_t rows = 0, cols = 0;
     ag.check([&] {
         rows = local->rows();
@@ -407,6 +498,7 @@ Operator::Ptr broadcast(comm::Agreement &ag, const CommPtr &c, Operator::Ptr loc
     ag.fold(rows);  // the same operator shape on every rank
     ag.fold(cols);
     ag.run();
+    dtype_of(ag, dtl);
     return comm::finish_collective(*c, "op_broadcast", {}, [&] {
         const size_t P = static_cast<size_t>(c->size());
         ArrayLayout::Ptr domain = vector_layout(c, std::vector<int64_t>(P, cols), PLM_PARTITION_BROADCAST, {});

@@ -1,7 +1,8 @@
 // Finite differences on an N-D model split along axis 0 in whole rows: FirstDerivative,
 // SecondDerivative, Laplacian and Gradient. The difference matrix of one axis is banded:
 // explicit rows near the ends, the same terms in between; the adjoint is its exact transpose,
-// built the same way. Each operator turns its bands into the fused stencil kernel's plans
+// each written as PyLops' numpy expressions evaluate it (term order, divisions, the sampling
+// divided last), so results are PyLops' bit for bit. Each operator turns its bands into the fused stencil kernel's plans
 // (kernels::stencil, host and device) when it is made. Along axis 0 the rows a rank needs
 // from others arrive through one persistent exchange, which runs while the rows that need
 // none are computed.
@@ -18,49 +19,126 @@ namespace {
 using kernels::Band;
 using kernels::BandRow;
 
+// A term of a row: input index minus output index, weight, divisor (1: none).
 struct Term {
-    int off;  // input index minus output index
+    int off;
     double w;
+    int d = 1;
 };
 
-void push(BandRow &r, int off, double w)
+void push(BandRow &r, const Term &t)
 {
     PLM_REQUIRE(r.nterms < kernels::kMaxTerms, PLM_ERR_INTERNAL, "a stencil row of more than %d terms",
                 kernels::kMaxTerms);
-    r.off[r.nterms] = off;
-    r.w[r.nterms++] = w;
+    r.off[r.nterms] = t.off;
+    r.w[r.nterms] = t.w;
+    r.d[r.nterms++] = static_cast<unsigned char>(t.d);
 }
 
 BandRow row(std::initializer_list<Term> terms)
 {
     BandRow r;
-    for (const Term &t : terms) push(r, t.off, t.w);
+    for (const Term &t : terms) push(r, t);
     return r;
 }
 
-// PyLops' rows for an axis of n points. Where PyLops assigns the end rows in turn, the later
-// assignment wins here too.
+// ---- PyLops' expressions -------------------------------------------------------------------
+// The rows follow PyLops' numpy expressions term for term (pylops/basicoperators/
+// firstderivative.py, secondderivative.py; PyLops-MPI's operators evaluate the same), so the
+// kernel's results are PyLops' bit for bit: the terms in the expression's order, x / 12.0 as a
+// division, the sampling divided at the end. One liberty: 0.5 * (a - b) is summed as
+// 0.5 a - 0.5 b, which differs only where halving leaves the normal range.
+
+// The forward (matvec) rows of an axis of n points. Where PyLops assigns rows in turn, the
+// later assignment wins here too.
 BandRow first_row(int kind, int order, bool edge, int64_t n, int64_t i)
 {
-    if (kind == PLM_DERIV_FORWARD) return i < n - 1 ? row({{0, -1}, {1, 1}}) : BandRow{};
-    if (kind == PLM_DERIV_BACKWARD) return i >= 1 ? row({{-1, -1}, {0, 1}}) : BandRow{};
-    if (edge && i == n - 1) return row({{-1, -1}, {0, 1}});
+    if (kind == PLM_DERIV_FORWARD) return i < n - 1 ? row({{1, 1}, {0, -1}}) : BandRow{};  // x[i+1] - x[i]
+    if (kind == PLM_DERIV_BACKWARD) return i >= 1 ? row({{0, 1}, {-1, -1}}) : BandRow{};   // x[i] - x[i-1]
+    if (edge && i == n - 1) return row({{0, 1}, {-1, -1}});  // x[-1] - x[-2]
     if (order == 3) {
-        if (edge && i == 0) return row({{0, -1}, {1, 1}});
-        return i >= 1 && i <= n - 2 ? row({{-1, -0.5}, {1, 0.5}}) : BandRow{};
+        if (edge && i == 0) return row({{1, 1}, {0, -1}});                          // x[1] - x[0]
+        return i >= 1 && i <= n - 2 ? row({{1, 0.5}, {-1, -0.5}}) : BandRow{};      // 0.5 (x[i+1] - x[i-1])
     }
-    if (edge && (i == n - 2 || i == 1)) return row({{-1, -0.5}, {1, 0.5}});
-    if (edge && i == 0) return row({{0, -1}, {1, 1}});
-    return i >= 2 && i <= n - 3 ? row({{-2, 1.0 / 12}, {-1, -2.0 / 3}, {1, 2.0 / 3}, {2, -1.0 / 12}}) : BandRow{};
+    if (edge && (i == n - 2 || i == 1)) return row({{1, 0.5}, {-1, -0.5}});
+    if (edge && i == 0) return row({{1, 1}, {0, -1}});
+    // x[i-2] / 12 - 2 x[i-1] / 3 + 2 x[i+1] / 3 - x[i+2] / 12
+    return i >= 2 && i <= n - 3 ? row({{-2, 1, 12}, {-1, -2, 3}, {1, 2, 3}, {2, -1, 12}}) : BandRow{};
 }
 
 BandRow second_row(int kind, bool edge, int64_t n, int64_t i)
 {
-    if (kind == PLM_DERIV_FORWARD) return i <= n - 3 ? row({{0, 1}, {1, -2}, {2, 1}}) : BandRow{};
-    if (kind == PLM_DERIV_BACKWARD) return i >= 2 ? row({{-2, 1}, {-1, -2}, {0, 1}}) : BandRow{};
-    if (edge && i == n - 1) return row({{-2, 1}, {-1, -2}, {0, 1}});
-    if (edge && i == 0) return row({{0, 1}, {1, -2}, {2, 1}});
-    return i >= 1 && i <= n - 2 ? row({{-1, 1}, {0, -2}, {1, 1}}) : BandRow{};
+    // x[i+2] - 2 x[i+1] + x[i], x[i] - 2 x[i-1] + x[i-2], x[i+1] - 2 x[i] + x[i-1]
+    if (kind == PLM_DERIV_FORWARD) return i <= n - 3 ? row({{2, 1}, {1, -2}, {0, 1}}) : BandRow{};
+    if (kind == PLM_DERIV_BACKWARD) return i >= 2 ? row({{0, 1}, {-1, -2}, {-2, 1}}) : BandRow{};
+    if (edge && i == n - 1) return row({{-2, 1}, {-1, -2}, {0, 1}});  // x[-3] - 2 x[-2] + x[-1]
+    if (edge && i == 0) return row({{0, 1}, {1, -2}, {2, 1}});        // x[0] - 2 x[1] + x[2]
+    return i >= 1 && i <= n - 2 ? row({{1, 1}, {0, -2}, {-1, 1}}) : BandRow{};
+}
+
+// The adjoint (rmatvec) rows: PyLops zeroes y, then adds slices of x in turn
+// (y[:-1] += -x[:-1]; y[1:] += x[:-1]; ...), so row j sums, in statement order, the terms of
+// the statements whose slice holds j. A statement adds one term to each j in [lo, hi] (ends
+// counted from the axis' end when negative, as numpy's slices), or, grouped, the sum of its
+// terms at one j (y[0] -= x[0] + 0.5 * x[1]).
+struct Stmt {
+    int64_t lo, hi;  // j from lo to hi; negative: from n
+    std::vector<Term> terms;
+    bool group = false, neg = false;
+};
+
+std::vector<Stmt> first_adjoint(int kind, int order, bool edge)
+{
+    if (kind == PLM_DERIV_FORWARD) return {{0, -2, {{0, -1}}}, {1, -1, {{-1, 1}}}};
+    if (kind == PLM_DERIV_BACKWARD) return {{0, -2, {{1, -1}}}, {1, -1, {{0, 1}}}};
+    std::vector<Stmt> s;
+    if (order == 3) {
+        s = {{0, -3, {{1, -0.5}}}, {2, -1, {{-1, 0.5}}}};
+        if (edge) s.insert(s.end(), {{0, 0, {{0, -1}}}, {1, 1, {{-1, 1}}}, {-2, -2, {{1, -1}}}, {-1, -1, {{0, 1}}}});
+        return s;
+    }
+    s = {{0, -5, {{2, 1, 12}}}, {1, -4, {{1, -2, 3}}}, {3, -2, {{-1, 2, 3}}}, {4, -1, {{-2, -1, 12}}}};
+    if (edge)
+        s.insert(s.end(), {{0, 0, {{0, 1}, {1, 0.5}}, true, true},
+                           {1, 1, {{-1, 1}}},
+                           {2, 2, {{-1, 0.5}}},
+                           {-3, -3, {{1, -0.5}}},
+                           {-2, -2, {{1, -1}}},
+                           {-1, -1, {{-1, 0.5}, {0, 1}}, true, false}});
+    return s;
+}
+
+std::vector<Stmt> second_adjoint(int kind, bool edge)
+{
+    if (kind == PLM_DERIV_FORWARD) return {{0, -3, {{0, 1}}}, {1, -2, {{-1, -2}}}, {2, -1, {{-2, 1}}}};
+    if (kind == PLM_DERIV_BACKWARD) return {{0, -3, {{2, 1}}}, {1, -2, {{1, -2}}}, {2, -1, {{0, 1}}}};
+    std::vector<Stmt> s = {{0, -3, {{1, 1}}}, {1, -2, {{0, -2}}}, {2, -1, {{-1, 1}}}};
+    if (edge)
+        s.insert(s.end(), {{0, 0, {{0, 1}}},
+                           {1, 1, {{-1, -2}}},
+                           {2, 2, {{-2, 1}}},
+                           {-3, -3, {{2, 1}}},
+                           {-2, -2, {{1, -2}}},
+                           {-1, -1, {{0, 1}}}});
+    return s;
+}
+
+// Row j of the statements on an axis of n points.
+BandRow stmt_row(const std::vector<Stmt> &stmts, int64_t n, int64_t j)
+{
+    BandRow r;
+    for (const Stmt &st : stmts) {
+        const int64_t lo = st.lo < 0 ? n + st.lo : st.lo, hi = st.hi < 0 ? n + st.hi : st.hi;
+        if (j < lo || j > hi) continue;
+        if (st.group) {
+            PLM_REQUIRE(r.group >= r.nterms, PLM_ERR_INTERNAL, "a stencil row with two groups");
+            r.group = static_cast<unsigned char>(r.nterms);
+            r.gneg = st.neg;
+        }
+        for (const Term &t : st.terms) push(r, t);
+        if (st.group) r.gend = static_cast<unsigned char>(r.nterms);
+    }
+    return r;
 }
 
 // The largest |off| of a band.
@@ -74,7 +152,9 @@ int reach(const Band &b)
     return r;
 }
 
-constexpr int64_t kEndRows = 3;  // rows at each end of an axis that may differ from the middle
+constexpr int64_t kEndRows = 3;     // forward rows at each end of an axis that may differ from the middle
+constexpr int64_t kEndRowsAdj = 5;  // adjoint rows likewise (PyLops' slices start up to 4 in)
+constexpr int64_t kFar = 1 << 20;   // an axis long enough for its middle row
 
 // The banded matrix of one axis of n points (the kernel's Band): the rows within `ends` of
 // either end listed (all of them on a short axis), checking that every term stays on the axis.
@@ -98,46 +178,92 @@ template <typename RowAt> Band make_band(int64_t n, int64_t ends, const BandRow 
     return b;
 }
 
-// The exact transpose: row j lists the entries of column j.
+// The exact transpose of b: row j lists the entries of column j (in row order).
 Band transpose(const Band &b)
 {
     BandRow mid;
-    for (int t = b.mid.nterms - 1; t >= 0; --t) push(mid, -b.mid.off[t], b.mid.w[t]);
+    for (int t = b.mid.nterms - 1; t >= 0; --t) push(mid, {-b.mid.off[t], b.mid.w[t], b.mid.d[t]});
     const int64_t R = reach(b);
     return make_band(b.n, std::max(b.lo, b.hi) + R, mid, [&](int64_t j) {
         BandRow r;
         for (int64_t i = std::max<int64_t>(0, j - R); i <= std::min(b.n - 1, j + R); ++i) {
             const BandRow &row = kernels::element::band_row(b, i);
             for (int t = 0; t < row.nterms; ++t)
-                if (i + row.off[t] == j) push(r, static_cast<int>(i - j), row.w[t]);
+                if (i + row.off[t] == j) push(r, {static_cast<int>(i - j), row.w[t], row.d[t]});
         }
         return r;
     });
 }
 
-// One axis of an operator: its band, the transpose and the factor (weight / sampling^order).
+// Whether a is the matrix transpose of b: every entry, the sum of its terms' w / d (a group
+// subtracted with its sign). The rows past 16 of either end repeat the middle: one of them
+// stands for all.
+bool is_transpose(const Band &a, const Band &b)
+{
+    const int64_t n = a.n;
+    for (int64_t j = 0; j < n; ++j) {
+        if (j == 17 && n > 34) j = n - 17;
+        const BandRow &ra = kernels::element::band_row(a, j);
+        std::vector<std::pair<int64_t, double>> col;  // entries of column j of b: (row i, value)
+        for (int64_t i = std::max<int64_t>(0, j - 8); i <= std::min(n - 1, j + 8); ++i) {
+            const BandRow &rb = kernels::element::band_row(b, i);
+            double v = 0;
+            for (int t = 0; t < rb.nterms; ++t)
+                if (i + rb.off[t] == j) v += rb.w[t] / rb.d[t];
+            if (v != 0) col.push_back({i, v});
+        }
+        std::vector<std::pair<int64_t, double>> row;
+        for (int t = 0; t < ra.nterms; ++t) {
+            const double sign = t >= ra.group && t < ra.gend && ra.gneg ? -1 : 1;
+            const int64_t i = j + ra.off[t];
+            auto it = std::find_if(row.begin(), row.end(), [&](const auto &e) { return e.first == i; });
+            if (it == row.end()) row.push_back({i, sign * ra.w[t] / ra.d[t]});
+            else it->second += sign * ra.w[t] / ra.d[t];
+        }
+        row.erase(std::remove_if(row.begin(), row.end(), [](const auto &e) { return std::abs(e.second) < 1e-14; }),
+                  row.end());
+        if (row.size() != col.size()) return false;
+        for (const auto &e : row) {
+            auto it = std::find_if(col.begin(), col.end(), [&](const auto &c) { return c.first == e.first; });
+            if (it == col.end() || std::abs(it->second - e.second) > 1e-14) return false;
+        }
+    }
+    return true;
+}
+
+// PyLops' adjoint rows, or - on the short axes where PyLops' statements count an end row
+// twice (the centered 5-point edge rows on 3 points: its rmatvec is not its matvec's adjoint
+// there) - the exact transpose.
+Band adjoint_band(const Band &fwd, const std::vector<Stmt> &st, int64_t n)
+{
+    Band a = make_band(n, kEndRowsAdj, stmt_row(st, kFar, kFar / 2), [&](int64_t j) { return stmt_row(st, n, j); });
+    return is_transpose(a, fwd) ? a : transpose(fwd);
+}
+
+// One axis of an operator: its forward and adjoint bands and PyLops' factors (the sums
+// divided by sampling^order, then multiplied by the weight).
 struct AxisPart {
     int axis;
     Band fwd, adj;
-    double scale;
+    double div, weight;
 };
 
-AxisPart first_part(int axis, int64_t n, int kind, int order, bool edge, double scale)
+AxisPart first_part(int axis, int64_t n, int kind, int order, bool edge, double div)
 {
-    Band b = make_band(n, kEndRows, first_row(kind, order, edge, 1 << 20, 1 << 19),
+    Band b = make_band(n, kEndRows, first_row(kind, order, edge, kFar, kFar / 2),
                        [&](int64_t i) { return first_row(kind, order, edge, n, i); });
-    return {axis, b, transpose(b), scale};
+    return {axis, b, adjoint_band(b, first_adjoint(kind, order, edge), n), div, 1.0};
 }
 
-AxisPart second_part(int axis, int64_t n, int kind, bool edge, double scale)
+AxisPart second_part(int axis, int64_t n, int kind, bool edge, double div, double weight)
 {
-    Band b = make_band(n, kEndRows, second_row(kind, edge, 1 << 20, 1 << 19),
+    Band b = make_band(n, kEndRows, second_row(kind, edge, kFar, kFar / 2),
                        [&](int64_t i) { return second_row(kind, edge, n, i); });
-    return {axis, b, transpose(b), scale};
+    return {axis, b, adjoint_band(b, second_adjoint(kind, edge), n), div, weight};
 }
 
-// The kernel's plan of one direction on this rank's block. Axis 0's part comes first (it
-// writes y, the others add to it, in their order). Axes without a stencil next to each other
+// The kernel's plan of one direction on this rank's block, the axes in the parts' order (the
+// first writes y, the others add to it, as PyLops sums the Laplacian's terms). Axes without a stencil next to each other
 // (axis 0 excepted) become one dimension of the plan, the same memory, so a model of any rank
 // fits the plan's PLM_MAX_NDIM dimensions unless a Laplacian has too many axes for that.
 kernels::StencilPlan make_plan(const Shape &dims, const std::vector<AxisPart> &parts, int64_t row0, int64_t nrows,
@@ -165,14 +291,13 @@ kernels::StencilPlan make_plan(const Shape &dims, const std::vector<AxisPart> &p
     p.nrows = nrows;
     p.before = before;
     p.after = after;
-    for (bool along0 : {true, false})
-        for (const AxisPart &part : parts) {
-            if ((part.axis == 0) != along0) continue;
-            kernels::StencilAxis &ax = p.axes[p.naxes++];
-            ax.axis = dim_of[static_cast<size_t>(part.axis)];
-            ax.scale = part.scale;
-            ax.band = adjoint ? part.adj : part.fwd;
-        }
+    for (const AxisPart &part : parts) {  // in the caller's order: PyLops sums the axes so
+        kernels::StencilAxis &ax = p.axes[p.naxes++];
+        ax.axis = dim_of[static_cast<size_t>(part.axis)];
+        ax.div = part.div;
+        ax.weight = part.weight;
+        ax.band = adjoint ? part.adj : part.fwd;
+    }
     kernels::check_plan(p);
     return p;
 }
@@ -255,17 +380,27 @@ private:
     int64_t staged_ = 0;              // elements a host-staged exchange stages (sends and ghosts)
 };
 
-double check_factor(comm::Agreement &ag, double sampling, int order, double weight)
+// PyLops' divisor sampling^order (sampling ** 2 in Python: the rounded square), checked
+// into ag and folded.
+double check_sampling(comm::Agreement &ag, double sampling, int order)
 {
-    double f = 0;
+    double d = 1;
     ag.check([&] {
         PLM_REQUIRE(std::isfinite(sampling) && sampling != 0, PLM_ERR_INVALID_ARG,
                     "sampling must be finite and non-zero (got %g)", sampling);
-        PLM_REQUIRE(std::isfinite(weight), PLM_ERR_INVALID_ARG, "weights must be finite (got %g)", weight);
-        f = weight / std::pow(sampling, order);
+        d = order == 1 ? sampling : sampling * sampling;
+        PLM_REQUIRE(std::isfinite(d) && d != 0, PLM_ERR_INVALID_ARG, "sampling %g squared is not finite and non-zero",
+                    sampling);
     });
-    ag.fold_double(f);
-    return f;
+    ag.fold_double(d);
+    return d;
+}
+
+double check_weight(comm::Agreement &ag, double weight)
+{
+    ag.check([&] { PLM_REQUIRE(std::isfinite(weight), PLM_ERR_INVALID_ARG, "weights must be finite (got %g)", weight); });
+    ag.fold_double(weight);
+    return weight;
 }
 
 void check_kind(comm::Agreement &ag, int kind, int order, bool edge)
@@ -412,7 +547,7 @@ Operator::Ptr first_derivative(comm::Agreement &ag, const CommPtr &c, const Sten
     const RowModel m = check_model(ag, s);
     const int a = check_axis(ag, m, axis);
     check_kind(ag, kind, order, edge);
-    const double f = check_factor(ag, sampling, 1, 1.0);
+    const double f = check_sampling(ag, sampling, 1);
     std::vector<std::vector<AxisPart>> members;
     ag.check([&] { members.push_back({first_part(a, m.dims[static_cast<size_t>(a)], kind, order, edge, f)}); });
     const size_t rows = add_rows(ag, m);
@@ -426,9 +561,9 @@ Operator::Ptr second_derivative(comm::Agreement &ag, const CommPtr &c, const Ste
     const RowModel m = check_model(ag, s);
     const int a = check_axis(ag, m, axis);
     check_kind(ag, kind, 3, edge);
-    const double f = check_factor(ag, sampling, 2, 1.0);
+    const double f = check_sampling(ag, sampling, 2);
     std::vector<std::vector<AxisPart>> members;
-    ag.check([&] { members.push_back({second_part(a, m.dims[static_cast<size_t>(a)], kind, edge, f)}); });
+    ag.check([&] { members.push_back({second_part(a, m.dims[static_cast<size_t>(a)], kind, edge, f, 1.0)}); });
     const size_t rows = add_rows(ag, m);
     ag.run();
     return build(ag, c, m, rows, std::move(members), false);
@@ -448,12 +583,12 @@ Operator::Ptr laplacian(comm::Agreement &ag, const CommPtr &c, const StencilMode
     std::vector<int> seen;
     for (size_t k = 0; k < axes.size() && ag.ok(); ++k) {
         const int a = check_axis(ag, m, axes[k]);
-        const double f = check_factor(ag, sampling[k], 2, weights[k]);
+        const double f = check_sampling(ag, sampling[k], 2), w = check_weight(ag, weights[k]);
         ag.check([&] {
             PLM_REQUIRE(std::find(seen.begin(), seen.end(), a) == seen.end(), PLM_ERR_INVALID_ARG,
                         "axis %d appears twice in the Laplacian's axes", a);
             seen.push_back(a);
-            parts.push_back(second_part(a, m.dims[static_cast<size_t>(a)], kind, edge, f));
+            parts.push_back(second_part(a, m.dims[static_cast<size_t>(a)], kind, edge, f, w));
         });
     }
     std::vector<std::vector<AxisPart>> members;  // one operator of every axis' part
@@ -474,7 +609,7 @@ Operator::Ptr gradient(comm::Agreement &ag, const CommPtr &c, const StencilModel
     });
     std::vector<std::vector<AxisPart>> members;  // one first derivative per axis, on one domain
     for (size_t a = 0; a < m.dims.size() && ag.ok(); ++a) {
-        const double f = check_factor(ag, sampling.empty() ? 1.0 : sampling[a], 1, 1.0);
+        const double f = check_sampling(ag, sampling.empty() ? 1.0 : sampling[a], 1);
         ag.check([&] { members.push_back({first_part(static_cast<int>(a), m.dims[a], kind, 3, edge, f)}); });
     }
     const size_t rows = add_rows(ag, m);

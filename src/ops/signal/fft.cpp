@@ -70,14 +70,6 @@ Shape with(Shape s, int axis, int64_t n)
     return s;
 }
 
-// Where rank r's share of n entries split over P ranks starts (the default split).
-int64_t split_start(int64_t n, int P, int r)
-{
-    int64_t off = 0;
-    for (int q = 0; q < r; ++q) off += split_count(n, P, q);
-    return off;
-}
-
 int64_t flat_index(const Shape &shape, const Shape &idx)
 {
     int64_t f = 0;

@@ -10,7 +10,8 @@ import numpy as np
 from mpi4py import MPI
 
 from .._core import ffi, lib, call, checks, agree, Handle, plm_comm, plm_dtype
-from ..LinearOperator import MPILinearOperator, local_operator
+from ..LinearOperator import MPILinearOperator, MPIStackedLinearOperator, local_operator
+from ..DistributedArray import StackedDistributedArray
 
 __all__ = ["MPIBlockDiag", "MPIStackedBlockDiag", "MPIVStack", "MPIStackedVStack", "MPIHStack",
            "MPIFirstDerivative", "MPISecondDerivative", "MPILaplacian", "MPIGradient", "MPIHalo",
@@ -100,26 +101,73 @@ class MPIHStack(_Stack):
     _fn = lib.plm_op_hstack
 
 
-class _StackedOfMPI(MPILinearOperator):
+class _StackedOfMPI(MPIStackedLinearOperator):
+    """A stack of distributed operators (plain or stacked: stacks of stacks keep their nesting,
+    the library flattens them). Operators of this package are stacked by the library; a stack
+    holding an operator defined in Python (no library handle) is applied in Python."""
     _fn = None
 
     def __init__(self, ops, base_comm=MPI.COMM_WORLD, dtype=None):
         self.ops = list(ops)
         for op in self.ops:
-            if op.handle is None:
-                raise NotImplementedError(f"{type(self).__name__} takes operators of this package")
-        hd = _new(self._fn, len(self.ops), ffi.new("plm_const_op_t[]", [op.handle for op in self.ops]))
-        MPILinearOperator._native(hd, base_comm, obj=self)
+            if not isinstance(op, MPILinearOperator):
+                raise ValueError(f"{type(self).__name__} takes MPILinearOperator or "
+                                 f"MPIStackedLinearOperator operators, got {type(op).__name__}")
+        self._set_trees()
+        if all(op.handle is not None for op in self.ops) and \
+                len({np.dtype(op.dtype) for op in self.ops}) == 1:
+            hd = _new(self._fn, len(self.ops), ffi.new("plm_const_op_t[]", [op.handle for op in self.ops]))
+            trees = self._dtree, self._rtree
+            MPILinearOperator._native(hd, base_comm, obj=self)
+            self._dtree, self._rtree = trees
+            return
+        shape = self._py_shape()
+        MPIStackedLinearOperator.__init__(self, shape=shape, dtype=_dtype_of(self.ops, dtype),
+                                          base_comm=base_comm)
+
+    def _stack(self, arrays):
+        return StackedDistributedArray(arrays, base_comm=self.base_comm)
 
 
 class MPIStackedBlockDiag(_StackedOfMPI):
-    """Block-diagonal of MPI operators, on StackedDistributedArrays."""
+    """Block-diagonal of MPI operators, on StackedDistributedArrays: member i through ops[i]."""
     _fn = lib.plm_op_stacked_blockdiag
+
+    def _set_trees(self):
+        self._dtree = [op._dtree for op in self.ops]
+        self._rtree = [op._rtree for op in self.ops]
+
+    def _py_shape(self):
+        return (sum(op.shape[0] for op in self.ops), sum(op.shape[1] for op in self.ops))
+
+    def _matvec(self, x):
+        return self._stack([op.matvec(d) for op, d in zip(self.ops, x.distarrays)])
+
+    def _rmatvec(self, x):
+        return self._stack([op.rmatvec(d) for op, d in zip(self.ops, x.distarrays)])
 
 
 class MPIStackedVStack(_StackedOfMPI):
-    """Vertical stack of MPI operators: one model, a StackedDistributedArray of data."""
+    """Vertical stack of MPI operators: one model, a StackedDistributedArray of data (a stacked
+    operator in ops adds its own stack: MPIStackedVStack([Op, MPIGradient]) gives
+    [Op x, [D0 x, D1 x, ...]])."""
     _fn = lib.plm_op_stacked_vstack
+
+    def _set_trees(self):
+        self._dtree = self.ops[0]._dtree if self.ops else None
+        self._rtree = [op._rtree for op in self.ops]
+
+    def _py_shape(self):
+        return (sum(op.shape[0] for op in self.ops), self.ops[0].shape[1])
+
+    def _matvec(self, x):
+        return self._stack([op.matvec(x) for op in self.ops])
+
+    def _rmatvec(self, x):
+        y = self.ops[0].rmatvec(x.distarrays[0])
+        for op, d in zip(self.ops[1:], x.distarrays[1:]):
+            y = y + op.rmatvec(d)
+        return y
 
 
 class MPIFirstDerivative(MPILinearOperator):
@@ -172,8 +220,9 @@ class MPILaplacian(MPILinearOperator):
         MPILinearOperator._native(hd, base_comm, dims, dims, obj=self)
 
 
-class MPIGradient(MPILinearOperator):
-    """Gradient: a model to a StackedDistributedArray of ndim first derivatives."""
+class MPIGradient(MPIStackedLinearOperator):
+    """Gradient: a model to a StackedDistributedArray of ndim first derivatives (a stacked
+    operator, as PyLops-MPI's: it composes with the others, e.g. sqrt(tau) * MPIGradient)."""
 
     def __init__(self, dims, sampling=1, edge=False, kind="centered",
                  base_comm=MPI.COMM_WORLD, dtype="float64"):
@@ -184,6 +233,7 @@ class MPIGradient(MPILinearOperator):
             plm_dtype(dtype), len(dims), _i64(dims), -1, ffi.new("double[]", sampling), _kind(kind),
             int(bool(edge))))
         MPILinearOperator._native(hd, base_comm, dims, (len(dims),) + dims, obj=self)
+        self._rtree = [None] * len(dims)
 
 
 class MPIHalo(MPILinearOperator):

@@ -196,7 +196,8 @@ def _native_ok(Op, y, x0, show, callback, args_ok=True):
     own arguments allow it). The facts are local (a callback or show=True on one rank only), so
     the choice is agreed: one way on every rank."""
     ok = (Op.handle is not None and not show and callback is None and args_ok
-          and type(y) is DistributedArray and type(x0) is DistributedArray)
+          and type(y) is DistributedArray and type(x0) is DistributedArray
+          and y.dtype == x0.dtype == np.dtype(Op.dtype))    # (mixed dtypes: the Python path promotes)
     return Op.base_comm.allreduce(bool(ok), op=MPI.LAND)
 
 

@@ -5,7 +5,8 @@ Two ways to run, the same iterations:
 - in the library (plm_solve_proximal_gradient / plm_solve_admml2) when every proximal operator
   is one of this package's (L1, L0, Box, MPIL2 with an integer niter, MPIProxOperator over them),
   the arrays are plain unmasked DistributedArrays, the operators have library handles, and
-  show is False. A `callback(x)` runs from the library after each iteration (x is lent for the
+  show is False; ADMML2 with a stacked A (MPIGradient for total variation, or a composite of
+  it) and an L1 / L0 / Box g runs plm_solve_admml2_stacked, z a stack with A's nesting. A `callback(x)` runs from the library after each iteration (x is lent for the
   call); an exception in it stops the solve on every rank after that iteration and becomes a
   CallbackError on every rank (the original on the rank where it was raised).
 - in Python otherwise (user proximal objects with prox / grad / __call__ on DistributedArrays,
@@ -303,13 +304,18 @@ def ADMML2(proxg, Op, b, A, x0, tau, niter=10, z0=None, gfirst=False, callback=N
             raise TypeError("ADMML2: proxg needs prox")
     agree(comm, c)
     hg = _handle_of(proxg)
-    native = (hg is not None and not show and set(kw) <= {"niter", "tol"}
-              and _plain(b, x0, *([z0] if z0 is not None else []))
-              and _plain_op(Op) and _plain_op(A))
-    if comm.allreduce(native, op=MPI.LAND):      # one way on every rank
-
+    base = hg is not None and not show and set(kw) <= {"niter", "tol"} and _plain(b, x0) and _plain_op(Op)
+    plain = base and _plain_op(A) and (z0 is None or _plain(z0))
+    # A stacked (A = MPIGradient, sqrt(2) * MPIGradient, ...): plm_solve_admml2_stacked, for a g
+    # the library applies to stacks
+    stacked = base and not plain and _stacked_a(A, z0) and getattr(
+        getattr(proxg, "proxop", proxg), "_stacked_in_c", False)
+    if comm.allreduce(plain, op=MPI.LAND):      # one way on every rank
         return _admm_native(hg, Op, b, A, x0, z0, tau, niter, gfirst, callback,
                             int(kw.get("niter", 10)), float(kw.get("tol", 1e-4)))
+    if comm.allreduce(stacked, op=MPI.LAND):
+        return _admm_native_stacked(hg, Op, b, A, x0, z0, tau, niter, gfirst, callback,
+                                    int(kw.get("niter", 10)), float(kw.get("tol", 1e-4)))
     _same_everywhere(comm, "ADMML2", [tau, niter, bool(gfirst), bool(show)])
     return _admm_python(proxg, Op, b, A, x0, tau, niter, z0, gfirst, callback, show, kw,
                         hg is not None)
@@ -318,7 +324,19 @@ def ADMML2(proxg, Op, b, A, x0, tau, niter=10, z0=None, gfirst=False, callback=N
 def _plain_op(op):
     from ..LinearOperator import _parts
     h = getattr(op, "handle", None)
-    return h is not None and _parts(h) == (1, 1)
+    return h is not None and op._dtree is None and op._rtree is None and _parts(h) == (1, 1)
+
+
+def _stacked_a(A, z0):
+    """A library operator taking one array to a stack, and z0 None or a stack of as many
+    DistributedArrays (nested or not)."""
+    from ..LinearOperator import _leaves, _parts
+    h = getattr(A, "handle", None)
+    if h is None or A._dtree is not None or A._rtree is None:
+        return False
+    nd, nr = _parts(h)
+    return nd == 1 and (z0 is None or (isinstance(z0, StackedDistributedArray)
+                                        and len(_leaves(z0)) == nr and _plain(*_leaves(z0))))
 
 
 def _admm_native(hg, Op, b, A, x0, z0, tau, niter, gfirst, callback, inner_niter, inner_tol):
@@ -338,6 +356,33 @@ def _admm_native(hg, Op, b, A, x0, z0, tau, niter, gfirst, callback, inner_niter
         lib.plm_solve_admml2, hg, Op.handle, bb.handle, A.handle, x.handle, z.handle,
         int(z0 is not None), tau, niter, int(bool(gfirst)), inner_niter, inner_tol, info))
     return x, z
+
+
+def _admm_native_stacked(hg, Op, b, A, x0, z0, tau, niter, gfirst, callback, inner_niter, inner_tol):
+    """ADMML2 in the library with z a stack (plm_solve_admml2_stacked): z has A's nesting."""
+    from ..LinearOperator import _conform, _layout_of, _new_on, _io_of, _leaves, _build, _stack_handle
+    comm = Op.base_comm
+    dt = np.dtype(Op.dtype)
+    x = _conform(x0, _layout_of(lib.plm_op_domain, Op.handle), dt, comm)
+    x = x.copy() if x is x0 else x
+    bb = _conform(b, _layout_of(lib.plm_op_range, Op.handle), dt, comm)
+    adt = np.dtype(A.dtype)
+    zs = []
+    for i, lay in enumerate(_io_of(A).range):
+        if z0 is not None:
+            m = _leaves(z0)[i]
+            c = _conform(m, lay.handle, adt, comm)
+            zs.append(c.copy() if c is m else c)
+        else:
+            zs.append(_new_on(lay.handle, adt, comm))
+    zh = _stack_handle(StackedDistributedArray(zs, base_comm=comm))
+    try:
+        _run_native(comm, callback, lambda info: call(
+            lib.plm_solve_admml2_stacked, hg, Op.handle, bb.handle, A.handle, x.handle, zh.h,
+            int(z0 is not None), tau, niter, int(bool(gfirst)), inner_niter, inner_tol, info))
+    finally:
+        zh.destroy()
+    return x, _build(A._rtree, zs, comm)
 
 
 def _admm_python(proxg, Op, b, A, x0, tau, niter, z0, gfirst, callback, show, kw, g_native):
