@@ -34,11 +34,13 @@ plm_status_t make_stack(plm_comm_t comm, int n, const plm_const_op_t *parts, con
 // has been used, applies allocate nothing (the SMPI guard counts allocations per apply).
 class Operands {
 public:
-    Operands() : d_(depth()++)
+    Operands() : d_(depth())
     {
-        if (lists().size() <= d_) lists().emplace_back();
+        // The depth counts only once the lists exist: a failed allocation here leaves it as it was.
+        while (lists().size() <= d_) lists().emplace_back();
         x().clear();
         y().clear();
+        ++depth();
     }
     ~Operands() { --depth(); }
     Operands(const Operands &) = delete;
