@@ -66,6 +66,76 @@ PLM_API plm_status_t plm_prox_create_l0(double sigma, plm_prox_t *out)
     return make_threshold(solvers::Prox::Kind::l0, sigma, out);
 }
 
+PLM_API plm_status_t plm_prox_create_l0_threshold(double sigma, plm_l0_threshold_t rule, plm_prox_t *out)
+{
+    return make(out, [&](solvers::Prox &p) {
+        PLM_REQUIRE(std::isfinite(sigma) && sigma >= 0, PLM_ERR_INVALID_ARG, "sigma %g is not finite and >= 0", sigma);
+        const int r = enum_value(rule);
+        PLM_REQUIRE(r == PLM_L0_EXACT || r == PLM_L0_PYPROXIMAL, PLM_ERR_INVALID_ARG, "unknown L0 threshold rule %d", r);
+        p.kind = solvers::Prox::Kind::l0;
+        p.sigma = sigma;
+        p.l0_at = r == PLM_L0_PYPROXIMAL;
+    });
+}
+
+PLM_API plm_status_t plm_prox_create_l21(int64_t ndim, double sigma, plm_prox_t *out)
+{
+    return make(out, [&](solvers::Prox &p) {
+        PLM_REQUIRE(std::isfinite(sigma) && sigma >= 0, PLM_ERR_INVALID_ARG, "sigma %g is not finite and >= 0", sigma);
+        PLM_REQUIRE(ndim >= 1, PLM_ERR_INVALID_ARG, "L21: ndim %lld is not >= 1", static_cast<long long>(ndim));
+        p.kind = solvers::Prox::Kind::l21;
+        p.sigma = sigma;
+        p.ndim = ndim;
+    });
+}
+
+PLM_API plm_status_t plm_prox_postcomposition(plm_const_prox_t f, double sigma, plm_prox_t *out)
+{
+    return make(out, [&](solvers::Prox &p) {
+        const solvers::Prox &inner = detail::prox_of(f);
+        PLM_REQUIRE(std::isfinite(sigma) && sigma > 0, PLM_ERR_INVALID_ARG,
+                    "postcomposition: sigma %g is not finite and > 0", sigma);
+        p.kind = solvers::Prox::Kind::post;
+        p.sigma = sigma;
+        p.f = std::make_shared<const solvers::Prox>(inner);
+    });
+}
+
+PLM_API plm_status_t plm_prox_precomposition(plm_const_prox_t f, double a, double b_value, plm_const_array_t b_array,
+                                             plm_prox_t *out)
+{
+    return make(out, [&](solvers::Prox &p) {
+        const solvers::Prox &inner = detail::prox_of(f);
+        PLM_REQUIRE(std::isfinite(a) && a != 0 && std::isfinite(b_value), PLM_ERR_INVALID_ARG,
+                    "precomposition: a %g must be finite and non-zero, b %g finite", a, b_value);
+        p.kind = solvers::Prox::Kind::pre;
+        p.a = a;
+        p.b = b_array ? 0.0 : b_value;
+        if (b_array) p.vec = array_of(b_array).duplicate();
+        p.f = std::make_shared<const solvers::Prox>(inner);
+    });
+}
+
+PLM_API plm_status_t plm_prox_affine_addition(plm_const_prox_t f, plm_const_array_t v, plm_prox_t *out)
+{
+    return make(out, [&](solvers::Prox &p) {
+        const solvers::Prox &inner = detail::prox_of(f);
+        p.kind = solvers::Prox::Kind::affine;
+        p.vec = array_of(v).duplicate();
+        p.f = std::make_shared<const solvers::Prox>(inner);
+    });
+}
+
+PLM_API plm_status_t plm_prox_chain(plm_const_prox_t f, plm_const_prox_t g, plm_prox_t *out)
+{
+    return make(out, [&](solvers::Prox &p) {
+        const solvers::Prox &pf = detail::prox_of(f), &pg = detail::prox_of(g);
+        p.kind = solvers::Prox::Kind::chain;
+        p.f = std::make_shared<const solvers::Prox>(pf);
+        p.g = std::make_shared<const solvers::Prox>(pg);
+    });
+}
+
 PLM_API plm_status_t plm_prox_create_box(double lower, double upper, plm_prox_t *out)
 {
     return make(out, [&](solvers::Prox &p) {
@@ -126,7 +196,14 @@ PLM_API plm_status_t plm_prox_create_callback(plm_prox_fn prox, plm_prox_value_f
     return make(out, [&](solvers::Prox &p) {
         PLM_REQUIRE(prox, PLM_ERR_INVALID_ARG, "a user proximal operator needs its prox function");
         p.kind = solvers::Prox::Kind::user;
-        p.user = {prox, value, grad, ctx, destroy};
+        p.user.prox = prox;
+        p.user.value = value;
+        p.user.grad = grad;
+        // last: nothing fails after ctx has an owner (a failed call leaves ctx the caller's)
+        auto owner = std::make_shared<solvers::UserCtx>();
+        owner->ctx = ctx;
+        owner->destroy = destroy;
+        p.user.owner = std::move(owner);
     });
 }
 
@@ -218,17 +295,103 @@ PLM_API plm_status_t plm_prox_destroy(plm_prox_t *prox)
     return guard([&] {
         if (!prox || !*prox) return;
         detail::prox_of(*prox);
-        const solvers::UserProx &u = (*prox)->prox.user;
-        if ((*prox)->prox.kind == solvers::Prox::Kind::user && u.destroy) u.destroy(u.ctx);
-        (*prox)->magic = 0;
+        (*prox)->magic = 0;  // a user operator's ctx goes with its last holder (compositions hold it too)
         delete *prox;
         *prox = nullptr;
     });
 }
 
-// ---- proximal solvers (the work is in solvers/proximal_solvers.cpp) ----
+namespace {
 
-// ---- proximal solvers (the work is in solvers/proximal_solvers.cpp) ----
+// The collective prox steps on an array or a stack: x, out and the prox resolved inside the
+// agreement (a failed check leaves placeholders the step only joins with).
+enum class Step { dual, gradient };
+
+void run_step(comm::Agreement &ag, const solvers::Prox &p, Step step, const solvers::In &xs, double t,
+              const solvers::Out &outs)
+{
+    if (step == Step::dual) p.dual(ag, xs, t, outs);
+    else p.grad(ag, xs, outs, t);
+}
+
+void check_t(Step step, double t)
+{
+    PLM_REQUIRE(std::isfinite(t) && t > 0, PLM_ERR_INVALID_ARG, "prox %s: %s %g is not finite and > 0",
+                step == Step::dual ? "dual" : "gradient", step == Step::dual ? "tau" : "sigmame", t);
+}
+
+plm_status_t array_step(Step step, plm_const_prox_t prox, plm_const_array_t x, double t, plm_array_t out,
+                        const char *what)
+{
+    return guard([&] {
+        const DistributedArray &a = array_of(x);
+        comm::Agreement ag(a.base(), what);
+        static const solvers::Prox none;
+        const solvers::Prox *p = &none;
+        DistributedArray *o = const_cast<DistributedArray *>(&a);  // a placeholder until checked
+        ag.check([&] {
+            p = &detail::prox_of(prox);
+            o = &array_of(out);
+            check_t(step, t);
+            o->require_compatible(a, what);
+            PLM_REQUIRE(step == Step::dual || o != &a, PLM_ERR_INVALID_ARG, "%s: out must not be x", what);
+        });
+        a.fold_layout(ag);
+        run_step(ag, *p, step, solvers::In(a), t, solvers::Out(*o));
+    });
+}
+
+plm_status_t stacked_step(Step step, plm_const_prox_t prox, plm_const_stacked_t x, double t, plm_stacked_t out,
+                          const char *what)
+{
+    return guard([&] {
+        const StackedArray &s = detail::stack_of(x);
+        comm::Agreement ag(s.base(), what);
+        static const solvers::Prox none;
+        const solvers::Prox *p = &none;
+        StackedArray *o = const_cast<StackedArray *>(&s);
+        ag.check([&] {
+            p = &detail::prox_of(prox);
+            o = &detail::stack_of(out);
+            check_t(step, t);
+            PLM_REQUIRE(!p->single_only(), PLM_ERR_NOT_SUPPORTED,
+                        "%s: this proximal operator takes single arrays, not stacks", what);
+            o->require_compatible(s, what);
+            for (size_t i = 0; i < s.members().size(); ++i)
+                PLM_REQUIRE(step == Step::dual || o->members()[i] != s.members()[i], PLM_ERR_INVALID_ARG,
+                            "%s: out must not be x", what);
+        });
+        ag.fold(static_cast<int64_t>(s.members().size()));
+        for (const auto &m : s.members()) m->fold_layout(ag);
+        run_step(ag, *p, step, solvers::In(s.members()), t, solvers::Out(o->members()));
+    });
+}
+
+}  // namespace
+
+PLM_API plm_status_t plm_prox_dual(plm_const_prox_t prox, plm_const_array_t x, double tau, plm_array_t out)
+{
+    return array_step(Step::dual, prox, x, tau, out, "prox_dual");
+}
+
+PLM_API plm_status_t plm_prox_dual_stacked(plm_const_prox_t prox, plm_const_stacked_t x, double tau,
+                                           plm_stacked_t out)
+{
+    return stacked_step(Step::dual, prox, x, tau, out, "prox_dual_stacked");
+}
+
+PLM_API plm_status_t plm_prox_gradient(plm_const_prox_t prox, plm_const_array_t x, double sigmame, plm_array_t out)
+{
+    return array_step(Step::gradient, prox, x, sigmame, out, "prox_gradient");
+}
+
+PLM_API plm_status_t plm_prox_gradient_stacked(plm_const_prox_t prox, plm_const_stacked_t x, double sigmame,
+                                               plm_stacked_t out)
+{
+    return stacked_step(Step::gradient, prox, x, sigmame, out, "prox_gradient_stacked");
+}
+
+// ---- proximal solvers (the work is in solvers/proximal_solvers.cpp and primal_dual.cpp) ----
 PLM_API plm_status_t plm_solve_proximal_gradient(plm_const_prox_t proxf, plm_const_prox_t proxg, plm_array_t x,
                                                  double tau, const double *epsg, int64_t n_epsg, double eta,
                                                  int64_t niter, plm_accel_t acceleration, double tol,
@@ -327,5 +490,150 @@ PLM_API plm_status_t plm_solve_admml2_stacked(plm_const_prox_t proxg, plm_const_
             mon = monitor_of(info, x);
         });
         solvers::admml2(ag, *g, o1, *ba, o2, xa, za, o, *inf, mon);
+    });
+}
+
+PLM_API plm_status_t plm_solve_proximal_gradient_backtracking(plm_const_prox_t proxf, plm_const_prox_t proxg,
+                                                              plm_array_t x, double tau0, double beta,
+                                                              int64_t niterback, const double *epsg, int64_t n_epsg,
+                                                              double eta, int64_t niter, plm_accel_t acceleration,
+                                                              double tol, double *tau, plm_solver_info_t info)
+{
+    return guard([&] {
+        DistributedArray &xa = detail::array_of(x);
+        comm::Agreement ag(xa.base(), "solve_proximal_gradient_backtracking");
+        static const solvers::Prox none;
+        const solvers::Prox *f = &none, *g = &none;
+        solvers::ProxGrad o;
+        solvers::Info local, *inf = &local;
+        solvers::Monitor mon;
+        ag.check([&] {
+            f = &detail::prox_of(proxf);
+            g = &detail::prox_of(proxg);
+            PLM_REQUIRE(epsg && n_epsg >= 1, PLM_ERR_INVALID_ARG, "epsg needs 1 or niter values (n_epsg = %lld)",
+                        static_cast<long long>(n_epsg));
+            o.epsg.assign(epsg, epsg + n_epsg);
+            o.tau = tau0;
+            o.eta = eta;
+            o.niter = niter;
+            o.accel = enum_value(acceleration);
+            o.tol = tol;
+            o.backtrack = true;
+            o.beta = beta;
+            o.niterback = niterback;
+            o.tau_out = tau;
+            if (info) inf = &info_of(info);
+            mon = monitor_of(info, x);
+        });
+        solvers::proximal_gradient(ag, *f, *g, xa, o, *inf, mon);
+    });
+}
+
+namespace {
+
+// The arguments both PrimalDual entry points share, resolved inside the agreement.
+void primal_dual_args(solvers::PrimalDualOpts &o, const double *tau, int64_t n_tau, const double *mu, int64_t n_mu,
+                      double theta, int64_t niter, int gfirst, int use_y0)
+{
+    PLM_REQUIRE(tau && n_tau >= 1 && mu && n_mu >= 1, PLM_ERR_INVALID_ARG,
+                "PrimalDual: tau and mu need 1 or niter values (n_tau = %lld, n_mu = %lld)",
+                static_cast<long long>(n_tau), static_cast<long long>(n_mu));
+    o.tau.assign(tau, tau + n_tau);
+    o.mu.assign(mu, mu + n_mu);
+    o.theta = theta;
+    o.niter = niter;
+    o.gfirst = gfirst != 0;
+    o.use_y0 = use_y0 != 0;
+}
+
+plm_status_t primal_dual(plm_const_prox_t proxf, plm_const_prox_t proxg, plm_const_op_t A, plm_array_t x,
+                         plm_array_t y, plm_stacked_t ys, int use_y0, const double *tau, int64_t n_tau,
+                         const double *mu, int64_t n_mu, plm_const_array_t z, double theta, int64_t niter, int gfirst,
+                         plm_solver_info_t info, const char *what)
+{
+    return guard([&] {
+        DistributedArray &xa = detail::array_of(x);
+        comm::Agreement ag(xa.base(), what);
+        static const solvers::Prox none;
+        const solvers::Prox *f = &none, *g = &none;
+        ops::Operator::Ptr op;
+        solvers::AdmmZ yz{&xa, nullptr};  // a placeholder until y is checked (run() throws first)
+        const DistributedArray *za = nullptr;
+        solvers::PrimalDualOpts o;
+        solvers::Info local, *inf = &local;
+        solvers::Monitor mon;
+        ag.check([&] {
+            f = &detail::prox_of(proxf);
+            g = &detail::prox_of(proxg);
+            op = op_of(A);
+            yz = ys ? solvers::AdmmZ{nullptr, &detail::stack_of(ys)} : solvers::AdmmZ{&detail::array_of(y), nullptr};
+            if (z) za = &detail::array_of(z);
+            primal_dual_args(o, tau, n_tau, mu, n_mu, theta, niter, gfirst, use_y0);
+            if (info) inf = &info_of(info);
+            mon = monitor_of(info, x);
+        });
+        solvers::primal_dual(ag, *f, *g, op, xa, yz, za, o, *inf, mon);
+    });
+}
+
+}  // namespace
+
+PLM_API plm_status_t plm_solve_primal_dual(plm_const_prox_t proxf, plm_const_prox_t proxg, plm_const_op_t A,
+                                           plm_array_t x, plm_array_t y, int use_y0, const double *tau,
+                                           int64_t n_tau, const double *mu, int64_t n_mu, plm_const_array_t z,
+                                           double theta, int64_t niter, int gfirst, plm_solver_info_t info)
+{
+    return primal_dual(proxf, proxg, A, x, y, nullptr, use_y0, tau, n_tau, mu, n_mu, z, theta, niter, gfirst, info,
+                       "solve_primal_dual");
+}
+
+PLM_API plm_status_t plm_solve_primal_dual_stacked(plm_const_prox_t proxf, plm_const_prox_t proxg, plm_const_op_t A,
+                                                   plm_array_t x, plm_stacked_t y, int use_y0, const double *tau,
+                                                   int64_t n_tau, const double *mu, int64_t n_mu, plm_const_array_t z,
+                                                   double theta, int64_t niter, int gfirst, plm_solver_info_t info)
+{
+    return primal_dual(proxf, proxg, A, x, nullptr, y, use_y0, tau, n_tau, mu, n_mu, z, theta, niter, gfirst, info,
+                       "solve_primal_dual_stacked");
+}
+
+PLM_API plm_status_t plm_solve_adaptive_primal_dual(plm_const_prox_t proxf, plm_const_prox_t proxg, plm_const_op_t A,
+                                                    plm_array_t x, plm_const_array_t z, double tau, double mu,
+                                                    double alpha, double eta, double s, double delta, int64_t niter,
+                                                    double tol, double *steps, int64_t n_steps,
+                                                    plm_solver_info_t info)
+{
+    return guard([&] {
+        DistributedArray &xa = detail::array_of(x);
+        comm::Agreement ag(xa.base(), "solve_adaptive_primal_dual");
+        static const solvers::Prox none;
+        const solvers::Prox *f = &none, *g = &none;
+        ops::Operator::Ptr op;
+        const DistributedArray *za = nullptr;
+        solvers::AdaptiveOpts o;
+        solvers::Info local, *inf = &local;
+        solvers::Monitor mon;
+        ag.check([&] {
+            f = &detail::prox_of(proxf);
+            g = &detail::prox_of(proxg);
+            op = op_of(A);
+            if (z) za = &detail::array_of(z);
+            PLM_REQUIRE(niter >= 0 && niter < INT64_MAX / 3, PLM_ERR_INVALID_ARG, "AdaptivePrimalDual: niter %lld",
+                        static_cast<long long>(niter));
+            PLM_REQUIRE(steps ? n_steps == 3 * (niter + 1) : n_steps == 0, PLM_ERR_SIZE_MISMATCH,
+                        "AdaptivePrimalDual: steps needs 3 (niter + 1) = %lld values (n_steps = %lld), or NULL and 0",
+                        static_cast<long long>(3 * (niter + 1)), static_cast<long long>(n_steps));
+            o.tau = tau;
+            o.mu = mu;
+            o.alpha = alpha;
+            o.eta = eta;
+            o.s = s;
+            o.delta = delta;
+            o.niter = niter;
+            o.tol = tol;
+            o.steps = steps;
+            if (info) inf = &info_of(info);
+            mon = monitor_of(info, x);
+        });
+        solvers::adaptive_primal_dual(ag, *f, *g, op, xa, za, o, *inf, mon);
     });
 }

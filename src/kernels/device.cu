@@ -162,6 +162,27 @@ template <typename T> struct Thresh {
     __device__ void operator()(int64_t i) const { x[i] = el::threshold(x[i], a); }
 };
 
+template <typename T> struct GroupAdd {
+    const T *x;
+    typename Parts<T>::real *n2;
+    bool first;
+    __device__ void operator()(int64_t i) const { n2[i] = el::group_add(n2[i], first, el::abs2_r(x[i])); }
+};
+
+template <typename T> struct GroupScale {
+    const T *x;
+    T *y;
+    const typename Parts<T>::real *n2;
+    Group kind;
+    typename Parts<T>::real t;
+    __device__ void operator()(int64_t i) const { y[i] = el::mul(el::group_factor(n2[i], kind, t), x[i]); }
+};
+
+template <typename R> struct Sqrt {
+    R *v;
+    __device__ void operator()(int64_t i) const { v[i] = el::sqrt_(v[i]); }
+};
+
 template <typename R> struct BoxMap {
     const R *x;
     R *y;
@@ -815,6 +836,34 @@ void threshold(const Exec &e, DType dt, const el::ThresholdArgs &a, int64_t n, v
         using T = decltype(t);
         launch_map(e, n, Thresh<T>{static_cast<T *>(x), a}, "threshold kernel");
     });
+}
+
+void group_add(const Exec &e, DType dt, int64_t n, const void *x, bool first, void *n2)
+{
+    cuda::activate(e);
+    dispatch(dt, [&](auto t) {
+        using T = decltype(t);
+        using R = typename Parts<T>::real;
+        launch_map(e, n, GroupAdd<T>{static_cast<const T *>(x), static_cast<R *>(n2), first}, "group_add kernel");
+    });
+}
+
+void group_scale(const Exec &e, DType dt, Group kind, double t, int64_t n, const void *n2, const void *x, void *y)
+{
+    cuda::activate(e);
+    dispatch(dt, [&](auto z) {
+        using T = decltype(z);
+        using R = typename Parts<T>::real;
+        launch_map(e, n, GroupScale<T>{static_cast<const T *>(x), static_cast<T *>(y), static_cast<const R *>(n2), kind, R(t)},
+                   "group_scale kernel");
+    });
+}
+
+void group_norm(const Exec &e, DType rdt, int64_t n, void *n2)
+{
+    cuda::activate(e);
+    if (rdt == DType::f32) launch_map(e, n, Sqrt<float>{static_cast<float *>(n2)}, "group_norm kernel");
+    else launch_map(e, n, Sqrt<double>{static_cast<double *>(n2)}, "group_norm kernel");
 }
 
 void box(const Exec &e, DType dt, bool mark, double lo, double hi, int64_t n, const void *x, void *y)

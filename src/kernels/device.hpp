@@ -41,6 +41,9 @@ void copy_box(const Exec &e, DType dt, int ndim, const void *src, const int64_t 
               void *dst, const int64_t *dst_shape, const int64_t *dst_start, const int64_t *box);
 void threshold(const Exec &e, DType dt, const element::ThresholdArgs &a, int64_t n, void *x);
 void box(const Exec &e, DType dt, bool mark, double lo, double hi, int64_t n, const void *x, void *y);
+void group_add(const Exec &e, DType dt, int64_t n, const void *x, bool first, void *n2);
+void group_scale(const Exec &e, DType dt, Group kind, double t, int64_t n, const void *n2, const void *x, void *y);
+void group_norm(const Exec &e, DType rdt, int64_t n, void *n2);
 // The plan is checked by the caller (kernels::stencil); r0 < r1.
 void stencil(const Exec &e, DType dt, const StencilPlan &p, const void *x, const void *ghost_before,
              const void *ghost_after, int64_t r0, int64_t r1, bool accumulate, void *y);

@@ -37,6 +37,9 @@ void copy_box(const Exec &, DType, int, const void *, const int64_t *, const int
 
 void threshold(const Exec &, DType, const element::ThresholdArgs &, int64_t, void *) { unavailable(); }
 void box(const Exec &, DType, bool, double, double, int64_t, const void *, void *) { unavailable(); }
+void group_add(const Exec &, DType, int64_t, const void *, bool, void *) { unavailable(); }
+void group_scale(const Exec &, DType, Group, double, int64_t, const void *, const void *, void *) { unavailable(); }
+void group_norm(const Exec &, DType, int64_t, void *) { unavailable(); }
 void stencil(const Exec &, DType, const StencilPlan &, const void *, const void *, const void *, int64_t, int64_t, bool,
              void *)
 {

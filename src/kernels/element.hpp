@@ -75,6 +75,8 @@ PLM_HD inline double hypot_(double a, double b) { return hypot(a, b); }
 PLM_HD inline double pow_(double a, double b) { return pow(a, b); }
 PLM_HD inline double acos_(double v) { return acos(v); }
 PLM_HD inline double cos_(double v) { return cos(v); }
+PLM_HD inline float sqrt_(float v) { return sqrtf(v); }
+PLM_HD inline double sqrt_(double v) { return sqrt(v); }
 #else
 PLM_HD inline float fma_(float a, float b, float c) { return std::fma(a, b, c); }
 PLM_HD inline double fma_(double a, double b, double c) { return std::fma(a, b, c); }
@@ -85,6 +87,8 @@ PLM_HD inline double hypot_(double a, double b) { return std::hypot(a, b); }
 PLM_HD inline double pow_(double a, double b) { return std::pow(a, b); }
 PLM_HD inline double acos_(double v) { return std::acos(v); }
 PLM_HD inline double cos_(double v) { return std::cos(v); }
+PLM_HD inline float sqrt_(float v) { return std::sqrt(v); }
+PLM_HD inline double sqrt_(double v) { return std::sqrt(v); }
 #endif
 
 template <typename R> PLM_HD inline Cx<R> add(Cx<R> a, Cx<R> b) { return {add(a.re, b.re), add(a.im, b.im)}; }
@@ -251,13 +255,14 @@ PLM_HD inline double nan_min(double a, double v) { return v < a || v != v ? v : 
 
 struct ThresholdArgs {
     Threshold kind;
-    double t, limit;  // limit: hard sqrt(2 t), half cbrt(54) / 4 t^(2/3)
+    double t, limit;  // limit: hard sqrt(2 t), hard_at t, half cbrt(54) / 4 t^(2/3)
 };
 
 inline ThresholdArgs threshold_args(Threshold kind, double t)
 {
     double limit = 0;
     if (kind == Threshold::hard) limit = std::sqrt(2 * t);
+    if (kind == Threshold::hard_at) limit = t;
     if (kind == Threshold::half) limit = std::cbrt(54.0) / 4 * std::pow(t, 2.0 / 3);
     return {kind, t, limit};
 }
@@ -281,7 +286,8 @@ template <typename V> PLM_HD inline V threshold(V v, const ThresholdArgs &a)
         d = d < 0.0 ? 0.0 : d;  // std::max(d, 0.0): NaN stays
         return m == 0 ? V{} : scaled(v, div(d, m));
     }
-    case Threshold::hard: return m <= a.limit ? V{} : v;
+    case Threshold::hard:
+    case Threshold::hard_at: return m <= a.limit ? V{} : v;
     case Threshold::half: {
         if (m <= a.limit) return V{};
         double c = mul(div(a.t, 8.0), pow_(div(m, 3.0), -1.5));
@@ -291,6 +297,24 @@ template <typename V> PLM_HD inline V threshold(V v, const ThresholdArgs &a)
     }
     }
     return v;
+}
+
+// L2,1 group steps (kernels.hpp), in the real type R of the data, as NumPy on R arrays.
+template <typename R> PLM_HD inline R abs2_r(R v) { return mul(v, v); }
+template <typename R> PLM_HD inline R abs2_r(Cx<R> v)
+{
+    const R m = hypot_(v.re, v.im);
+    return mul(m, m);
+}
+template <typename R> PLM_HD inline R group_add(R n2, bool first, R a2) { return first ? a2 : add(n2, a2); }
+// The factor of a member element whose group has squared norm n2: s = sqrt(n2), m = max(s, t)
+// (NaN kept); prox 1 - t / m, dual t / m.
+template <typename R> PLM_HD inline R group_factor(R n2, Group kind, R t)
+{
+    const R s = sqrt_(n2);
+    const R m = (s > t || s != s) ? s : t;
+    const R q = div(t, m);
+    return kind == Group::prox ? sub(R(1), q) : q;
 }
 
 // Box (kernels.hpp): the projection onto [lo, hi], max first then min, or 1 outside / 0 inside.

@@ -794,13 +794,77 @@ template <typename T> void threshold_t(int64_t n, T *x, const el::ThresholdArgs 
 
 void threshold(const Exec &e, DType dt, Threshold kind, double t, int64_t n, void *x)
 {
-    PLM_REQUIRE(kind == Threshold::soft || kind == Threshold::hard || kind == Threshold::half, PLM_ERR_INTERNAL,
+    PLM_REQUIRE(kind == Threshold::soft || kind == Threshold::hard || kind == Threshold::half ||
+                    kind == Threshold::hard_at,
+                PLM_ERR_INTERNAL,
                 "unknown threshold kind %d", enum_value(kind));
     const el::ThresholdArgs a = el::threshold_args(kind, t);
     if (e.space == Space::device) return device::threshold(e, dt, a, n, x);
     dispatch_float(dt, [&](auto z) {
         using T = decltype(z);
         threshold_t<T>(n, static_cast<T *>(x), a);
+    });
+}
+
+namespace {
+template <typename T> void group_add_t(int64_t n, const T *x, bool first, real_t<T> *n2)
+{
+    using R = real_t<T>;
+    if constexpr (is_complex_v<T>) {
+        const R *r = reinterpret_cast<const R *>(x);
+        for (int64_t i = 0; i < n; ++i) n2[i] = el::group_add(n2[i], first, el::abs2_r(pair_at(r, i)));
+    } else {
+        for (int64_t i = 0; i < n; ++i) n2[i] = el::group_add(n2[i], first, el::abs2_r(x[i]));
+    }
+}
+
+template <typename T> void group_scale_t(Group kind, real_t<T> t, int64_t n, const real_t<T> *n2, const T *x, T *y)
+{
+    using R = real_t<T>;
+    if constexpr (is_complex_v<T>) {
+        const R *r = reinterpret_cast<const R *>(x);
+        R *o = reinterpret_cast<R *>(y);
+        for (int64_t i = 0; i < n; ++i) {
+            const Cx<R> v = el::mul(el::group_factor(n2[i], kind, t), pair_at(r, i));
+            o[2 * i] = v.re;
+            o[2 * i + 1] = v.im;
+        }
+    } else {
+        for (int64_t i = 0; i < n; ++i) y[i] = el::mul(el::group_factor(n2[i], kind, t), x[i]);
+    }
+}
+}  // namespace
+
+void group_add(const Exec &e, DType dt, int64_t n, const void *x, bool first, void *n2)
+{
+    if (e.space == Space::device) return device::group_add(e, dt, n, x, first, n2);
+    dispatch_float(dt, [&](auto z) {
+        using T = decltype(z);
+        group_add_t<T>(n, static_cast<const T *>(x), first, static_cast<real_t<T> *>(n2));
+    });
+}
+
+void group_scale(const Exec &e, DType dt, Group kind, double t, int64_t n, const void *n2, const void *x, void *y)
+{
+    PLM_REQUIRE(kind == Group::prox || kind == Group::dual, PLM_ERR_INTERNAL, "unknown group step %d", enum_value(kind));
+    if (e.space == Space::device) return device::group_scale(e, dt, kind, t, n, n2, x, y);
+    dispatch_float(dt, [&](auto z) {
+        using T = decltype(z);
+        using R = real_t<T>;
+        group_scale_t<T>(kind, R(t), n, static_cast<const R *>(n2), static_cast<const T *>(x), static_cast<T *>(y));
+    });
+}
+
+void group_norm(const Exec &e, DType rdt, int64_t n, void *n2)
+{
+    PLM_REQUIRE(!is_complex(rdt), PLM_ERR_INTERNAL, "group_norm on a complex dtype");
+    if (e.space == Space::device) return device::group_norm(e, rdt, n, n2);
+    dispatch_float(rdt, [&](auto z) {
+        using R = decltype(z);
+        if constexpr (!is_complex_v<R>) {
+            R *v = static_cast<R *>(n2);
+            for (int64_t i = 0; i < n; ++i) v[i] = el::sqrt_(v[i]);
+        }
     });
 }
 

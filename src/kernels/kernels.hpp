@@ -109,12 +109,25 @@ void roll(const Exec &e, DType dt, int ndim, const int64_t *shape, int axis, int
 // and half thresholds; complex values on |x_i|, the phase kept). NaN stays NaN.
 //   soft: |x| == 0 ? 0 : x * (max(|x| - t, 0) / |x|)
 //   hard: |x| <= sqrt(2 t) ? 0 : x
+//   hard_at: |x| <= t ? 0 : x  (pyproximal's L0 hard threshold at tau sigma)
 //   half: |x| <= cbrt(54) / 4 * t^(2/3) ? 0 : x * 2/3 (1 + cos(2 pi / 3 - 2/3 acos(c))),
 //         c = clamp(t / 8 * (|x| / 3)^(-3/2), -1, 1)
 // |x| is |x| in R (float32 and complex64: hypotf), the factors are double, rounded to R.
 // ---------------------------------------------------------------------------------------
-enum class Threshold { soft, hard, half };
+enum class Threshold { soft, hard, half, hard_at };
 void threshold(const Exec &e, DType dt, Threshold kind, double t, int64_t n, void *x);
+
+// L2,1 group steps (PyLops-MPI's MPIL21 on a stack of ndim members of one layout, element i of
+// every member forming group i). n2 holds each group's squared norm in the real type R of dt
+// (float for f32 and c64), the arithmetic in R as NumPy's on R arrays:
+//   group_add:   n2 = (first ? 0 : n2) + |x|^2      (complex |x|: hypot, then squared)
+//   group_scale: s = sqrt(n2), m = max(s, t) (NaN kept); prox: y = (1 - t / m) x (the group
+//                soft threshold), dual: y = (t / m) x (the projection on the t-ball); y may be x
+//   group_norm:  n2 = sqrt(n2) in place (rdt: the real dtype of n2)
+enum class Group { prox, dual };
+void group_add(const Exec &e, DType dt, int64_t n, const void *x, bool first, void *n2);
+void group_scale(const Exec &e, DType dt, Group kind, double t, int64_t n, const void *n2, const void *x, void *y);
+void group_norm(const Exec &e, DType rdt, int64_t n, void *n2);
 
 // Box (pyproximal's Box and BoxProj), on real dtypes, from x into y (y may be x):
 //   project: y = min(max(x, lo), hi) (NaN stays NaN, as np.maximum / np.minimum; lo > hi

@@ -30,22 +30,6 @@ void Applier::run(const DistributedArray *in0, DistributedArray *out0) const
 
 // ---- ProxPlan ---------------------------------------------------------------------------------
 
-void fold_prox(comm::Agreement &ag, const Prox &p)
-{
-    ag.fold(static_cast<int64_t>(p.kind));
-    ag.fold_double(p.sigma);
-    if (p.kind == Prox::Kind::box) {
-        ag.fold_double(p.lower);
-        ag.fold_double(p.upper);
-    }
-    if (p.kind == Prox::Kind::l2) prox_util::fold_l2(ag, p.l2);
-    if (p.kind == Prox::Kind::user) {
-        ag.fold(p.user.prox != nullptr);
-        ag.fold(p.user.value != nullptr);
-        ag.fold(p.user.grad != nullptr);
-    }
-}
-
 namespace {
 
 bool same_space(const DistributedArray &x, const DistributedArray::Ptr &a)
@@ -87,7 +71,7 @@ ProxPlan::ProxPlan(const Prox &p, const std::vector<const DistributedArray *> &x
         if (l.q) x0.require_compatible(*l.q, "L2 prox: x and q");
         break;
     }
-    case Prox::Kind::user:
+    default:  // user, L21, compositions: not planned
         break;
     }
 }
@@ -112,11 +96,13 @@ void ProxPlan::prox(const DistributedArray &a, double tau, DistributedArray &o) 
     switch (p_.kind) {
     case Prox::Kind::l1:
     case Prox::Kind::l0:
-        // pyproximal: L1 soft-thresholds by tau sigma, L0 hard-thresholds (zero where
-        // |x| <= sqrt(2 tau sigma)).
+        // pyproximal: L1 soft-thresholds by tau sigma; L0 zeroes |x| <= tau sigma (l0_at) or
+        // |x| <= sqrt(2 tau sigma), as Prox::apply.
         copy(a, o);
         kernels::threshold(o.exec(), o.dtype(),
-                           p_.kind == Prox::Kind::l1 ? kernels::Threshold::soft : kernels::Threshold::hard,
+                           p_.kind == Prox::Kind::l1 ? kernels::Threshold::soft
+                           : p_.l0_at                ? kernels::Threshold::hard_at
+                                                     : kernels::Threshold::hard,
                            tau * p_.sigma, o.local_size(), o.data());
         return;
     case Prox::Kind::box:
@@ -131,7 +117,7 @@ void ProxPlan::prox(const DistributedArray &a, double tau, DistributedArray &o) 
         scale(1.0 / (1.0 + ts), o);
         return;
     }
-    case Prox::Kind::user: return;  // not planned
+    default: return;  // not planned
     }
 }
 
@@ -156,7 +142,7 @@ void ProxPlan::add_value(comm::Agreement &ag, const std::vector<const Distribute
         norms_.push_back(r_->add_norm(ag, 2.0));
         if (p_.l2.q) dot_ = x.front()->add_dot(ag, p_.l2.q.get(), false);
         return;
-    case Prox::Kind::user: return;  // not planned
+    default: return;  // not planned
     }
 }
 
@@ -184,7 +170,7 @@ void ProxPlan::set_value(comm::Agreement &ag, const std::vector<const Distribute
         if (l.q) x0.set_dot(ag, dot_, *l.q, false);
         return;
     }
-    case Prox::Kind::user: return;
+    default: return;  // not planned
     }
 }
 
@@ -211,7 +197,7 @@ double ProxPlan::read_value(const comm::Agreement &ag, const std::vector<const D
         }
         return f;
     }
-    case Prox::Kind::user: break;
+    default: break;  // not planned
     }
     return 0;
 }

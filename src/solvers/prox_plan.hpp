@@ -38,9 +38,6 @@ private:
     ops::WorkLease work_;
 };
 
-// Folds what makes two proximal operators the same step on every rank (kind, parameters).
-void fold_prox(comm::Agreement &ag, const Prox &p);
-
 // A proximal operator made ready for steps on arrays of one layout (x's members: one array, or
 // a stack's members). Made inside the solve's check (it allocates its work arrays and the L2
 // operator's Work). Planned steps run with no agreement and allocate nothing:
@@ -49,8 +46,8 @@ void fold_prox(comm::Agreement &ag, const Prox &p);
 // - value: L1, L0, Box (summed over the members; Box 1 when all are inside), L2 with or
 //   without op: add_value() adds its lanes to the solver's reduction point once, set_value()
 //   sets this iteration's partials after the point's rearm(), read_value() after it runs.
-// The rest (user functions; the L2 prox with an operator, an inner solve; kinds not listed)
-// is not planned: the solver calls Prox::apply / grad / value, each with its own agreement.
+// The rest (user functions; the L2 prox with an operator, an inner solve; L21 and the
+// compositions) is not planned: the solver calls Prox::apply / grad / value, each with its own agreement.
 // Planned L2 steps need x, b, q and their operator in one memory space.
 class ProxPlan {
 public:

@@ -7,11 +7,8 @@
 // communicator.
 #include <cmath>
 #include <cstdio>
-#include <limits>
-#include <optional>
 #include <string>
 
-#include "core/alloc.hpp"
 #include "kernels/kernels.hpp"
 #include "solvers/proximal.hpp"
 #include "solvers/prox_plan.hpp"
@@ -23,65 +20,6 @@ using namespace prox_util;
 using namespace local;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// PyLops-MPI's rule for a table row after iteration it (from 0).
-bool row(int64_t it, int64_t niter)
-{
-    return it < 10 || niter - it < 10 || (niter >= 10 && it % (niter / 10) == 0);
-}
-
-void require_plain_distributed(const ops::Operator::Ptr &op, const char *what)
-{
-    PLM_REQUIRE(op, PLM_ERR_INVALID_ARG, "%s is NULL", what);
-    PLM_REQUIRE(!op->is_local() && !op->stacked(), PLM_ERR_INVALID_ARG, "%s must be a plain distributed operator", what);
-}
-
-// The per-iteration callback: called on the ranks that set one, its answer (stop, or its
-// failure) agreed when some rank has a callback.
-class Callback {
-public:
-    Callback(const Monitor &m, const comm::Communicator &c, const char *what) : m_(m), c_(c), what_(what) {}
-    // Adds the "some rank has a callback or shows" lanes to the solve's agreement.
-    void add(comm::Agreement &ag)
-    {
-        lane_ = ag.add_lanes(2, comm::LaneOp::max);
-        ag.set(lane_, m_.stop ? 1 : 0);
-        ag.set(lane_ + 1, m_.show ? 1 : 0);
-    }
-    void read(const comm::Agreement &ag)
-    {
-        any_ = ag.get(lane_) > 0;
-        any_show_ = ag.get(lane_ + 1) > 0;
-    }
-    bool any_show() const { return any_show_; }
-    bool any() const { return any_; }
-    // True when some rank's callback asks to stop; a failure on any rank throws on every rank.
-    bool stop(int64_t it, double cost)
-    {
-        if (!any_) return false;
-        bool stop = false;
-        std::optional<Error> err;
-        if (m_.stop) {
-            alloc::Allowed user_code;
-            err = comm::capture([&] { stop = m_.stop(it, cost); });
-        }
-        comm::Agreement a(c_, what_);
-        a.add_error(err);
-        const size_t l = a.add_lanes(1, comm::LaneOp::max);
-        a.set(l, stop ? 1 : 0);
-        a.run();
-        return a.get(l) > 0;
-    }
-
-private:
-    const Monitor &m_;
-    const comm::Communicator &c_;
-    const char *what_;
-    size_t lane_ = 0;
-    bool any_ = false, any_show_ = false;
-};
 
 const char *accel_name(int a)
 {
@@ -96,18 +34,27 @@ const char *accel_name(int a)
 // omega != 0): no agreement and no copy of x (the iterates rotate through x, x_old and a work
 // array; x gets the last one at the end, or before each callback). J, when needed: f(x) and
 // g(x) in one agreement. A callback's answer: one agreement. Unplanned steps (user functions,
-// the L2 prox with an operator) keep an agreement each.
+// the L2 prox with an operator, L21, compositions) keep an agreement each. With backtracking,
+// pyproximal's line search takes the step from y with the same planned or agreed gradient and
+// prox; f's values and the test's reduction agree each try.
 void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, DistributedArray &x, const ProxGrad &o,
                        Info &info, const Monitor &mon)
 {
     DistributedArray::Ptr y, xold, gr;
+    DistributedArray::Ptr bgr, bw, bd;  // backtracking: grad f(y), the eta step's input, x - y
     std::optional<ProxPlan> fp, gp;
     std::optional<comm::Agreement> jstep;   // J = f + eps g: both values in one agreement
     std::vector<const DistributedArray *> xs;  // {the current iterate}, for the values
     ag.check([&] {
         PLM_REQUIRE(f.has_grad(), PLM_ERR_NOT_SUPPORTED, "ProximalGradient: proxf (%s) has no gradient", prox_name(f));
         PLM_REQUIRE(std::isfinite(o.tau) && o.tau > 0, PLM_ERR_INVALID_ARG,
-                    "ProximalGradient: tau %g is not finite and > 0 (tau is required: no backtracking)", o.tau);
+                    "ProximalGradient: tau %g is not finite and > 0", o.tau);
+        if (o.backtrack) {
+            PLM_REQUIRE(o.beta > 0 && o.beta < 1, PLM_ERR_INVALID_ARG, "ProximalGradient: beta %g is not in (0, 1)",
+                        o.beta);
+            PLM_REQUIRE(o.niterback >= 1, PLM_ERR_INVALID_ARG, "ProximalGradient: niterback %lld is not >= 1",
+                        static_cast<long long>(o.niterback));
+        }
         PLM_REQUIRE(o.eta > 0 && o.eta <= 1, PLM_ERR_INVALID_ARG, "ProximalGradient: eta %g is not in (0, 1]", o.eta);
         PLM_REQUIRE(o.niter >= 0, PLM_ERR_INVALID_ARG, "ProximalGradient: niter %lld is negative",
                     static_cast<long long>(o.niter));
@@ -120,6 +67,11 @@ void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, Distri
         y = x.empty_like();
         xold = x.empty_like();
         gr = x.empty_like();
+        if (o.backtrack) {
+            bgr = x.empty_like();
+            bw = x.empty_like();
+            bd = x.empty_like();
+        }
         xs = {&x};
         fp.emplace(f, xs);
         gp.emplace(g, xs);
@@ -136,6 +88,11 @@ void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, Distri
     ag.fold(o.accel);
     ag.fold(static_cast<int64_t>(o.epsg.size()));
     for (double v : o.epsg) ag.fold_double(v);
+    ag.fold(o.backtrack);
+    if (o.backtrack) {
+        ag.fold_double(o.beta);
+        ag.fold(o.niterback);
+    }
     fold_prox(ag, f);
     fold_prox(ag, g);
     if (fp && gp)  // the same path on every rank (a failed check is reported first)
@@ -153,6 +110,7 @@ void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, Distri
                     "---------------------------------------------------------\n"
                     "Proximal operator (f): %s\nProximal operator (g): %s\n",
                     prox_name(f), prox_name(g));
+        if (o.backtrack) std::printf("tau = %g\tbacktrack = True\tbeta = %10e\n", o.tau, o.beta);
         if (o.epsg.size() == 1) std::printf("tau = %g\tepsg = %g\n", o.tau, o.epsg[0]);
         else std::printf("tau = %g\tepsg = Multi\n", o.tau);
         std::printf("niter = %lld\ttol = %g\tacceleration = %s\n\n", static_cast<long long>(o.niter), o.tol,
@@ -169,6 +127,37 @@ void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, Distri
         comm::Agreement a(c, "ProximalGradient prox");
         g.apply(a, w, tau, w);
     };
+    const auto value_f = [&](const DistributedArray &at) {
+        comm::Agreement a(c, "ProximalGradient f");
+        return f.value(a, at);
+    };
+    double tau = o.tau;  // backtracking changes it
+    // pyproximal's line search from yb into xn: xn = prox_{eps tau g}(yb - tau grad f(yb)),
+    // tau *= beta until f(xn) <= f(yb) + Re<grad f(yb), xn - yb> + ||xn - yb||^2 / (2 tau) or
+    // niterback tries; tau is the last one tried times beta when none passed, as pyproximal
+    // leaves it.
+    const auto backtrack = [&](const DistributedArray &yb, double eps, DistributedArray &xn) {
+        grad(yb, *bgr);
+        const double fy = value_f(yb);
+        for (int64_t ib = 0; ib < o.niterback; ++ib) {
+            copy(yb, xn);
+            axpby(-tau, *bgr, 1, xn);  // yb - tau grad f(yb)
+            prox(xn, eps * tau);
+            copy(xn, *bd);
+            axpby(-1, yb, 1, *bd);  // xn - yb
+            double re = 0, im = 0, nd = 0;
+            {
+                comm::Agreement a(c, "ProximalGradient backtracking");
+                const size_t dl = bd->add_dot(a, bgr.get(), true);
+                const DistributedArray::NormLanes nl = bd->add_norm(a, 2.0);
+                a.run();
+                bd->read_dot(a, dl, &re, &im);
+                nd = bd->read_norm(a, nl);
+            }
+            if (value_f(xn) <= fy + re + (1.0 / (2.0 * tau)) * (nd * nd)) break;
+            tau *= o.beta;
+        }
+    };
     // The iterate and the one before it; spare: free for the next w. base: y, the point the
     // gradient is taken at (eta 1): the iterate itself while omega is 0.
     DistributedArray *cur = &x, *old = xold.get(), *spare = gr.get();
@@ -178,11 +167,22 @@ void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, Distri
     Stop why = Stop::none;
     while (it < o.niter && why == Stop::none) {
         const double eps = o.epsg.size() == 1 ? o.epsg[0] : o.epsg[static_cast<size_t>(it)];
-        const DistributedArray &at = o.eta == 1.0 ? *base : *cur;
-        grad(at, *spare);
-        axpby(1, at, -o.tau, *spare);  // w = at - tau grad f(at)
-        prox(*spare, eps * o.tau);
-        if (o.eta != 1.0) axpby(1 - o.eta, *cur, o.eta, *spare);  // x + eta (prox - x)
+        if (o.backtrack) {
+            backtrack(*base, eps, *spare);  // from y
+            if (o.eta != 1.0) {  // x + eta (prox_{eps tau g}(x - tau grad f(x)) - x), x the step's
+                grad(*spare, *bgr);
+                copy(*spare, *bw);
+                axpby(-tau, *bgr, 1, *bw);
+                prox(*bw, eps * tau);
+                axpby(o.eta, *bw, 1 - o.eta, *spare);
+            }
+        } else {
+            const DistributedArray &at = o.eta == 1.0 ? *base : *cur;
+            grad(at, *spare);
+            axpby(1, at, -tau, *spare);  // w = at - tau grad f(at)
+            prox(*spare, eps * tau);
+            if (o.eta != 1.0) axpby(1 - o.eta, *cur, o.eta, *spare);  // x + eta (prox - x)
+        }
         DistributedArray *prev = cur;
         cur = spare;
         spare = old;
@@ -195,9 +195,10 @@ void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, Distri
             t = (1.0 + std::sqrt(1.0 + 4.0 * t * t)) / 2.0;
             omega = (told - 1.0) / t;
         }
-        // y = x + omega (x - x_old); with eta != 1 the gradient is taken at x and y is unused.
+        // y = x + omega (x - x_old); with eta != 1 (and no backtracking, which starts from y)
+        // the gradient is taken at x and y is unused.
         base = cur;
-        if (o.eta == 1.0 && omega != 0) {
+        if ((o.eta == 1.0 || o.backtrack) && omega != 0) {
             copy(*cur, *y);
             axpby(-omega, *old, 1 + omega, *y);
             base = y.get();
@@ -241,17 +242,19 @@ void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, Distri
         }
         if (print && row(it - 1, o.niter))
             std::printf("%6lld  %12.5e  %10.3e  %10.3e  %10.3e  %10.3e\n", static_cast<long long>(it), first(*cur), pf,
-                        pg, J, o.tau);
+                        pg, J, tau);
     }
     if (cur != &x) copy(*cur, x);
     if (print) std::printf("\n---------------------------------------------------------\n");
+    if (o.tau_out) *o.tau_out = tau;
     info.iterations = it;
     info.reason = why == Stop::none ? Stop::iterations : why;
     info.r1norm = info.cost.empty() ? kNaN : info.cost.back();
     info.r2norm = info.r1norm;
 }
 
-// ADMML2 per iteration, with g planned (L1, L0, Box) and A, Op in one memory space: the x-step
+// ADMML2 per iteration, with g planned (L1, L0, Box; the others, L21 and compositions among
+// them, take an agreed prox and value) and A, Op in one memory space: the x-step
 // bz = (z - u) / sqrt(tau) (2 passes) and the planned inner CGLS (its own reductions: one, then
 // two per inner iteration; no agreement of its own), the z-step A x (an apply), w = A x + u
 // (2 passes) and the prox (L1, L0: 2 passes), then u = w - z (1 pass): no agreement besides the
@@ -284,8 +287,8 @@ void admml2(comm::Agreement &ag, const Prox &g, const ops::Operator::Ptr &op, co
         PLM_REQUIRE(std::isfinite(o.tau) && o.tau > 0, PLM_ERR_INVALID_ARG, "ADMML2: tau %g is not finite and > 0",
                     o.tau);
         PLM_REQUIRE(o.niter >= 0 && o.inner_niter >= 0, PLM_ERR_INVALID_ARG, "ADMML2: niter or inner_niter is negative");
-        PLM_REQUIRE(!z.stack || g.kind != Prox::Kind::l2, PLM_ERR_NOT_SUPPORTED,
-                    "ADMML2: a stacked z takes an L1, L0, Box or user g (L2 takes single arrays)");
+        PLM_REQUIRE(!z.stack || !g.single_only(), PLM_ERR_NOT_SUPPORTED,
+                    "ADMML2: a stacked z takes a g that takes stacks (not L2, nor one holding an array)");
         if (z.stack)
             for (const DistributedArray::Ptr &m : z.stack->members()) zs.push_back(m.get());
         else

@@ -948,6 +948,83 @@ static plm_status_t row_admml2_stacked(int bad)
     return st;
 }
 
+/* The dual and the gradient on an array and on a stack (L1), the differing argument: tau or
+ * sigmame; the stacked gradient: out is x on one rank. */
+static plm_status_t row_prox_step(int bad, int what)
+{
+    plm_array_t m[2];
+    plm_stacked_t s = ones_stack(m), o = NULL;
+    plm_array_t n[2] = {ones(PLM_PARTITION_SCATTER, NULL), ones(PLM_PARTITION_BROADCAST, NULL)};
+    TU_OK(plm_stacked_create(2, n, &o));
+    plm_prox_t p = NULL;
+    plm_status_t st = plm_prox_create_l1(1, &p);
+    const double t = bad ? 0.5 : 1.0;
+    if (!st) {
+        switch (what) {
+        case 0: st = plm_prox_dual(p, m[0], t, n[0]); break;
+        case 1: st = plm_prox_dual_stacked(p, s, t, s); break;
+        case 2: st = plm_prox_gradient(p, m[0], t, n[0]); break;
+        default: st = plm_prox_gradient_stacked(p, s, 1.0, bad ? s : o); break;
+        }
+    }
+    plm_prox_destroy(&p);
+    plm_stacked_destroy(&s);
+    plm_stacked_destroy(&o);
+    for (int i = 0; i < 2; i++) {
+        plm_array_destroy(&m[i]);
+        plm_array_destroy(&n[i]);
+    }
+    return st;
+}
+static plm_status_t row_prox_dual(int bad) { return row_prox_step(bad, 0); }
+static plm_status_t row_prox_dual_stacked(int bad) { return row_prox_step(bad, 1); }
+static plm_status_t row_prox_gradient(int bad) { return row_prox_step(bad, 2); }
+static plm_status_t row_prox_gradient_stacked(int bad) { return row_prox_step(bad, 3); }
+
+/* The newer solvers on the block-diagonal (L2 with the operator, L1, L21): one argument differs. */
+static plm_status_t row_prox3(int bad, int what)
+{
+    plm_op_t op = block_op(), A = NULL;
+    const plm_const_op_t parts[2] = {op, op};
+    TU_OK(plm_op_stacked_vstack(2, parts, &A));
+    plm_array_t x = on_space(op, 0), y = on_space(op, 1), ym[2] = {on_space(op, 1), on_space(op, 1)};
+    plm_stacked_t ys = NULL;
+    TU_OK(plm_stacked_create(2, ym, &ys));
+    plm_prox_t f = NULL, l1 = NULL, l21 = NULL;
+    TU_OK(plm_prox_create_l2(op, y, NULL, 1.0, 1.0, 1, 3, 0.0, x, 1, PLM_L2_CGLS, &f));
+    TU_OK(plm_prox_create_l1(0.1, &l1));
+    TU_OK(plm_prox_create_l21(2, 0.1, &l21));
+    const double eps = 0.5, tau = 0.3, mu = bad ? 0.2 : 0.4;
+    plm_status_t st;
+    switch (what) {
+    case 0:
+        st = plm_solve_proximal_gradient_backtracking(f, l1, x, 1.0, bad ? 0.25 : 0.5, 10, &eps, 1, 1.0, 2,
+                                                      PLM_ACCEL_NONE, 0.0, NULL, NULL);
+        break;
+    case 1: st = plm_solve_primal_dual(l1, l1, op, x, y, 0, &tau, 1, &tau, 1, NULL, bad ? 0.5 : 1.0, 2, 1, NULL); break;
+    case 2: st = plm_solve_primal_dual_stacked(l1, l21, A, x, ys, 0, &tau, 1, &mu, 1, NULL, 1.0, 2, 1, NULL); break;
+    default:
+        st = plm_solve_adaptive_primal_dual(l1, l21, A, x, NULL, 0.3, 0.3, 0.5, 0.95, 1.0, bad ? 2.0 : 1.5, 2, 1e-10,
+                                            NULL, 0, NULL);
+        break;
+    }
+    plm_prox_destroy(&f);
+    plm_prox_destroy(&l1);
+    plm_prox_destroy(&l21);
+    plm_stacked_destroy(&ys);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_array_destroy(&ym[0]);
+    plm_array_destroy(&ym[1]);
+    plm_op_destroy(&A);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_pg_backtracking(int bad) { return row_prox3(bad, 0); }
+static plm_status_t row_primal_dual(int bad) { return row_prox3(bad, 1); }
+static plm_status_t row_primal_dual_stacked(int bad) { return row_prox3(bad, 2); }
+static plm_status_t row_adaptive_primal_dual(int bad) { return row_prox3(bad, 3); }
+
 static const row_t ROWS[] = {
     {"plm_comm_create", "NULL out", A, 0, row_comm_create},
     {"plm_comm_create_f", "bad config magic", A, 0, row_comm_create_f},
@@ -1034,6 +1111,14 @@ static const row_t ROWS[] = {
     {"plm_solve_proximal_gradient", "tau differs", A, 1, row_proximal_gradient},
     {"plm_solve_admml2", "niter differs", A, 1, row_admml2},
     {"plm_solve_admml2_stacked", "tau differs", A, 1, row_admml2_stacked},
+    {"plm_prox_dual", "tau differs", A, 1, row_prox_dual},
+    {"plm_prox_dual_stacked", "tau differs", A, 1, row_prox_dual_stacked},
+    {"plm_prox_gradient", "sigmame differs", A, 1, row_prox_gradient},
+    {"plm_prox_gradient_stacked", "out is x", A, 0, row_prox_gradient_stacked},
+    {"plm_solve_proximal_gradient_backtracking", "beta differs", A, 1, row_pg_backtracking},
+    {"plm_solve_primal_dual", "theta differs", A, 1, row_primal_dual},
+    {"plm_solve_primal_dual_stacked", "mu differs", A, 1, row_primal_dual_stacked},
+    {"plm_solve_adaptive_primal_dual", "delta differs", A, 1, row_adaptive_primal_dual},
 };
 #define NROWS ((int)(sizeof ROWS / sizeof ROWS[0]))
 

@@ -312,6 +312,83 @@ static void proximal_solvers(plm_comm_t comm)
     plm_op_destroy(&D1);
 }
 
+/* 8. Compositions, L21 and PrimalDual: total-variation denoising of a step image on a 2-D
+ * gradient (a stacked operator: its range is a stack of the two derivatives) */
+static void primal_dual_tv(plm_comm_t comm)
+{
+    const int64_t dims[2] = {4 * (int64_t)size_ + 4, 6}, n = dims[0] * dims[1];
+    plm_op_t G = NULL;
+    PLM_TRY(plm_op_gradient(comm, PLM_FLOAT64, 2, dims, -1, NULL, PLM_DERIV_FORWARD, 0, &G));
+    plm_layout_t dom = NULL, r0 = NULL, r1 = NULL;
+    PLM_TRY(plm_op_domain_part(G, 0, &dom));
+    PLM_TRY(plm_op_range_part(G, 0, &r0));
+    PLM_TRY(plm_op_range_part(G, 1, &r1));
+    plm_array_t noisy = NULL, x = NULL, y[2] = {NULL, NULL};
+    PLM_TRY(plm_array_create_from_layout(dom, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &noisy));
+    PLM_TRY(plm_array_create_from_layout(dom, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &x));
+    PLM_TRY(plm_array_create_from_layout(r0, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &y[0]));
+    PLM_TRY(plm_array_create_from_layout(r1, PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &y[1]));
+    double *clean = malloc((size_t)n * sizeof(double)), *img = malloc((size_t)n * sizeof(double));
+    for (int64_t i = 0; i < n; ++i) {
+        clean[i] = i / dims[1] < dims[0] / 2 ? 1.0 : 3.0;            /* two flat halves */
+        img[i] = clean[i] + 0.2 * sin(1.7 * (double)i);               /* and some noise */
+    }
+    PLM_TRY(plm_array_set_global(noisy, img, n * (int64_t)sizeof(double)));
+    PLM_TRY(plm_array_fill(x, 0.0, 0.0));
+    plm_stacked_t ys = NULL;
+    PLM_TRY(plm_stacked_create(2, y, &ys));
+
+    /* min_x 1/2 ||x - noisy||^2 + 0.3 ||grad x||_{2,1}: f = L2 with b, g = L21 on the stack */
+    plm_prox_t f, g;
+    PLM_TRY(plm_prox_create_l2(NULL, noisy, NULL, 1.0, 1.0, 1, 10, 1e-4, NULL, 1, PLM_L2_CGLS, &f));
+    PLM_TRY(plm_prox_create_l21(/*ndim*/ 2, /*sigma*/ 0.3, &g));
+    const double tau = 0.35, mu = 0.35;           /* tau mu ||G||^2 < 1 (||G||^2 <= 8) */
+    PLM_TRY(plm_solve_primal_dual_stacked(f, g, G, x, ys, /*use_y0*/ 0, &tau, 1, &mu, 1, /*z*/ NULL,
+                                          /*theta*/ 1.0, /*niter*/ 100, /*gfirst*/ 1, NULL));
+    /* ... x is the denoised image, ys the dual variable ... */
+
+    PLM_TRY(plm_array_asarray(x, 0, img, n * (int64_t)sizeof(double)));
+    double before = 0, after = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        before += pow(0.2 * sin(1.7 * (double)i), 2);
+        after += pow(img[i] - clean[i], 2);
+    }
+    EXPECT(after < 0.5 * before);
+
+    /* pyproximal's compositions: 2 L1 and L1(a x + b) */
+    plm_prox_t l1, twice, shifted;
+    PLM_TRY(plm_prox_create_l1(0.5, &l1));
+    PLM_TRY(plm_prox_postcomposition(l1, 2.0, &twice));            /* 2 f: prox_{2 tau f} */
+    PLM_TRY(plm_prox_precomposition(l1, -1.0, 0.25, NULL, &shifted)); /* f(-x + 0.25) */
+    plm_prox_destroy(&l1);                                         /* the compositions hold it */
+    double v2, vs;
+    PLM_TRY(plm_prox_value(twice, noisy, &v2));
+    PLM_TRY(plm_prox_value(shifted, noisy, &vs));
+    double want2 = 0, wants = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const double v = clean[i] + 0.2 * sin(1.7 * (double)i);
+        want2 += 2 * 0.5 * fabs(v);
+        wants += 0.5 * fabs(-v + 0.25);
+    }
+    EXPECT(fabs(v2 - want2) < 1e-10 * want2 && fabs(vs - wants) < 1e-10 * wants);
+
+    plm_prox_destroy(&twice);
+    plm_prox_destroy(&shifted);
+    plm_prox_destroy(&f);
+    plm_prox_destroy(&g);
+    plm_stacked_destroy(&ys);
+    plm_array_destroy(&noisy);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y[0]);
+    plm_array_destroy(&y[1]);
+    plm_layout_destroy(&dom);
+    plm_layout_destroy(&r0);
+    plm_layout_destroy(&r1);
+    plm_op_destroy(&G);
+    free(clean);
+    free(img);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -336,6 +413,7 @@ int main(int argc, char **argv)
     operators_and_solvers(comm);
     proximal(comm);
     proximal_solvers(comm);
+    primal_dual_tv(comm);
 
     PLM_TRY(plm_comm_destroy(&comm));
     int any = failures;

@@ -60,6 +60,31 @@ xadmm, z = ADMML2(L1(sigma=0.1), BDiag, y, A=Reg, x0=x0, tau=1.0, niter=50)
 agree(np.linalg.norm(xinv.asarray() - 1) < 0.05 * np.sqrt(size * 15), "ProximalGradient")
 agree(np.linalg.norm(xadmm.asarray() - 1) < 0.05 * np.sqrt(size * 15), "ADMML2")
 
+# --- Total variation with PrimalDual and MPIL21 (pyproximal's signature) -------------------------
+from pylopsmpi.proximal import MPIL21
+from pylopsmpi.proximal.optimization.primaldual import PrimalDual
+ny, nx = 4 * size + 4, 6
+clean = np.repeat([1.0, 3.0], ny * nx // 2)                      # two flat halves
+noise = 0.2 * np.sin(1.7 * np.arange(ny * nx))
+Grad = pylops_mpi.MPIGradient(dims=(ny, nx), kind="forward")     # its range: 2 stacked members
+rows = [ny // size + (r < ny % size) for r in range(size)]       # its model split: whole rows
+noisy = pylops_mpi.DistributedArray(ny * nx, local_shapes=[(r * nx,) for r in rows])
+noisy[:] = (clean + noise)[sum(rows[:rank]) * nx:sum(rows[:rank + 1]) * nx]
+xtv = PrimalDual(MPIL2(b=noisy), MPIL21(ndim=2, sigma=0.1), Grad, x0=noisy * 0,
+                 tau=0.35, mu=0.35, theta=1.0, niter=100)
+agree(np.linalg.norm(xtv.asarray() - clean) < 0.5 * np.linalg.norm(noise), "PrimalDual TV")
+
+# --- pyproximal's compositions and backtracking ---------------------------------------------------
+f = MPIProxOperator(L1(sigma=0.1))
+g = 2.0 * f                          # postcomposition: prox_{2 tau f}
+h = f.precomposition(-1.0, 0.25)     # f(-x + 0.25)
+k = f + x0                           # affine addition: f(x) + x0^T x
+ones = x0.copy()
+ones[:] = 1.0
+agree(np.isclose(g(ones), 2 * 0.1 * size * 15) and np.isclose(h(ones), 0.1 * 0.75 * size * 15), "compositions")
+xbt = ProximalGradient(l2, f, x0=x0, tau=None, niter=100, acceleration="fista")  # backtracking
+agree(np.linalg.norm(xbt.asarray() - 1) < 0.05 * np.sqrt(size * 15), "backtracking")
+
 # --- Lifetimes ----------------------------------------------------------------------------------
 with pylops_mpi.DistributedArray(100) as x:
     ...

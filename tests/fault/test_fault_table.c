@@ -1046,6 +1046,99 @@ static plm_status_t prox2_row(int what)
     plm_op_destroy(&op);
     return st;
 }
+/* The dual and the gradient (Moreau's where there is none) of compositions: an L21 on a stack
+ * (scratch norms), a precomposition of L1 with an array b (scratch a x + b), a chain (scratch
+ * between its steps), an affine addition of an L2 (its own gradient plus v). */
+static plm_status_t comp_row(int what)
+{
+    plm_array_t m[2] = {ones(PLM_PARTITION_SCATTER, NULL), ones(PLM_PARTITION_SCATTER, NULL)};
+    plm_array_t n[2] = {ones(PLM_PARTITION_SCATTER, NULL), ones(PLM_PARTITION_SCATTER, NULL)};
+    plm_stacked_t x = NULL, y = NULL;
+    TU_OK(plm_stacked_create(2, m, &x));
+    TU_OK(plm_stacked_create(2, n, &y));
+    plm_prox_t l1 = NULL, l21 = NULL, box = NULL, l2 = NULL, c = NULL;
+    TU_OK(plm_prox_create_l1(0.5, &l1));
+    TU_OK(plm_prox_create_l21(2, 0.5, &l21));
+    TU_OK(plm_prox_create_box(0, 2, &box));
+    TU_OK(plm_prox_create_l2(NULL, m[1], NULL, 1.0, 1.0, 1, 3, 0.0, NULL, 1, PLM_L2_CGLS, &l2));
+    plm_status_t st;
+    switch (what) {
+    case 0: UNDER_TEST(st, plm_prox_dual_stacked(l21, x, 0.7, y)); break;
+    case 1:
+        TU_OK(plm_prox_precomposition(l1, 2.0, 0.0, m[1], &c));
+        UNDER_TEST(st, plm_prox_dual(c, m[0], 0.7, n[0]));
+        break;
+    case 2:
+        TU_OK(plm_prox_chain(l1, box, &c));
+        UNDER_TEST(st, plm_prox_gradient(c, m[0], 0.5, n[0]));
+        break;
+    default: UNDER_TEST(st, plm_prox_gradient_stacked(l21, x, 0.5, y)); break;
+    }
+    plm_prox_destroy(&c);
+    plm_prox_destroy(&l1);
+    plm_prox_destroy(&l21);
+    plm_prox_destroy(&box);
+    plm_prox_destroy(&l2);
+    plm_stacked_destroy(&x);
+    plm_stacked_destroy(&y);
+    for (int i = 0; i < 2; i++) {
+        plm_array_destroy(&m[i]);
+        plm_array_destroy(&n[i]);
+    }
+    return st;
+}
+static plm_status_t row_prox_dual_stacked(void) { return comp_row(0); }
+static plm_status_t row_prox_dual(void) { return comp_row(1); }
+static plm_status_t row_prox_gradient(void) { return comp_row(2); }
+static plm_status_t row_prox_gradient_stacked(void) { return comp_row(3); }
+
+/* The newer solvers, one iteration each (the row's cost grows with the square of a call's
+ * allocations): backtracking on L2 (no operator) + L1 with eta < 1 and tol, PrimalDual on a
+ * block-diagonal with y0, z and the x-step first, on [B; B] with an L21, AdaptivePrimalDual. */
+static plm_status_t solver3_row(int what)
+{
+    plm_op_t op = block_op(0), A = NULL;
+    const plm_const_op_t parts[2] = {op, op};
+    TU_OK(plm_op_stacked_vstack(2, parts, &A));
+    plm_array_t x = on_space(op, 0), y = on_space(op, 1), ym[2] = {on_space(op, 1), on_space(op, 1)};
+    plm_stacked_t ys = NULL;
+    TU_OK(plm_stacked_create(2, ym, &ys));
+    plm_prox_t f = NULL, l1 = NULL, l21 = NULL;
+    TU_OK(plm_prox_create_l2(NULL, x, NULL, 1.0, 1.0, 1, 3, 0.0, NULL, 1, PLM_L2_CGLS, &f));
+    TU_OK(plm_prox_create_l1(0.1, &l1));
+    TU_OK(plm_prox_create_l21(2, 0.1, &l21));
+    const double eps = 0.5, tau = 0.2, mu = 0.3;
+    double steps[6], last = 0;
+    plm_status_t st;
+    switch (what) {
+    case 0:
+        UNDER_TEST(st, plm_solve_proximal_gradient_backtracking(f, l1, x, 2.0, 0.5, 2, &eps, 1, 0.8, 1, PLM_ACCEL_FISTA,
+                                                                1e-12, &last, NULL));
+        break;
+    case 1: UNDER_TEST(st, plm_solve_primal_dual(f, l1, op, x, y, 1, &tau, 1, &mu, 1, x, 0.5, 1, 0, NULL)); break;
+    case 2: UNDER_TEST(st, plm_solve_primal_dual_stacked(f, l21, A, x, ys, 0, &tau, 1, &mu, 1, NULL, 1.0, 1, 1, NULL)); break;
+    default:
+        UNDER_TEST(st, plm_solve_adaptive_primal_dual(f, l1, op, x, NULL, 0.2, 0.3, 0.5, 0.95, 1.0, 1.5, 1, 1e-10, steps,
+                                                      6, NULL));
+        break;
+    }
+    plm_prox_destroy(&f);
+    plm_prox_destroy(&l1);
+    plm_prox_destroy(&l21);
+    plm_stacked_destroy(&ys);
+    plm_array_destroy(&x);
+    plm_array_destroy(&y);
+    plm_array_destroy(&ym[0]);
+    plm_array_destroy(&ym[1]);
+    plm_op_destroy(&A);
+    plm_op_destroy(&op);
+    return st;
+}
+static plm_status_t row_pg_backtracking(void) { return solver3_row(0); }
+static plm_status_t row_primal_dual(void) { return solver3_row(1); }
+static plm_status_t row_primal_dual_stacked(void) { return solver3_row(2); }
+static plm_status_t row_adaptive_primal_dual(void) { return solver3_row(3); }
+
 static plm_status_t row_prox_grad(void) { return prox2_row(0); }
 static plm_status_t row_proximal_gradient(void) { return prox2_row(1); }
 static plm_status_t row_admml2(void) { return prox2_row(2); }
@@ -1142,6 +1235,14 @@ static const row_t ROWS[] = {
     {"plm_prox_grad", "L2 with an operator", row_prox_grad},
     {"plm_solve_proximal_gradient", "L2 + L1, fista, eta < 1, tol", row_proximal_gradient},
     {"plm_solve_admml2", "L1, gfirst", row_admml2},
+    {"plm_prox_dual", "precomposition with an array b", row_prox_dual},
+    {"plm_prox_dual_stacked", "L21", row_prox_dual_stacked},
+    {"plm_prox_gradient", "chain of L1 and Box (Moreau)", row_prox_gradient},
+    {"plm_prox_gradient_stacked", "L21 (Moreau)", row_prox_gradient_stacked},
+    {"plm_solve_proximal_gradient_backtracking", "L2 + L1, fista, eta < 1, tol", row_pg_backtracking},
+    {"plm_solve_primal_dual", "L2 + L1, y0, z, not gfirst", row_primal_dual},
+    {"plm_solve_primal_dual_stacked", "L2 + L21 on [B; B]", row_primal_dual_stacked},
+    {"plm_solve_adaptive_primal_dual", "L2 + L1", row_adaptive_primal_dual},
 };
 #define NROWS ((int)(sizeof ROWS / sizeof ROWS[0]))
 

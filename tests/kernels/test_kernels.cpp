@@ -853,6 +853,7 @@ template <typename T> T ref_threshold(T v, double t, Threshold kind)
         return a == 0 ? T(0) : static_cast<T>(v * static_cast<real_t<T>>(m / a));
     }
     case Threshold::hard: return a <= std::sqrt(2 * t) ? T(0) : v;
+    case Threshold::hard_at: return a <= t ? T(0) : v;
     case Threshold::half: {
         if (a <= std::cbrt(54.0) / 4 * std::pow(t, 2.0 / 3)) return T(0);
         const double arg = std::clamp(t / 8 * std::pow(a / 3, -1.5), -1.0, 1.0);
@@ -872,7 +873,7 @@ template <typename T> void thresholds()
         if (is_complex_v<T>) x.push_back(make<T>(0, v));
     }
     for (double t : {0.0, 0.1, 0.5, 1.0, 2.5}) {
-        for (Threshold k : {Threshold::soft, Threshold::hard, Threshold::half}) {
+        for (Threshold k : {Threshold::soft, Threshold::hard, Threshold::half, Threshold::hard_at}) {
             std::vector<T> y = x;
             threshold(Exec{}, dtype_of<T>(), k, t, static_cast<int64_t>(y.size()), y.data());
             for (size_t i = 0; i < x.size(); ++i) {
@@ -894,6 +895,67 @@ void test_threshold(void **)
     thresholds<double>();
     thresholds<c64>();
     thresholds<c128>();
+}
+
+// ---------------------------------------------------------------------------------------
+// L2,1 group steps: NumPy's formulas on R arrays (|x|**2 summed in member order, sqrt,
+// maximum, 1 - t / m or t / m), bit for bit; NaN groups stay NaN
+// ---------------------------------------------------------------------------------------
+
+template <typename T> void group_steps()
+{
+    using R = real_t<T>;
+    const int64_t n = 700;
+    std::vector<std::vector<T>> m;
+    for (int k = 0; k < 3; ++k) m.push_back(random_vec<T>(n, -2, 2, 90 + k));
+    // a zero group, a NaN, an infinity and a tiny group at the end
+    for (int k = 0; k < 3; ++k) {
+        m[k][n - 1] = T(0);
+        m[k][n - 4] = make<T>(1e-30, 0);
+    }
+    m[1][n - 2] = make<T>(kNaN, 0);
+    m[2][n - 3] = make<T>(kInf, 0);
+    for (double t : {0.25, 1.0, 3.0}) {
+        std::vector<R> n2(n, R(-1));
+        for (int k = 0; k < 3; ++k) group_add(Exec{}, dtype_of<T>(), n, m[k].data(), k == 0, n2.data());
+        for (int64_t i = 0; i < n; ++i) {
+            R want = 0;
+            for (int k = 0; k < 3; ++k) {
+                const R a = std::abs(m[k][i]);
+                want = k == 0 ? R(a * a) : R(want + R(a * a));
+            }
+            assert_true(std::memcmp(&want, &n2[i], sizeof(R)) == 0 || (std::isnan(want) && std::isnan(n2[i])));
+        }
+        for (Group kind : {Group::prox, Group::dual}) {
+            std::vector<T> y(n);
+            group_scale(Exec{}, dtype_of<T>(), kind, t, n, n2.data(), m[0].data(), y.data());
+            for (int64_t i = 0; i < n; ++i) {
+                const R s = std::sqrt(n2[i]), tt = R(t);
+                const R mx = (s > tt || std::isnan(s)) ? s : tt;
+                const R f = kind == Group::prox ? R(R(1) - R(tt / mx)) : R(tt / mx);
+                const T want = static_cast<T>(m[0][i] * f);
+                const bool nan = std::isnan(std::real(want)) || std::isnan(std::imag(want));
+                assert_true(std::memcmp(&want, &y[i], sizeof(T)) == 0 ||
+                            (nan && (std::isnan(std::real(y[i])) || std::isnan(std::imag(y[i])))));
+            }
+            assert_true(y[n - 1] == T(0) || kind == Group::dual);  // a zero group
+            assert_true(std::isnan(std::real(y[n - 2])) || std::isnan(std::imag(y[n - 2])));  // the NaN's group
+        }
+        std::vector<R> s = n2;
+        group_norm(Exec{}, dtype_of<R>(), n, s.data());
+        for (int64_t i = 0; i < n; ++i) {
+            const R want = std::sqrt(n2[i]);
+            assert_true(std::memcmp(&want, &s[i], sizeof(R)) == 0 || (std::isnan(want) && std::isnan(s[i])));
+        }
+    }
+}
+
+void test_group_steps(void **)
+{
+    group_steps<float>();
+    group_steps<double>();
+    group_steps<c64>();
+    group_steps<c128>();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1038,6 +1100,7 @@ int main()
         cmocka_unit_test(test_stencil_checks),
         cmocka_unit_test(test_stencil_known),
         cmocka_unit_test(test_threshold),
+        cmocka_unit_test(test_group_steps),
         cmocka_unit_test(test_reductions_slots),
         cmocka_unit_test(test_box_scaled),
     };

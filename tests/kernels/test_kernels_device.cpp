@@ -158,7 +158,7 @@ template <typename T> void thresholds()
     x.push_back(T(R(kNaN)));
     x.push_back(T(0));
     for (double t : {0.0, 0.2, 1.0, 2.5}) {
-        for (Threshold k : {Threshold::soft, Threshold::hard, Threshold::half}) {
+        for (Threshold k : {Threshold::soft, Threshold::hard, Threshold::half, Threshold::hard_at}) {
             std::vector<T> h = x;
             threshold(Exec{}, dt, k, t, static_cast<int64_t>(h.size()), h.data());
             Dev d(x);
@@ -192,6 +192,57 @@ void test_threshold()
     thresholds<double>();
     thresholds<c64>();
     thresholds<c128>();
+}
+
+// L2,1 group steps: real data the same bits (sqrt and the divisions are correctly rounded on
+// both sides); complex magnitudes call hypot (libm), so a few ulps.
+template <typename T> void group_steps()
+{
+    using R = real_t<T>;
+    const DType dt = dtype_of<T>();
+    const int64_t n = 30001;
+    std::vector<T> a = random_vec<T>(n, 8), b = random_vec<T>(n, 9);
+    a[0] = T(R(kNaN));
+    a[1] = T(0);
+    b[1] = T(0);
+    const auto close = [](const std::vector<R> &g, const std::vector<R> &h) {
+        for (size_t i = 0; i < g.size(); ++i) {
+            if (std::memcmp(&g[i], &h[i], sizeof(R)) == 0) continue;
+            if (is_complex_v<T> && std::abs(g[i] - h[i]) <= 8 * std::numeric_limits<R>::epsilon() * (1 + std::abs(h[i])))
+                continue;
+            return false;
+        }
+        return true;
+    };
+    std::vector<R> hn(n);
+    group_add(Exec{}, dt, n, a.data(), true, hn.data());
+    group_add(Exec{}, dt, n, b.data(), false, hn.data());
+    Dev da(a), db(b), dn(hn);
+    group_add(kDev, dt, n, da.data(), true, dn.data());
+    group_add(kDev, dt, n, db.data(), false, dn.data());
+    const std::vector<R> gn = dn.get<R>();
+    assert_true(close(gn, hn));
+    for (Group kind : {Group::prox, Group::dual}) {
+        std::vector<T> hy(n);
+        group_scale(Exec{}, dt, kind, 0.7, n, hn.data(), a.data(), hy.data());
+        Dev dhn(hn), dy(hy);
+        group_scale(kDev, dt, kind, 0.7, n, dhn.data(), da.data(), dy.data());
+        const std::vector<T> gy = dy.get<T>();
+        if (!is_complex_v<T>) assert_true(same_bits(gy, hy));
+    }
+    std::vector<R> hs = hn;
+    group_norm(Exec{}, is_complex_v<T> ? (dt == DType::c64 ? DType::f32 : DType::f64) : dt, n, hs.data());
+    Dev ds(hn);
+    group_norm(kDev, is_complex_v<T> ? (dt == DType::c64 ? DType::f32 : DType::f64) : dt, n, ds.data());
+    assert_true(same_bits(ds.get<R>(), hs));
+}
+
+void test_group_steps()
+{
+    group_steps<float>();
+    group_steps<double>();
+    group_steps<c64>();
+    group_steps<c128>();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -460,6 +511,7 @@ int main()
         void (*run)();
     } tests[] = {
         {"elementwise_bitwise", test_elementwise_bitwise}, {"threshold", test_threshold},
+        {"group_steps", test_group_steps},
         {"stencil_bitwise", test_stencil_bitwise},         {"reductions", test_reductions},
         {"norm_strided", test_norm_strided},               {"no_allocation", test_no_allocation},
         {"fft", test_fft},

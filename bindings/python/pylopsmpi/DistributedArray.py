@@ -14,7 +14,7 @@ from mpi4py import MPI
 from ._core import (ffi, lib, call, check, checks, agree, Handle, array_handle, plm_comm, plm_dtype,
                     np_dtype)
 
-__all__ = ["Partition", "local_split", "DistributedArray", "StackedDistributedArray"]
+__all__ = ["Partition", "local_split", "subcomm_split", "DistributedArray", "StackedDistributedArray"]
 
 
 class Partition(str, Enum):
@@ -47,6 +47,14 @@ def local_split(global_shape, base_comm, partition, axis):
     shape = list(global_shape)
     shape[axis] = n // size + (1 if rank < n % size else 0)
     return tuple(shape)
+
+
+def subcomm_split(mask, comm=MPI.COMM_WORLD):
+    """The sub-communicator of this rank's mask group (PyLops-MPI's subcomm_split): comm split
+    by colour mask[rank], ranks in comm's order. Collective on comm (an mpi4py Split; the arrays
+    themselves keep their groups inside the library)."""
+    rank = comm.Get_rank()
+    return comm.Split(color=int(mask[rank]), key=rank)
 
 
 def _local_shapes(local_shapes, ndim):
@@ -694,8 +702,14 @@ class StackedDistributedArray:
         with checks() as c:     # agreed: the members' dots are collective
             self._check_stacked_size(other)
         agree(self.base_comm, c)
-        return np.sum([np.asarray(a.dot(b, vdot=vdot)).item()
-                       for a, b in zip(self.distarrays, other.distarrays)])
+        # PyLops-MPI's type: 0. plus the members' dots, each a 1-element array, so a 1-element
+        # array of the members' result type
+        dots = [np.asarray(a.dot(b, vdot=vdot)).reshape(-1)
+                for a, b in zip(self.distarrays, other.distarrays)]
+        out = np.zeros(1, dtype=np.result_type(np.float64, *[d.dtype for d in dots]))
+        for d in dots:
+            out = out + d
+        return out
 
     def norm(self, ord=None):
         if isinstance(ord, str):
@@ -721,4 +735,5 @@ class StackedDistributedArray:
         self.destroy()
 
     def __repr__(self):
-        return f"<StackedDistributedArray with {self.narrays} distributed arrays>"
+        members = "\n".join(repr(d) for d in self.distarrays)
+        return f"<StackedDistributedArray with {self.narrays} distributed arrays: \n" + members

@@ -23,7 +23,11 @@ from .StackedLinearOperator import MPIStackedLinearOperator
 from .basicoperators import (MPIBlockDiag, MPIStackedBlockDiag, MPIVStack, MPIStackedVStack,
                              MPIHStack, MPIFirstDerivative, MPISecondDerivative, MPILaplacian,
                              MPIGradient, MPIHalo, MPIMatrixMult)
-from . import optimization, utils, basicoperators, proximal, signalprocessing, waveeqprocessing
+from . import (optimization, utils, basicoperators, proximal, signalprocessing, waveeqprocessing,
+               plotting)
+from .plotting import plot_distributed_array, plot_local_arrays
 from .proximal import MPIProxOperator
 from .optimization import CG, CGLS, ISTA, FISTA, cg, cgls, ista, fista, power_iteration
 from .utils import dottest
+
+__version__ = "%d.%d.%d" % version()   # the C library's version (PyLops-MPI: its package's)

@@ -230,8 +230,10 @@ def test_l2_niter_function_and_reference_rules():
         MPIL2(Op=Op, b=bd)                     # x0 is required with Op
     with pytest.raises(ValueError):
         MPIL2(solver="lsqr")
-    with pytest.raises(NotImplementedError):
-        MPIL2(Op=Op, b=bd, x0=x0d, kwargs_solver={"damp": 1.0})
+    with pytest.raises(TypeError):                 # not an argument of cgls / cg
+        MPIL2(Op=Op, b=bd, x0=x0d, kwargs_solver={"lsqr_atol": 1.0})
+    with pytest.raises(TypeError):                 # cg takes no damp
+        MPIL2(Op=Op, b=bd, x0=x0d, solver="cg", kwargs_solver={"damp": 1.0})
     with pytest.raises(ValueError):            # pyproximal's tau check (agreed in the library)
         MPIL2().prox(xd, -1.0)
 

@@ -133,7 +133,7 @@ def test_prox_l1_l0(dtype):
     h[::3] = 0
     xh = _sdist(h)
     assert f0(xh) == np.count_nonzero(h)
-    ref0 = np.where(np.abs(h) <= np.sqrt(2 * tau * sigma), 0, h)
+    ref0 = np.where(np.abs(h) <= tau * sigma, 0, h)    # pyproximal's L0 threshold
     np.testing.assert_allclose(f0.prox(xh, tau).asarray(), ref0)
     # PyLops-MPI's wrapper over a pyproximal-like object (by name and sigma, no g)
     L1 = type("L1", (), {"sigma": sigma, "g": None, "hasgrad": False})

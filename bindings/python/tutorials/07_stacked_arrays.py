@@ -66,7 +66,7 @@ check("gradient adjoint vs Dy^T gy + Dx^T gx", (Grad.H @ g).asarray(),
 g_np = np.r_[gy.ravel(), gx.ravel()]
 h = 2.0 * g - g * 0.5                      # a new StackedDistributedArray
 check("stack arithmetic 2 g - 0.5 g", h.asarray(), 1.5 * g_np, 1e-15)
-check("stack dot", [g.dot(h)], [g_np @ (1.5 * g_np)], 1e-13)
+check("stack dot", g.dot(h), [g_np @ (1.5 * g_np)], 1e-13)  # a 1-element array, as PyLops-MPI
 check("stack norm", [g.norm()], [np.linalg.norm(g_np)], 1e-13)
 check("stack norm ord=1", [g.norm(1)], [np.abs(g_np).sum()], 1e-13)
 require("stack of 2 members", g.narrays == 2)

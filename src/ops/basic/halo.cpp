@@ -77,10 +77,10 @@ void check_widths(const Grid &g, const std::vector<int64_t> &all, int P)
             if (q < 0) continue;
             const int64_t core_r = g.core(r)[d], core_q = g.core(q)[d];
             PLM_REQUIRE(w(r, d, 1) == w(q, d, 0), PLM_ERR_INVALID_ARG,
-                        "rank %d's plus halo on axis %zu (%lld) does not match neighbour %d's minus halo (%lld)", r, d,
+                        "rank %d's plus halo on axis %zu (%lld) does not match neighbor %d's minus halo (%lld)", r, d,
                         static_cast<long long>(w(r, d, 1)), q, static_cast<long long>(w(q, d, 0)));
             PLM_REQUIRE(w(r, d, 1) <= core_r && w(q, d, 0) <= core_q, PLM_ERR_INVALID_ARG,
-                        "the halo of %lld on axis %zu exceeds the local block size of rank %d or %d",
+                        "the halo of %lld on axis %zu exceeds local block size (rank %d or %d)",
                         static_cast<long long>(w(r, d, 1)), d, r, q);
             for (size_t e = 0; e < nd; ++e)
                 PLM_REQUIRE(e == d || (w(r, e, 0) == w(q, e, 0) && w(r, e, 1) == w(q, e, 1)), PLM_ERR_INVALID_ARG,

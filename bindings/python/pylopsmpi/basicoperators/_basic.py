@@ -241,13 +241,76 @@ class MPIHalo(MPILinearOperator):
 
     def __init__(self, dims, halo, proc_grid_shape=None, comm=MPI.COMM_WORLD, dtype=np.float64):
         dims = _tuple(dims)
-        halo = [int(halo)] if np.isscalar(halo) else [int(h) for h in halo]
-        self.halo, self.proc_grid_shape = halo, proc_grid_shape
-        hd = _new_agreed(lib.plm_op_halo, comm, lambda: (
-            plm_dtype(dtype), len(dims), _i64(dims),
-            ffi.new("int[]", [int(g) for g in proc_grid_shape]) if proc_grid_shape is not None
-            else ffi.NULL, len(halo), _i64(halo)))
+        nd = len(dims)
+        self.proc_grid_shape = proc_grid_shape
+        self.halo = None
+
+        def args():
+            # PyLops-MPI's halo forms and messages: a number is trimmed at the grid boundary (the
+            # library's one-width form); a tuple of 1, ndim or 2 ndim widths is taken as it is
+            # (given to the library as 2 ndim widths: for ndim 1 its ndim and one-width forms
+            # would coincide)
+            grid = tuple(int(g) for g in proc_grid_shape) if proc_grid_shape is not None \
+                else (1,) * (nd - 1) + (comm.Get_size(),)
+            if math.prod(grid) != comm.Get_size():
+                raise ValueError(f"grid_shape {grid} does not match comm size {comm.Get_size()}")
+            if isinstance(halo, numbers.Integral):
+                widths = [int(halo)]
+            else:
+                h = [int(v) for v in halo]
+                if len(h) == 1:
+                    widths = h * (2 * nd)
+                elif len(h) == nd:
+                    widths = [v for v in h for _ in range(2)]
+                elif len(h) == 2 * nd:
+                    widths = h
+                else:
+                    raise ValueError(f"Invalid halo length {len(h)} for ndim={nd}")
+            if any(v < 0 for v in widths):
+                raise ValueError("Halo widths must be non-negative")
+            self.halo = tuple(widths)
+            return (plm_dtype(dtype), nd, _i64(dims), ffi.new("int[]", list(grid)), len(widths),
+                    _i64(widths))
+        hd = _new_agreed(lib.plm_op_halo, comm, args)
         MPILinearOperator._native(hd, comm, dims, None, obj=self)
+
+    def _scatter_only(self, x):
+        from ..DistributedArray import Partition
+        with checks() as c:
+            if getattr(x, "partition", Partition.SCATTER) != Partition.SCATTER:
+                raise ValueError(f"x should have partition={Partition.SCATTER} Got {x.partition} "
+                                 "instead...")
+        agree(self.base_comm, c)
+
+    def matvec(self, x):
+        self._scatter_only(x)
+        return super().matvec(x)
+
+    def rmatvec(self, x):
+        self._scatter_only(x)
+        return super().rmatvec(x)
+
+    def adjoint(self):
+        """The adjoint (the core's extraction), refusing BROADCAST inputs as the operator does."""
+        hd = Handle("plm_op_t", "plm_op_destroy")
+        call(lib.plm_op_adjoint, self.handle, hd.ptr)
+        adj = _HaloAdjoint.__new__(_HaloAdjoint)
+        adj._of = self
+        return MPILinearOperator._native(hd, self.base_comm, self.dimsd, self.dims, obj=adj)
+
+    H = property(adjoint)
+
+
+class _HaloAdjoint(MPILinearOperator):
+    """MPIHalo.H: the library's adjoint with MPIHalo's SCATTER check."""
+
+    def matvec(self, x):
+        self._of._scatter_only(x)
+        return super().matvec(x)
+
+    def rmatvec(self, x):
+        self._of._scatter_only(x)
+        return super().rmatvec(x)
 
 
 class MPIMatrixMult(MPILinearOperator):

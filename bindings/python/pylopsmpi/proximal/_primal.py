@@ -145,12 +145,15 @@ def _run_native(comm, callback, solve):
 
 # --- ProximalGradient -----------------------------------------------------------------------------
 def ProximalGradient(proxf, proxg, x0, epsg=1.0, tau=None, eta=1.0, niter=10, niterback=100,
-                     acceleration=None, tol=None, callback=None, show=False):
+                     acceleration=None, tol=None, callback=None, show=False, *, backtracking=False,
+                     beta=0.5):
     """(Accelerated) proximal gradient for min f(x) + epsg g(x); returns x.
 
-    proxf needs a gradient (`grad`); epsg is a number or one value per iteration; tau is required
-    (no backtracking: niterback is unused, as in PyLops-MPI); acceleration is None, "None",
-    "vandenberghe" or "fista" (else NotImplementedError); with tol, the iterations stop when
+    PyLops-MPI's signature, with pyproximal's backtracking: tau None (or backtracking=True,
+    keyword-only here) takes each step from pyproximal's line search (beta, at most niterback
+    tries, starting from tau or 1), which needs f's value too. proxf needs a gradient (`grad`);
+    epsg is a number or one value per iteration; acceleration is None, "None", "vandenberghe"
+    or "fista" (else NotImplementedError); with tol, the iterations stop when
     |1 - J / J_old| < tol, J = f(x) + epsg g(x). callback(x) runs after every iteration."""
     comm = x0.base_comm
     with checks() as c:
@@ -158,33 +161,60 @@ def ProximalGradient(proxf, proxg, x0, epsg=1.0, tau=None, eta=1.0, niter=10, ni
         niter = int(niter)
         if acceleration not in _ACCEL:
             raise NotImplementedError("Acceleration should be None, vandenberghe or fista")
-        if tau is None:
-            raise ValueError("ProximalGradient: tau must be given (there is no backtracking)")
-        tau, eta = float(tau), float(eta)
+        if tau is None:    # pyproximal: backtracking from tau = 1
+            backtracking, tau = True, 1.0
+        tau, eta, beta, niterback = float(tau), float(eta), float(beta), int(niterback)
         if epsg.size != 1 and epsg.size < niter:
             raise ValueError(f"ProximalGradient: epsg has {epsg.size} values, niter is {niter}")
         if not (hasattr(proxf, "grad") and hasattr(proxg, "prox")):
             raise TypeError("ProximalGradient: proxf needs grad and proxg needs prox")
     agree(comm, c)
     hf, hg = _handle_of(proxf), _handle_of(proxg)
-    native = hf is not None and hg is not None and _plain(x0) and not show and 0 < eta <= 1
+    native = (hf is not None and hg is not None and _plain(x0) and not show and 0 < eta <= 1
+              and getattr(proxf, "hasgrad", False))
     if comm.allreduce(native, op=MPI.LAND):      # one way on every rank
         e = epsg if epsg.size == 1 or niter == 0 else epsg[:niter]
         e = np.ascontiguousarray(e[:1] if niter == 0 else e, dtype=np.float64)
         x = x0.copy()
-        _run_native(comm, callback, lambda info: call(
-            lib.plm_solve_proximal_gradient, hf, hg, x.handle, tau,
-            ffi.cast("double *", ffi.from_buffer(e)), e.size, eta, niter, _ACCEL[acceleration],
-            float(tol) if tol is not None else 0.0, info))
+        ep = ffi.cast("double *", ffi.from_buffer(e))
+        t = float(tol) if tol is not None else 0.0
+        if backtracking:
+            _run_native(comm, callback, lambda info: call(
+                lib.plm_solve_proximal_gradient_backtracking, hf, hg, x.handle, tau, beta,
+                niterback, ep, e.size, eta, niter, _ACCEL[acceleration], t, ffi.NULL, info))
+        else:
+            _run_native(comm, callback, lambda info: call(
+                lib.plm_solve_proximal_gradient, hf, hg, x.handle, tau, ep, e.size, eta, niter,
+                _ACCEL[acceleration], t, info))
         return x
     _same_everywhere(comm, "ProximalGradient", [epsg, tau, eta, niter, str(acceleration),
-                                                -1.0 if tol is None else float(tol), bool(show)])
+                                                -1.0 if tol is None else float(tol), bool(show),
+                                                bool(backtracking), beta, niterback])
     return _pg_python(proxf, proxg, x0, epsg, tau, eta, niter, niterback, acceleration, tol,
-                      callback, show, hf is not None, hg is not None)
+                      callback, show, hf is not None, hg is not None, backtracking, beta)
+
+
+def _backtracking(y, tau, proxf, proxg, epsg, beta, niterback, cf, cg_):
+    """pyproximal's line search from y: (x, tau)."""
+    gr = cf(proxf.grad, y)
+    fy = cf(proxf, y)
+    x = None
+    for _ in range(niterback):
+        x = cg_(proxg.prox, y - gr * tau, epsg * tau)
+        d = x - y
+        ft = fy + _real_dot(gr, d) + (1.0 / (2.0 * tau)) * float(np.asarray(d.norm()).ravel()[0]) ** 2
+        if cf(proxf, x) <= ft:
+            break
+        tau *= beta
+    return x, tau
+
+
+def _real_dot(a, b):
+    return float(np.real(np.asarray(a.dot(b)).ravel()[0]))
 
 
 def _pg_python(proxf, proxg, x0, epsg, tau, eta, niter, niterback, acceleration, tol, callback,
-               show, f_native, g_native):
+               show, f_native, g_native, backtracking=False, beta=0.5):
     """PyLops-MPI's iterations, table and stopping rule, over the package's arrays."""
     comm = x0.base_comm
     rank = comm.Get_rank()
@@ -200,10 +230,11 @@ def _pg_python(proxf, proxg, x0, epsg, tau, eta, niter, niterback, acceleration,
               "---------------------------------------------------------\n"
               "Proximal operator (f): %s\n"
               "Proximal operator (g): %s\n"
-              "tau = %s\tepsg = %s\n"
-              "niter = %d\ttol = %s\n"
+              "tau = %s\tbacktrack = %s\tbeta = %10e\n"
+              "epsg = %s\tniter = %d\ttol = %s\n"
               "niterback = %d\tacceleration = %s\n"
-              % (proxf, proxg, str(tau), epsg_print, niter, str(tol), niterback, acceleration))
+              % (proxf, proxg, str(tau), backtracking, beta, epsg_print, niter, str(tol),
+                 niterback, acceleration))
         print("   Itn       x[0]          f           g       J=f+eps*g       tau")
         sys.stdout.flush()
     t = 1.0
@@ -213,7 +244,11 @@ def _pg_python(proxf, proxg, x0, epsg, tau, eta, niter, niterback, acceleration,
     pf = pg = np.nan
     for iiter in range(niter):
         xold = x.copy()
-        if eta == 1.0:
+        if backtracking:
+            x, tau = _backtracking(y, tau, proxf, proxg, epsg[iiter], beta, niterback, cf, cg_)
+            if eta != 1.0:
+                x = x + eta * (cg_(proxg.prox, x - tau * cf(proxf.grad, x), epsg[iiter] * tau) - x)
+        elif eta == 1.0:
             x = cg_(proxg.prox, y - tau * cf(proxf.grad, y), epsg[iiter] * tau)
         else:
             x = x + eta * (cg_(proxg.prox, x - tau * cf(proxf.grad, x), epsg[iiter] * tau) - x)
