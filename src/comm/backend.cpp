@@ -169,7 +169,7 @@ Request Backend::ialltoallv(const Exec &, const void *, const int64_t *, const i
 }
 std::unique_ptr<Backend> Backend::split(const CommView &) const { unsupported("split"); }
 
-void Backend::copy_local(const Exec &e, void *dst, const void *src, std::size_t bytes)
+void Backend::copy_own_block(const Exec &e, void *dst, const void *src, std::size_t bytes)
 {
     copy_bytes(e.space, dst, e.space, src, bytes, e.stream);
 }

@@ -151,7 +151,7 @@ public:
     virtual Request iexchange(const Exec &e, DType dt, const Message *msgs, std::size_t n);
     // Copies a rank's own block between two buffers of this backend's memory (an all-to-all's
     // block that stays here), queued on e's stream.
-    virtual void copy_local(const Exec &e, void *dst, const void *src, std::size_t bytes);
+    virtual void copy_own_block(const Exec &e, void *dst, const void *src, std::size_t bytes);
     // Point-to-point exchanges on tag, so concurrent exchanges with different tags never mix.
     virtual Request ialltoallv(const Exec &e, const void *sbuf, const int64_t *scounts, const int64_t *sdispls,
                                void *rbuf, const int64_t *rcounts, const int64_t *rdispls, DType dt, int tag);

@@ -265,7 +265,7 @@ Request AlltoallvPlan::start(const Exec &e, const void *sbuf, void *rbuf) const
     char *own_dst = static_cast<char *>(rbuf) + own_rdispl_ * static_cast<int64_t>(es);
     const char *own_src = static_cast<const char *>(sbuf) + own_sdispl_ * static_cast<int64_t>(es);
     if (own_count_ > 0 && own_dst != own_src)
-        b.copy_local(e, own_dst, own_src, static_cast<std::size_t>(own_count_) * es);
+        b.copy_own_block(e, own_dst, own_src, static_cast<std::size_t>(own_count_) * es);
     return r;
 }
 

@@ -436,7 +436,7 @@ public:
         return Request(std::move(p));
     }
 
-    void copy_local(const Exec &e, void *dst, const void *src, std::size_t bytes) override
+    void copy_own_block(const Exec &e, void *dst, const void *src, std::size_t bytes) override
     {
         copy_bytes(memory_, dst, memory_, src, bytes, e.stream);
     }
