@@ -83,6 +83,10 @@ if(PLM_DEVICE_EMULATION)
     # Its kernels' threads are fibers on stacks of its own, which the sanitizers are not told of.
     message(FATAL_ERROR "PLM_DEVICE_EMULATION=ON does not combine with PLM_SANITIZE")
   endif()
+  # Kernels run on 16 KiB fiber stacks: a library function's first call through the PLT (libm's
+  # fma in a stencil pass) would resolve its symbol there, and the dynamic linker's resolver
+  # saves the whole vector state (kilobytes with AVX-512) on that stack. Bind every symbol at load.
+  add_link_options(LINKER:-z,now)
   set(PLM_HAVE_CUDA ON)
   set(PLM_HAVE_NCCL ON)
   set(CMAKE_CUDA_ARCHITECTURES "emulated")
