@@ -134,7 +134,7 @@ static plm_status_t row_dot_mixed_dtype(int bad)
     plm_array_t x = ones(PLM_PARTITION_SCATTER, NULL), y = NULL;
     plm_layout_t l = NULL;
     TU_OK(plm_array_layout(x, &l));
-    TU_OK(plm_array_create_from_layout(l, bad ? PLM_FLOAT32 : PLM_FLOAT64, PLM_MEMORY_HOST, NULL, 0, &y));
+    TU_OK(plm_array_create_from_layout(l, bad ? PLM_FLOAT32 : PLM_FLOAT64, tu_mem, NULL, 0, &y));
     TU_OK(plm_array_fill(y, 1, 0));
     double r = 0;
     plm_status_t st = plm_array_dot(x, y, 0, &r, NULL);
