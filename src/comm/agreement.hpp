@@ -35,6 +35,8 @@ public:
 
     const Communicator &comm() const { return c_; }
     bool ok() const { return !local_; }
+    // This rank's local error, if any (to carry it into another agreement as it is).
+    const std::optional<Error> &local_error() const { return local_; }
 
     // Runs f; an Error it throws becomes this rank's local error (the first one is kept).
     // Skipped once the rank has failed, so later checks may rely on earlier ones. f may

@@ -78,7 +78,7 @@ void proximal_gradient(comm::Agreement &ag, const Prox &f, const Prox &g, Distri
         jstep.emplace(x.base(), "ProximalGradient J");
         if (fp->value_planned()) fp->add_value(*jstep, xs);
         if (gp->value_planned()) gp->add_value(*jstep, xs);
-        PLM_REQUIRE(jstep->ok(), PLM_ERR_INTERNAL, "ProximalGradient: the values' reduction could not be planned");
+        if (!jstep->ok()) throw *jstep->local_error();  // its root cause (an allocation: out of memory)
         info = Info{};
         info.cost.reserve(static_cast<size_t>(o.niter));
     });
@@ -328,7 +328,7 @@ void admml2(comm::Agreement &ag, const Prox &g, const ops::Operator::Ptr &op, co
         jstep.emplace(x.base(), "ADMML2 J");
         rn = r->add_norm(*jstep, 2.0);
         if (gp->value_planned()) gp->add_value(*jstep, axl);
-        PLM_REQUIRE(jstep->ok(), PLM_ERR_INTERNAL, "ADMML2: the values' reduction could not be planned");
+        if (!jstep->ok()) throw *jstep->local_error();  // its root cause (an allocation: out of memory)
         info = Info{};
         info.cost.reserve(static_cast<size_t>(o.niter));
     });
