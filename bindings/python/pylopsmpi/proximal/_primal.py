@@ -226,15 +226,16 @@ def _pg_python(proxf, proxg, x0, epsg, tau, eta, niter, niterback, acceleration,
         epsg_print = "Multi"
     if show and rank == 0:
         tstart = time.time()
+        # PyLops-MPI's header; with backtracking, PyProximal's line for it
+        back = "backtrack = True\tbeta = %10e\n" % beta if backtracking else ""
         print("Accelerated Proximal Gradient\n"
               "---------------------------------------------------------\n"
               "Proximal operator (f): %s\n"
               "Proximal operator (g): %s\n"
-              "tau = %s\tbacktrack = %s\tbeta = %10e\n"
-              "epsg = %s\tniter = %d\ttol = %s\n"
+              "%stau = %s\tepsg = %s\n"
+              "niter = %d\ttol = %s\n"
               "niterback = %d\tacceleration = %s\n"
-              % (proxf, proxg, str(tau), backtracking, beta, epsg_print, niter, str(tol),
-                 niterback, acceleration))
+              % (proxf, proxg, back, str(tau), epsg_print, niter, str(tol), niterback, acceleration))
         print("   Itn       x[0]          f           g       J=f+eps*g       tau")
         sys.stdout.flush()
     t = 1.0
