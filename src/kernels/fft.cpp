@@ -289,9 +289,11 @@ FftPlan::FftPlan(Space space, DType dt, FftKind kind, const std::vector<int64_t>
                                         !options.in_place),
                 PLM_ERR_INVALID_ARG, "FFT: a transposed spectrum is for out-of-place c2c along axis 1 of 2-D shapes");
     // What the plan's cost depends on, for sampled computation (core/sim.hpp).
-    shape_key_ = static_cast<int64_t>(dt) * 8 + static_cast<int64_t>(kind);
-    for (int64_t v : shape) shape_key_ = shape_key_ * 1000003 + v;
-    for (int a : axes) shape_key_ = shape_key_ * 31 + a;
+    // (a hash: unsigned arithmetic wraps where int64_t would overflow)
+    uint64_t key = static_cast<uint64_t>(dt) * 8 + static_cast<uint64_t>(kind);
+    for (int64_t v : shape) key = key * 1000003u + static_cast<uint64_t>(v);
+    for (int a : axes) key = key * 31u + static_cast<uint64_t>(a);
+    shape_key_ = static_cast<int64_t>(key >> 1);
     const bool real = kind == FftKind::r2c || kind == FftKind::c2r;
     const bool complex_dt = dt == DType::c64 || dt == DType::c128;
     PLM_REQUIRE(real ? (dt == DType::f32 || dt == DType::f64) : complex_dt, PLM_ERR_DTYPE_MISMATCH,

@@ -34,9 +34,11 @@ SharedLanes add_shared(comm::Agreement &ag, std::optional<int64_t> mine)
 // different ones (what the fingerprint would say) or none passed any.
 int64_t agreed(const comm::Agreement &ag, SharedLanes l, const char *what)
 {
-    const int64_t hi = ag.get_int(l.hi), lo = -ag.get_int(l.neg);
-    PLM_REQUIRE(hi != std::numeric_limits<int64_t>::min(), PLM_ERR_INVALID_ARG,
-                "no rank has a local operator: the %s is unknown", what);
+    const int64_t hi = ag.get_int(l.hi), neg = ag.get_int(l.neg);
+    // Lanes no rank set hold int64's minimum (checked before negating it)
+    PLM_REQUIRE(hi != std::numeric_limits<int64_t>::min() && neg != std::numeric_limits<int64_t>::min(),
+                PLM_ERR_INVALID_ARG, "no rank has a local operator: the %s is unknown", what);
+    const int64_t lo = -neg;
     PLM_REQUIRE(hi == lo, PLM_ERR_INVALID_ARG, "ranks passed local operators of different %ss (%lld and %lld)", what,
                 static_cast<long long>(lo), static_cast<long long>(hi));
     return hi;
