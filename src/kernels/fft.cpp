@@ -13,6 +13,7 @@
 #ifdef PLM_WITH_FFTW
 #include <fftw3.h>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <type_traits>
 #endif
@@ -211,9 +212,8 @@ template <typename R> std::string export_one()
     if constexpr (std::is_same_v<R, double>) w = fftw_export_wisdom_to_string();
     else w = fftwf_export_wisdom_to_string();
     PLM_REQUIRE(w, PLM_ERR_OUT_OF_MEMORY, "FFTW could not export its wisdom");
-    std::string s(w);
-    free(w);
-    return s;
+    const std::unique_ptr<char, decltype(&free)> owned(w, &free);  // freed if the copy throws
+    return std::string(w);
 }
 }  // namespace
 
