@@ -392,14 +392,17 @@ PLM_API plm_status_t plm_prox_gradient_stacked(plm_const_prox_t prox, plm_const_
 }
 
 // ---- proximal solvers (the work is in solvers/proximal_solvers.cpp and primal_dual.cpp) ----
-PLM_API plm_status_t plm_solve_proximal_gradient(plm_const_prox_t proxf, plm_const_prox_t proxg, plm_array_t x,
-                                                 double tau, const double *epsg, int64_t n_epsg, double eta,
-                                                 int64_t niter, plm_accel_t acceleration, double tol,
-                                                 plm_solver_info_t info)
+namespace {
+
+// What both ProximalGradient entry points do; extra sets the options only one of them has.
+template <typename Extra>
+plm_status_t proximal_gradient(const char *what, plm_const_prox_t proxf, plm_const_prox_t proxg, plm_array_t x,
+                               double tau, const double *epsg, int64_t n_epsg, double eta, int64_t niter,
+                               plm_accel_t acceleration, double tol, plm_solver_info_t info, Extra extra)
 {
     return guard([&] {
         DistributedArray &xa = detail::array_of(x);
-        comm::Agreement ag(xa.base(), "solve_proximal_gradient");
+        comm::Agreement ag(xa.base(), what);
         static const solvers::Prox none;
         const solvers::Prox *f = &none, *g = &none;
         solvers::ProxGrad o;
@@ -416,11 +419,23 @@ PLM_API plm_status_t plm_solve_proximal_gradient(plm_const_prox_t proxf, plm_con
             o.niter = niter;
             o.accel = enum_value(acceleration);
             o.tol = tol;
+            extra(o);
             if (info) inf = &info_of(info);
             mon = monitor_of(info, x);
         });
         solvers::proximal_gradient(ag, *f, *g, xa, o, *inf, mon);
     });
+}
+
+}  // namespace
+
+PLM_API plm_status_t plm_solve_proximal_gradient(plm_const_prox_t proxf, plm_const_prox_t proxg, plm_array_t x,
+                                                 double tau, const double *epsg, int64_t n_epsg, double eta,
+                                                 int64_t niter, plm_accel_t acceleration, double tol,
+                                                 plm_solver_info_t info)
+{
+    return proximal_gradient("solve_proximal_gradient", proxf, proxg, x, tau, epsg, n_epsg, eta, niter, acceleration,
+                             tol, info, [](solvers::ProxGrad &) {});
 }
 
 PLM_API plm_status_t plm_solve_admml2(plm_const_prox_t proxg, plm_const_op_t op, plm_const_array_t b,
@@ -499,34 +514,13 @@ PLM_API plm_status_t plm_solve_proximal_gradient_backtracking(plm_const_prox_t p
                                                               double eta, int64_t niter, plm_accel_t acceleration,
                                                               double tol, double *tau, plm_solver_info_t info)
 {
-    return guard([&] {
-        DistributedArray &xa = detail::array_of(x);
-        comm::Agreement ag(xa.base(), "solve_proximal_gradient_backtracking");
-        static const solvers::Prox none;
-        const solvers::Prox *f = &none, *g = &none;
-        solvers::ProxGrad o;
-        solvers::Info local, *inf = &local;
-        solvers::Monitor mon;
-        ag.check([&] {
-            f = &detail::prox_of(proxf);
-            g = &detail::prox_of(proxg);
-            PLM_REQUIRE(epsg && n_epsg >= 1, PLM_ERR_INVALID_ARG, "epsg needs 1 or niter values (n_epsg = %lld)",
-                        static_cast<long long>(n_epsg));
-            o.epsg.assign(epsg, epsg + n_epsg);
-            o.tau = tau0;
-            o.eta = eta;
-            o.niter = niter;
-            o.accel = enum_value(acceleration);
-            o.tol = tol;
-            o.backtrack = true;
-            o.beta = beta;
-            o.niterback = niterback;
-            o.tau_out = tau;
-            if (info) inf = &info_of(info);
-            mon = monitor_of(info, x);
-        });
-        solvers::proximal_gradient(ag, *f, *g, xa, o, *inf, mon);
-    });
+    return proximal_gradient("solve_proximal_gradient_backtracking", proxf, proxg, x, tau0, epsg, n_epsg, eta, niter,
+                             acceleration, tol, info, [&](solvers::ProxGrad &o) {
+                                 o.backtrack = true;
+                                 o.beta = beta;
+                                 o.niterback = niterback;
+                                 o.tau_out = tau;
+                             });
 }
 
 namespace {
